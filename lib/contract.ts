@@ -1,0 +1,176 @@
+/**
+ * The contract between the constructs (which write the Deployment) and the runtime (which
+ * reads it): flag names, env vars, ports, HTTP paths, object names and label keys.
+ *
+ * Both rooms import this module and nothing else from each other, so a flag the constructs
+ * render is always a flag the runtime parses. Names follow upstream kruise-manager wherever
+ * upstream has one, so the same Deployment shape configures both images.
+ *
+ * This module must stay free of I/O and of imports: it is loaded at synth time.
+ */
+
+/** Default ports of the manager container. */
+export const Ports = {
+  webhook: 9876,
+  metrics: 8080,
+  health: 8000,
+  /** The webhook Service port the API server dials. */
+  webhookService: 443,
+} as const;
+
+/** Command-line flags (upstream kruise-manager names). */
+export const Flags = {
+  enableLeaderElection: 'enable-leader-election',
+  leaderElectionNamespace: 'leader-election-namespace',
+  leaderElectionId: 'leader-election-id',
+  leaderElectionResourceLock: 'leader-election-resource-lock',
+  leaseDuration: 'leader-election-lease-duration',
+  renewDeadline: 'leader-election-renew-deadline',
+  retryPeriod: 'leader-election-retry-period',
+  metricsAddr: 'metrics-addr',
+  healthProbeAddr: 'health-probe-addr',
+  featureGates: 'feature-gates',
+  namespace: 'namespace',
+  kubeconfig: 'kubeconfig',
+  syncPeriod: 'sync-period',
+  restConfigQps: 'rest-config-qps',
+  restConfigBurst: 'rest-config-burst',
+  logToStderr: 'logtostderr',
+  verbosity: 'v',
+  /** Runtime-only: which halves this replica runs (`all`, `webhook`, `controllers`). */
+  role: 'role',
+  /** Runtime-only: how long admission keeps being served after SIGTERM. */
+  drainTimeout: 'drain-timeout',
+  /** Runtime-only: `self-managed` or `external` (cert-manager) certificates. */
+  certMode: 'cert-mode',
+  /** Runtime-only: log level (`debug`, `info`, `warn`, `error`). */
+  logLevel: 'log-level',
+} as const;
+
+/** Per-controller worker flag, for example `--sidecarset-workers`. */
+export function workersFlag(controller: string): string {
+  return `${controller}-workers`;
+}
+
+/** Environment variables (upstream names). */
+export const Env = {
+  podNamespace: 'POD_NAMESPACE',
+  podName: 'POD_NAME',
+  webhookPort: 'WEBHOOK_PORT',
+  webhookHost: 'WEBHOOK_HOST',
+  webhookCertDir: 'WEBHOOK_CERT_DIR',
+  secretName: 'SECRET_NAME',
+  serviceName: 'SERVICE_NAME',
+  certsRenewBefore: 'CERTS_RENEW_BEFORE',
+} as const;
+
+/** HTTP paths served by the manager. */
+export const Paths = {
+  readyz: '/readyz',
+  healthz: '/healthz',
+  metrics: '/metrics',
+  mutatePod: '/mutate-pod',
+  validatePod: '/validate-pod',
+  convert: '/convert',
+  mutateSidecarSet: '/mutate-apps-kruise-io-v1alpha1-sidecarset',
+  validateSidecarSet: '/validate-apps-kruise-io-v1alpha1-sidecarset',
+} as const;
+
+/** Names of the objects the manager reads and writes at runtime. */
+export const Names = {
+  namespace: 'kruise-system',
+  daemonConfigNamespace: 'kruise-daemon-config',
+  webhookService: 'kruise-webhook-service',
+  webhookSecret: 'kruise-webhook-certs',
+  mutatingWebhookConfiguration: 'kruise-mutating-webhook-configuration',
+  validatingWebhookConfiguration: 'kruise-validating-webhook-configuration',
+  leaderElectionId: 'kruise-manager',
+  managerServiceAccount: 'kruise-manager',
+  daemonServiceAccount: 'kruise-daemon',
+  managerContainer: 'manager',
+} as const;
+
+/** Keys of the webhook certificate Secret. */
+export const SecretKeys = {
+  caKey: 'ca-key.pem',
+  caCert: 'ca-cert.pem',
+  serverKey: 'key.pem',
+  serverCert: 'cert.pem',
+  tlsKey: 'tls.key',
+  tlsCert: 'tls.crt',
+  /** cert-manager's CA key. */
+  caCrt: 'ca.crt',
+} as const;
+
+/** Label and annotation keys. */
+export const Labels = {
+  controlPlane: 'control-plane',
+  /** Set automatically and immutably by the API server on every namespace (1.21+). */
+  namespaceName: 'kubernetes.io/metadata.name',
+  /** Upstream rewrites webhook configurations from this annotation's snapshot. */
+  webhookTemplate: 'template',
+  certManagerInjectCaFrom: 'cert-manager.io/inject-ca-from',
+  deleteProtection: 'policy.kruise.io/delete-protection',
+  /** Which half of a split deployment a pod runs: `all`, `webhook` or `controllers`. */
+  component: 'kruise.io/component',
+} as const;
+
+/** Label values. */
+export const LabelValues = {
+  /** Manager pods (selector of the webhook Service). */
+  controllerManager: 'controller-manager',
+  /** Namespace label upstream uses to exclude its own namespace. */
+  openkruise: 'openkruise',
+  daemon: 'daemon',
+} as const;
+
+/** What a manager replica runs. */
+export const Roles = {
+  /** Webhook on every replica, controllers on the leader (upstream default). */
+  all: 'all',
+  /** Webhook only: no leader election, no controllers. */
+  webhook: 'webhook',
+  /** Controllers only, leader-elected. */
+  controllers: 'controllers',
+} as const;
+
+/** Certificate modes. */
+export const CertModes = {
+  selfManaged: 'self-managed',
+  external: 'external',
+} as const;
+
+/** client-go / controller-runtime defaults, shared by kruise-manager. */
+export const LeaderElectionDefaults = {
+  leaseDurationSeconds: 15,
+  renewDeadlineSeconds: 10,
+  retryPeriodSeconds: 2,
+  /** Retries are jittered by up to this factor of the retry period. */
+  jitterFactor: 1.2,
+} as const;
+
+/** Where the manager writes serving certificates (an emptyDir with a read-only root). */
+export const DEFAULT_CERT_DIR = '/tmp/kruise-webhook-certs';
+
+/** API group of the Kruise CRDs. */
+export const KRUISE_APPS_GROUP = 'apps.kruise.io';
+/** API group of Kruise policy CRDs. */
+export const KRUISE_POLICY_GROUP = 'policy.kruise.io';
+
+/** Pod annotations SidecarSet injection writes (upstream keys). */
+export const SidecarSetAnnotations = {
+  /** JSON map: SidecarSet name -> { hash, sidecarSetName, sidecarList, ... }. */
+  hash: 'kruise.io/sidecarset-hash',
+  /** JSON map: SidecarSet name -> { hash } of fields that need a pod recreate. */
+  hashWithoutImage: 'kruise.io/sidecarset-hash-without-image',
+  /** Comma-separated SidecarSet names injected into the pod. */
+  injectedList: 'kruise.io/sidecarset-injected-list',
+  /** Skip injection for this pod when "true". */
+  injectIgnore: 'kruise.io/sidecarset-inject-ignore',
+} as const;
+
+/** Feature gates the runtime understands (upstream names where they exist). */
+export const FeatureGates = {
+  enableExternalCerts: 'EnableExternalCerts',
+  podWebhook: 'PodWebhook',
+} as const;
