@@ -1,0 +1,22 @@
+/**
+ * The default app (cdk8s.yaml): KruiseManager with its defaults, the complete HA deployment
+ * of upstream kruise-manager that a cluster operator applies.
+ */
+import { App, Chart } from 'cdk8s';
+import { Construct } from 'constructs';
+import { KruiseManager } from '../lib/index.js';
+
+export class DefaultHaChart extends Chart {
+  public readonly manager: KruiseManager;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.manager = new KruiseManager(this, 'Kruise');
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const app = new App();
+  new DefaultHaChart(app, 'kruise');
+  app.synth();
+}

@@ -1,0 +1,126 @@
+import { ApiObject, Duration } from 'cdk8s';
+import { Construct } from 'constructs';
+import { Labels, Names } from '../contract.js';
+import { propError } from './errors.js';
+
+/** A reference to an existing cert-manager issuer. */
+export interface IssuerRef {
+  readonly name: string;
+  /**
+   * `Issuer` (in the install namespace) or `ClusterIssuer`.
+   * @default 'Issuer'
+   */
+  readonly kind?: string;
+}
+
+/** Options for {@link WebhookCertificates.certManager}. */
+export interface CertManagerOptions {
+  /**
+   * Issuer of the serving certificate.
+   * @default - a private CA created for the webhook (self-signed root -> CA issuer)
+   */
+  readonly issuer?: IssuerRef;
+  /**
+   * Lifetime of the serving certificate.
+   * @default Duration.days(90)
+   */
+  readonly duration?: Duration;
+  /**
+   * Renew this long before expiry.
+   * @default Duration.days(30)
+   */
+  readonly renewBefore?: Duration;
+}
+
+/** Who issues the webhook's serving certificate. */
+export class WebhookCertificates {
+  /**
+   * Every replica generates or reads the CA and serving certificate in the Secret
+   * `kruise-webhook-certs` (race-safe) and patches `caBundle` itself. No dependency.
+   */
+  public static selfManaged(): WebhookCertificates {
+    return new WebhookCertificates(false, {});
+  }
+
+  /** cert-manager issues the certificate and injects `caBundle` (`inject-ca-from`). */
+  public static certManager(options: CertManagerOptions = {}): WebhookCertificates {
+    const duration = options.duration?.toSeconds() ?? 90 * 86400;
+    const renewBefore = options.renewBefore?.toSeconds() ?? 30 * 86400;
+    if (renewBefore >= duration) {
+      throw propError('certificates.renewBefore', `${renewBefore}s`, `is not shorter than the certificate duration (${duration}s), so cert-manager would renew forever`,
+        'set renewBefore well below duration, e.g. 30 days of 90');
+    }
+    return new WebhookCertificates(true, options);
+  }
+
+  private constructor(
+    /** True when cert-manager issues the certificate. */
+    public readonly external: boolean,
+    private readonly options: CertManagerOptions,
+  ) {}
+
+  /** @internal */
+  public _options(): CertManagerOptions {
+    return this.options;
+  }
+}
+
+/** Props of {@link CertificateResources}. */
+export interface CertificateResourcesProps {
+  readonly namespace: string;
+  readonly certificates: WebhookCertificates;
+}
+
+/**
+ * The objects behind the chosen certificate mode: the (empty) Secret the manager fills, or
+ * cert-manager's issuers and Certificate, whose dnsNames include `localhost` because the
+ * readiness self-check dials localhost.
+ */
+export class CertificateResources extends Construct {
+  /** Objects rendered, in order. */
+  public readonly apiObjects: ApiObject[] = [];
+  /** Annotations the webhook configurations need (cert-manager's CA injection). */
+  public readonly webhookAnnotations: { [key: string]: string } = {};
+
+  constructor(scope: Construct, id: string, props: CertificateResourcesProps) {
+    super(scope, id);
+    const ns = props.namespace;
+    if (!props.certificates.external) {
+      this.apiObjects.push(new ApiObject(this, 'Secret', {
+        apiVersion: 'v1', kind: 'Secret', metadata: { name: Names.webhookSecret, namespace: ns }, type: 'Opaque',
+      }));
+      return;
+    }
+    const options = props.certificates._options();
+    let issuerRef = options.issuer ? { name: options.issuer.name, kind: options.issuer.kind ?? 'Issuer', group: 'cert-manager.io' } : undefined;
+    if (!issuerRef) {
+      // A private CA keeps caBundle stable across serving-certificate renewals.
+      const cm = (name: string, kind: string, spec: object) =>
+        new ApiObject(this, name, { apiVersion: 'cert-manager.io/v1', kind, metadata: { name, namespace: ns }, spec });
+      this.apiObjects.push(
+        cm('kruise-selfsigned', 'Issuer', { selfSigned: {} }),
+        cm('kruise-webhook-ca', 'Certificate', {
+          isCA: true, commonName: 'kruise-webhook-ca', secretName: 'kruise-webhook-ca', duration: `${5 * 365 * 24}h`,
+          privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'kruise-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
+        }),
+        cm('kruise-webhook-ca-issuer', 'Issuer', { ca: { secretName: 'kruise-webhook-ca' } }),
+      );
+      issuerRef = { name: 'kruise-webhook-ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
+    }
+    const svc = Names.webhookService;
+    this.apiObjects.push(new ApiObject(this, 'Certificate', {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: Names.webhookSecret, namespace: ns },
+      spec: {
+        secretName: Names.webhookSecret,
+        dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
+        duration: `${(options.duration?.toSeconds() ?? 90 * 86400) / 3600}h`,
+        renewBefore: `${(options.renewBefore?.toSeconds() ?? 30 * 86400) / 3600}h`,
+        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+        issuerRef,
+      },
+    }));
+    this.webhookAnnotations[Labels.certManagerInjectCaFrom] = `${ns}/${Names.webhookSecret}`;
+  }
+}

@@ -1,0 +1,82 @@
+import { propError } from './errors.js';
+
+/** The upstream release this library renders by default. */
+export const UPSTREAM_VERSION = 'v1.8.3';
+
+/** Options for {@link ManagerImage.upstream}. */
+export interface UpstreamImageOptions {
+  /**
+   * Release tag of `openkruise/kruise-manager`.
+   * @default 'v1.8.3'
+   */
+  readonly version?: string;
+  /**
+   * Registry (and path) to pull from instead of Docker Hub, for offline or mirrored clusters.
+   * `registry.example.com/mirror` gives `registry.example.com/mirror/kruise-manager:<version>`.
+   * @default 'openkruise'
+   */
+  readonly registry?: string;
+}
+
+/** Which process the manager image runs; decides flags, webhooks, CRDs and RBAC. */
+export enum ManagerFlavor {
+  /** openkruise/kruise-manager (Go). */
+  UPSTREAM = 'upstream',
+  /** This project's TypeScript runtime. */
+  RUNTIME = 'runtime',
+}
+
+/**
+ * A source of the runtime image, such as the `RuntimeImage` construct, which bundles the
+ * TypeScript manager and exposes a content-addressed reference.
+ */
+export interface IRuntimeImageSource {
+  /** Full image reference, `repository:tag` or `repository@sha256:...`. */
+  readonly imageReference: string;
+}
+
+/** The image the manager (and, for upstream, the daemon) runs. */
+export class ManagerImage {
+  /** `openkruise/kruise-manager:<version>`, optionally from a mirror registry. */
+  public static upstream(options: UpstreamImageOptions = {}): ManagerImage {
+    const version = options.version ?? UPSTREAM_VERSION;
+    const registry = (options.registry ?? 'openkruise').replace(/\/+$/, '');
+    checkReferencePart('image.registry', registry);
+    if (!/^[\w][\w.-]{0,127}$/.test(version)) {
+      throw propError('image.version', version, 'is not a valid image tag', 'use a release tag such as "v1.8.3"');
+    }
+    return new ManagerImage(ManagerFlavor.UPSTREAM, `${registry}/kruise-manager:${version}`);
+  }
+
+  /** This project's runtime from an image reference you built and pushed yourself. */
+  public static runtime(reference: string): ManagerImage {
+    checkReferencePart('image', reference);
+    if (!/[:@]/.test(reference.split('/').pop()!)) {
+      throw propError('image', reference, 'has no tag or digest', 'pin the image, e.g. "registry.example.com/kruise-ts:1.0.0" or "...@sha256:<digest>"');
+    }
+    return new ManagerImage(ManagerFlavor.RUNTIME, reference);
+  }
+
+  /** This project's runtime from a construct that builds it (see `RuntimeImage`). */
+  public static fromRuntime(source: IRuntimeImageSource): ManagerImage {
+    return ManagerImage.runtime(source.imageReference);
+  }
+
+  private constructor(
+    /** Which process the image runs. */
+    public readonly flavor: ManagerFlavor,
+    /** Full image reference. */
+    public readonly reference: string,
+  ) {}
+
+  /** True for openkruise/kruise-manager. */
+  public get isUpstream(): boolean {
+    return this.flavor === ManagerFlavor.UPSTREAM;
+  }
+}
+
+function checkReferencePart(prop: string, value: string): void {
+  if (value === '' || /\s/.test(value) || value !== value.trim() || /[A-Z]/.test(value.split(/[:@]/)[0])) {
+    throw propError(prop, value, 'is not a valid image reference', 'use lower-case "registry/path[:tag]" with no spaces');
+  }
+}

@@ -1,0 +1,269 @@
+import { ApiObject } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
+import { FeatureGates, LabelValues, Labels, Names, Ports } from '../contract.js';
+import { kplus } from './api.js';
+import { CertificateResources, WebhookCertificates } from './certificates.js';
+import { CrdSource, KruiseCrds } from './crds.js';
+import { KruiseDaemon } from './daemon.js';
+import { DisruptionBudget, ManagerDisruptionBudget } from './disruption-budget.js';
+import { checkDnsLabel, checkPositiveInt, propError } from './errors.js';
+import { ManagerImage } from './image.js';
+import { resolveLeaderElection } from './manager-args.js';
+import { ManagerRole, ManagerWorkload, resolvePorts } from './manager-workload.js';
+import { ManagerMonitoring, MonitoringOptions } from './monitoring.js';
+import { LeaderElectionOptions, ManagerPodOptions } from './options.js';
+import { ManagerRbac } from './rbac.js';
+import { runtimeCrds } from './runtime-crds.js';
+import { ManagerTopology, Rollout, ZoneSpread } from './scheduling.js';
+import { UninstallGuard } from './uninstall-guard.js';
+import { WebhookConfigurations, WebhookGroupOptions } from './webhooks.js';
+
+/** Webhook settings of {@link KruiseManager}. */
+export interface WebhookOptions {
+  /**
+   * Namespaces the pod webhooks never intercept. Must include `kube-system` and the install namespace.
+   * @default ['kube-system', <namespace>]
+   */
+  readonly podExcludedNamespaces?: string[];
+  /**
+   * Pod webhooks (sidecar injection, pod validation). FAIL guarantees no pod starts without
+   * its sidecars but blocks pod creation while every replica is down; IGNORE keeps pods
+   * flowing and silently skips injection.
+   * @default - FAIL, 10 s
+   */
+  readonly pods?: WebhookGroupOptions;
+  /** Webhooks on Kruise resources. @default - FAIL, 10 s */
+  readonly resources?: WebhookGroupOptions;
+  /** Delete-protection webhooks (upstream only). @default - IGNORE, 10 s */
+  readonly deleteProtection?: WebhookGroupOptions;
+}
+
+/** Props of {@link KruiseManager}. */
+export interface KruiseManagerProps extends ManagerPodOptions {
+  /** Install namespace. @default 'kruise-system' */
+  readonly namespace?: string;
+  /** Render the Namespace object. @default true */
+  readonly createNamespace?: boolean;
+  /** Image and flavor. @default ManagerImage.upstream() */
+  readonly image?: ManagerImage;
+  /** Manager replicas (webhook replicas in split mode). @default 2 */
+  readonly replicas?: number;
+  /** Allow `replicas: 1` (no HA: admission stops while the pod restarts). @default false */
+  readonly allowSingleReplica?: boolean;
+  /** Colocated (default) or split webhook/controllers. @default ManagerTopology.colocated() */
+  readonly topology?: ManagerTopology;
+  /** Leader election timing. @default - 15s / 10s / 2s on Lease kruise-manager */
+  readonly leaderElection?: LeaderElectionOptions;
+  /** Zone spread. @default ZoneSpread.preferred() */
+  readonly zoneSpread?: ZoneSpread;
+  /** Rollout. @default Rollout.fullSurge() */
+  readonly rollout?: Rollout;
+  /**
+   * Nodes available to the manager. With host network each pod owns its ports on its node,
+   * so a rollout needs replicas + surge nodes; when set, synth fails if that cannot fit.
+   * @default - not checked
+   */
+  readonly expectedNodes?: number;
+  /** Webhook settings. @default - see WebhookOptions */
+  readonly webhooks?: WebhookOptions;
+  /** Certificates. @default WebhookCertificates.selfManaged() */
+  readonly certificates?: WebhookCertificates;
+  /** Disruption budget per Deployment. @default DisruptionBudget.maxUnavailable(1) */
+  readonly disruptionBudget?: DisruptionBudget;
+  /** Deploy kruise-daemon (upstream image only). @default - true for upstream */
+  readonly daemon?: boolean;
+  /**
+   * CRDs. @default - runtime image: its own CRDs; upstream: none (pass
+   * `CrdSource.fromFile()` with the release's CRD file)
+   */
+  readonly crds?: CrdSource;
+  /** Metrics Service (always) and ServiceMonitor (optional). @default - Service only */
+  readonly monitoring?: MonitoringOptions;
+  /**
+   * Render a NetworkPolicy admitting only the manager's ports. Host-network pods bypass most
+   * CNIs' policies, so this only takes effect with `hostNetwork: false`.
+   * @default false
+   */
+  readonly networkPolicy?: boolean;
+  /** Uninstall guard Job (upstream image only). @default - true for upstream */
+  readonly uninstallGuard?: boolean;
+  /** Argo CD sync-wave annotations encoding the apply order. @default false */
+  readonly argoCdSyncWaves?: boolean;
+}
+
+/** Apply order: CRDs and namespaces, RBAC and certificates, workloads, then webhooks. */
+export enum Wave {
+  FOUNDATION = 0,
+  ACCESS = 1,
+  WORKLOAD = 2,
+  ADMISSION = 3,
+}
+
+/**
+ * The complete highly available kruise-manager deployment. See the README for the topology
+ * and the comparison with the official chart.
+ */
+export class KruiseManager extends Construct {
+  public readonly namespace: string;
+  public readonly image: ManagerImage;
+  /** One workload (colocated) or two (split: webhook first, controllers second). */
+  public readonly workloads: ManagerWorkload[] = [];
+  public readonly webhookService: kplus.Service;
+  public readonly webhooks: WebhookConfigurations;
+  public readonly rbac: ManagerRbac;
+  public readonly certificates: CertificateResources;
+  public readonly crds: KruiseCrds;
+  public readonly disruptionBudgets: ManagerDisruptionBudget[] = [];
+  public readonly monitoring: ManagerMonitoring;
+  public readonly daemon?: KruiseDaemon;
+  public readonly networkPolicy?: kplus.NetworkPolicy;
+  public readonly uninstallGuard?: UninstallGuard;
+  private readonly waves = new Map<ApiObject, Wave>();
+
+  constructor(scope: Construct, id: string, props: KruiseManagerProps = {}) {
+    super(scope, id);
+    const ns = (this.namespace = props.namespace ?? Names.namespace);
+    checkDnsLabel('namespace', ns);
+    const image = (this.image = props.image ?? ManagerImage.upstream());
+    const upstream = image.isUpstream;
+    const topology = props.topology ?? ManagerTopology.colocated();
+    const certificates = props.certificates ?? WebhookCertificates.selfManaged();
+    const replicas = props.replicas ?? 2;
+    this.checkProps(props, upstream, topology, replicas);
+    const featureGates = { ...(upstream ? { ImagePullJobGate: true } : {}), ...(upstream && certificates.external ? { [FeatureGates.enableExternalCerts]: true } : {}), ...props.featureGates };
+    const leaderElection = resolveLeaderElection(props.leaderElection, ns);
+
+    if (props.createNamespace ?? true) {
+      const namespace = new kplus.Namespace(this, 'Namespace', { metadata: { name: ns, labels: { [Labels.controlPlane]: LabelValues.openkruise, ...props.labels } } });
+      this.wave(Wave.FOUNDATION, ApiObject.of(namespace));
+    }
+    if (props.daemon ?? upstream) {
+      const daemonConfig = new kplus.Namespace(this, 'DaemonConfigNamespace', { metadata: { name: Names.daemonConfigNamespace } });
+      this.wave(Wave.FOUNDATION, ApiObject.of(daemonConfig));
+    }
+    this.crds = new KruiseCrds(this, 'Crds', props.crds ?? (upstream ? CrdSource.none() : CrdSource.fromManifests(runtimeCrds())));
+    this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
+    this.rbac = new ManagerRbac(this, 'Rbac', { namespace: ns, leaseNamespace: leaderElection.namespace, upstream, selfManagedCertificates: !certificates.external, featureGates });
+    this.certificates = new CertificateResources(this, 'Certificates', { namespace: ns, certificates });
+    this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
+
+    const roles = topology.split ? [ManagerRole.WEBHOOK, ManagerRole.CONTROLLERS] : [ManagerRole.ALL];
+    for (const role of roles) {
+      const count = role === ManagerRole.CONTROLLERS ? topology.controllerReplicas ?? 2 : topology.webhookReplicas ?? replicas;
+      const name = role === ManagerRole.ALL ? 'kruise-controller-manager' : `kruise-${role}`;
+      const workload = new ManagerWorkload(this, `Manager-${role}`, {
+        ...props, namespace: ns, name, role, image, serviceAccount: this.rbac.serviceAccount, replicas: count, leaderElection, featureGates,
+        selfManagedCertificates: !certificates.external,
+      });
+      this.workloads.push(workload);
+      const pdb = new ManagerDisruptionBudget(this, `Pdb-${role}`, { name, namespace: ns, selectorLabels: workload.selectorLabels, replicas: count, budget: props.disruptionBudget });
+      this.disruptionBudgets.push(pdb);
+      this.wave(Wave.WORKLOAD, workload.apiObject, pdb.pdb);
+    }
+    const serving = this.workloads[0];
+    this.webhookService = new kplus.Service(this, 'WebhookService', {
+      metadata: { name: Names.webhookService, namespace: ns },
+      type: kplus.ServiceType.CLUSTER_IP,
+      ports: [{ name: 'https', port: Ports.webhookService, targetPort: serving.ports.webhook }],
+    });
+    for (const [key, value] of Object.entries(serving.selectorLabels)) this.webhookService.selectLabel(key, value);
+    this.monitoring = new ManagerMonitoring(this, 'Monitoring', {
+      ...props.monitoring, name: 'kruise-manager-metrics', namespace: ns, metricsPort: serving.ports.metrics,
+      selectorLabels: { [Labels.controlPlane]: LabelValues.controllerManager },
+    });
+    this.wave(Wave.WORKLOAD, ApiObject.of(this.webhookService), ...this.monitoring.apiObjects);
+    if (props.daemon ?? upstream) {
+      this.daemon = new KruiseDaemon(this, 'Daemon', { namespace: ns, image, featureGates, imagePullSecrets: props.imagePullSecrets });
+      this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
+    }
+    if (props.networkPolicy) {
+      this.networkPolicy = this.renderNetworkPolicy(ns);
+      this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
+    }
+    if (props.uninstallGuard ?? upstream) {
+      this.uninstallGuard = new UninstallGuard(this, 'UninstallGuard', { namespace: ns, image, imagePullSecrets: props.imagePullSecrets });
+    }
+    // Last: the webhook configurations block matching writes until a replica answers.
+    this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
+      namespace: ns, upstream, ...props.webhooks, annotations: this.certificates.webhookAnnotations,
+    });
+    this.wave(Wave.ADMISSION, ...this.webhooks.apiObjects);
+    if (props.argoCdSyncWaves) {
+      for (const [obj, wave] of this.waves) obj.metadata.addAnnotation('argocd.argoproj.io/sync-wave', String(wave));
+    }
+    this.node.addValidation({ validate: () => this.validateUniqueInApp() });
+  }
+
+  private wave(wave: Wave, ...objects: ApiObject[]): void {
+    for (const o of objects) this.waves.set(o, wave);
+  }
+
+  private checkProps(props: KruiseManagerProps, upstream: boolean, topology: ManagerTopology, replicas: number): void {
+    checkPositiveInt('replicas', replicas);
+    if (replicas < 2 && !props.allowSingleReplica) {
+      throw propError('replicas', replicas, 'gives no high availability: admission fails cluster-wide while the only replica restarts',
+        'use replicas >= 2, or set allowSingleReplica: true for a throwaway cluster');
+    }
+    if (topology.split && upstream) {
+      throw propError('topology', 'split', 'needs a manager that can run its webhook without its controllers; this library supports that for the runtime image only',
+        'use ManagerTopology.colocated() with the upstream image, or ManagerImage.runtime(...)');
+    }
+    for (const [prop, value] of [['topology.webhookReplicas', topology.webhookReplicas], ['topology.controllerReplicas', topology.controllerReplicas]] as const) {
+      if (value === undefined) continue;
+      checkPositiveInt(prop, value);
+      if (value < 2 && !props.allowSingleReplica) {
+        throw propError(prop, value, 'gives no high availability', 'use at least 2, or set allowSingleReplica: true');
+      }
+    }
+    if (props.daemon && !upstream) {
+      throw propError('daemon', true, 'kruise-daemon ships only in the upstream image', 'remove daemon, or use ManagerImage.upstream()');
+    }
+    if (props.uninstallGuard && !upstream) {
+      throw propError('uninstallGuard', true, 'guards upstream Kruise workloads only', 'remove uninstallGuard, or use ManagerImage.upstream()');
+    }
+    resolvePorts(props);
+    if (props.expectedNodes !== undefined) this.checkNodes(props, topology, replicas);
+  }
+
+  /**
+   * Every pod of a Deployment repels the others (hostname anti-affinity), surge pods included;
+   * with host network all manager pods also collide on their ports.
+   */
+  private checkNodes(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
+    const nodes = props.expectedNodes!;
+    checkPositiveInt('expectedNodes', nodes);
+    const rollout = props.rollout ?? Rollout.fullSurge();
+    const counts = topology.split ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2] : [replicas];
+    const steady = counts.reduce((a, b) => a + b, 0);
+    const needed = (props.hostNetwork ?? true)
+      ? steady + Math.max(...counts.map((n) => rollout.surgePods(n)))
+      : Math.max(...counts.map((n) => n + rollout.surgePods(n)));
+    if (nodes < needed) {
+      throw propError('expectedNodes', nodes, `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${props.hostNetwork ?? true ? ', host ports' : ''})`,
+        `reduce the surge (rollout: Rollout.surge(1)), add nodes, or lower the replicas`);
+    }
+  }
+
+  private renderNetworkPolicy(ns: string): kplus.NetworkPolicy {
+    const ports = [...new Set(this.workloads.flatMap((w) => [w.ports.webhook, w.ports.metrics, w.ports.health]))];
+    // The API server's address is unknown to a manifest, so the webhook port is open to all
+    // sources; everything else is denied.
+    return new kplus.NetworkPolicy(this, 'NetworkPolicy', {
+      metadata: { name: 'kruise-manager', namespace: ns },
+      selector: kplus.Pods.select(this, 'ManagerPods', { labels: { [Labels.controlPlane]: LabelValues.controllerManager }, namespaces: kplus.Namespaces.select(this, 'Own', { names: [ns] }) }),
+      ingress: {
+        default: kplus.NetworkPolicyTrafficDefault.DENY,
+        rules: [{ peer: kplus.NetworkPolicyIpBlock.anyIpv4(this, 'Any4'), ports: ports.map((p) => kplus.NetworkPolicyPort.tcp(p)) }],
+      },
+    });
+  }
+
+  /** Cluster-scoped names (webhook configurations, ClusterRoles) allow one manager per App. */
+  private validateUniqueInApp(): string[] {
+    const root = this.node.root;
+    const others = root.node.findAll().filter((c: IConstruct) => c instanceof KruiseManager && c !== this);
+    if (others.length === 0) return [];
+    const paths = others.map((o) => o.node.path).join(', ');
+    return [`KruiseManager at ${this.node.path} shares the App with ${paths}: both render the cluster-scoped webhook configurations and ClusterRoles with the same names. Fix: keep one KruiseManager per App (one per cluster).`];
+  }
+}

@@ -1,0 +1,97 @@
+import { Duration } from 'cdk8s';
+import { Flags, LeaderElectionDefaults, Roles, workersFlag } from '../contract.js';
+import { checkDnsSubdomain, propError } from './errors.js';
+import { LeaderElectionOptions } from './options.js';
+
+/** Leader election with every default filled in and the timing invariant checked. */
+export interface ResolvedLeaderElection {
+  readonly namespace: string;
+  readonly id: string;
+  readonly leaseDurationSeconds: number;
+  readonly renewDeadlineSeconds: number;
+  readonly retryPeriodSeconds: number;
+}
+
+/** Applies defaults and checks LeaseDuration > RenewDeadline > 1.2 x RetryPeriod (client-go's rule). */
+export function resolveLeaderElection(options: LeaderElectionOptions | undefined, installNamespace: string): ResolvedLeaderElection {
+  const seconds = (d: Duration | undefined, fallback: number) => (d ? d.toSeconds() : fallback);
+  const le: ResolvedLeaderElection = {
+    namespace: options?.namespace ?? installNamespace,
+    id: options?.id ?? 'kruise-manager',
+    leaseDurationSeconds: seconds(options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
+    renewDeadlineSeconds: seconds(options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
+    retryPeriodSeconds: seconds(options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
+  };
+  checkDnsSubdomain('leaderElection.id', le.id);
+  checkDnsSubdomain('leaderElection.namespace', le.namespace);
+  for (const [prop, value] of [['leaseDuration', le.leaseDurationSeconds], ['renewDeadline', le.renewDeadlineSeconds], ['retryPeriod', le.retryPeriodSeconds]] as const) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw propError(`leaderElection.${prop}`, `${value}s`, 'must be a whole number of seconds >= 1', 'use Duration.seconds(n)');
+    }
+  }
+  if (le.leaseDurationSeconds <= le.renewDeadlineSeconds) {
+    throw propError('leaderElection.leaseDuration', `${le.leaseDurationSeconds}s`, `must exceed renewDeadline (${le.renewDeadlineSeconds}s), or two leaders can overlap`,
+      'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');
+  }
+  if (le.renewDeadlineSeconds <= LeaderElectionDefaults.jitterFactor * le.retryPeriodSeconds) {
+    throw propError('leaderElection.renewDeadline', `${le.renewDeadlineSeconds}s`, `must exceed 1.2 x retryPeriod (${le.retryPeriodSeconds}s), or a jittered retry can miss the deadline`,
+      'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');
+  }
+  return le;
+}
+
+/** Everything the command line is rendered from. */
+export interface ManagerArgsInput {
+  readonly upstream: boolean;
+  readonly role: string;
+  readonly leaderElection: ResolvedLeaderElection;
+  readonly metricsPort: number;
+  readonly healthPort: number;
+  readonly featureGates: { [gate: string]: boolean };
+  readonly controllerWorkers: { [controller: string]: number };
+  readonly certMode: string;
+  readonly extraArgs: string[];
+}
+
+const GATE = /^[A-Z][A-Za-z0-9]*$/;
+const CONTROLLER = /^[a-z][a-z0-9]*$/;
+
+/** The manager's command line. Upstream flag names for both images; see lib/contract.ts. */
+export function renderManagerArgs(input: ManagerArgsInput): string[] {
+  const leads = input.role !== Roles.webhook;
+  const le = input.leaderElection;
+  const args = [`--${Flags.enableLeaderElection}=${leads}`];
+  if (leads) {
+    args.push(
+      `--${Flags.leaderElectionNamespace}=${le.namespace}`,
+      `--${Flags.leaderElectionId}=${le.id}`,
+      `--${Flags.leaseDuration}=${le.leaseDurationSeconds}s`,
+      `--${Flags.renewDeadline}=${le.renewDeadlineSeconds}s`,
+      `--${Flags.retryPeriod}=${le.retryPeriodSeconds}s`,
+    );
+  }
+  args.push(`--${Flags.metricsAddr}=:${input.metricsPort}`, `--${Flags.healthProbeAddr}=:${input.healthPort}`);
+  if (input.upstream) {
+    args.push(`--${Flags.leaderElectionResourceLock}=leases`, `--${Flags.logToStderr}=true`, `--${Flags.verbosity}=4`, `--${Flags.syncPeriod}=0`);
+  } else {
+    args.push(`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`);
+  }
+  const gates = Object.keys(input.featureGates).sort();
+  for (const gate of gates) {
+    if (!GATE.test(gate)) {
+      throw propError('featureGates', gate, 'is not a feature gate name', 'use the upstream CamelCase name, e.g. "ImagePullJobGate"');
+    }
+  }
+  if (gates.length > 0) args.push(`--${Flags.featureGates}=${gates.map((g) => `${g}=${input.featureGates[g]}`).join(',')}`);
+  for (const controller of Object.keys(input.controllerWorkers).sort()) {
+    const workers = input.controllerWorkers[controller];
+    if (!CONTROLLER.test(controller)) {
+      throw propError('controllerWorkers', controller, 'is not a controller name', 'use the lower-case controller name, e.g. "sidecarset"');
+    }
+    if (!Number.isInteger(workers) || workers < 1 || workers > 1000) {
+      throw propError(`controllerWorkers.${controller}`, workers, 'must be a whole number from 1 to 1000', 'e.g. 3');
+    }
+    if (leads) args.push(`--${workersFlag(controller)}=${workers}`);
+  }
+  return [...args, ...input.extraArgs];
+}

@@ -1,0 +1,121 @@
+import { Duration } from 'cdk8s';
+import { k8s, kplus } from './api.js';
+
+/** Ports of the manager container; all three must differ. */
+export interface ManagerPorts {
+  /**
+   * HTTPS admission webhook port.
+   * @default 9876
+   */
+  readonly webhook?: number;
+  /**
+   * Prometheus metrics port.
+   * @default 8080
+   */
+  readonly metrics?: number;
+  /**
+   * Health port serving `/readyz` and `/healthz`.
+   * @default 8000
+   */
+  readonly health?: number;
+}
+
+/** Leader election of the controllers (client-go semantics). */
+export interface LeaderElectionOptions {
+  /**
+   * Namespace of the Lease.
+   * @default - the install namespace
+   */
+  readonly namespace?: string;
+  /**
+   * Name of the Lease.
+   * @default 'kruise-manager'
+   */
+  readonly id?: string;
+  /**
+   * How long a standby waits, after it last saw the Lease change, before taking over.
+   * @default Duration.seconds(15)
+   */
+  readonly leaseDuration?: Duration;
+  /**
+   * How long the leader keeps acting while it fails to renew.
+   * @default Duration.seconds(10)
+   */
+  readonly renewDeadline?: Duration;
+  /**
+   * Interval between acquire and renew attempts.
+   * @default Duration.seconds(2)
+   */
+  readonly retryPeriod?: Duration;
+}
+
+/** Pod-level options shared by every manager Deployment. */
+export interface ManagerPodOptions {
+  /**
+   * Use the node's network so admission never depends on the CNI (upstream issues #908,
+   * #1958). Declared container ports become host ports: one replica per node.
+   * @default true
+   */
+  readonly hostNetwork?: boolean;
+  /**
+   * Container ports.
+   * @default - webhook 9876, metrics 8080, health 8000
+   */
+  readonly ports?: ManagerPorts;
+  /**
+   * Container resources.
+   * @default - requests 100m CPU / 256Mi, limits 500m CPU / 512Mi
+   */
+  readonly resources?: kplus.ContainerResources;
+  /**
+   * PriorityClass of the manager pods, so they are scheduled before (and evicted after)
+   * the workloads whose admission they serve.
+   * @default 'system-cluster-critical'
+   */
+  readonly priorityClassName?: string;
+  /**
+   * Feature gates, rendered as `--feature-gates=A=true,B=false` (sorted).
+   * @default - upstream: ImagePullJobGate=true; runtime: none
+   */
+  readonly featureGates?: { [gate: string]: boolean };
+  /**
+   * Concurrent reconciles per controller, rendered as `--<controller>-workers=N`.
+   * @default - the manager's defaults (3 for upstream controllers)
+   */
+  readonly controllerWorkers?: { [controller: string]: number };
+  /**
+   * Node labels the pods must match.
+   * @default - none
+   */
+  readonly nodeSelector?: { [label: string]: string };
+  /**
+   * Tolerations of the pods.
+   * @default - none
+   */
+  readonly tolerations?: k8s.Toleration[];
+  /**
+   * Extra labels on every object and pod.
+   * @default - none
+   */
+  readonly labels?: { [key: string]: string };
+  /**
+   * Extra annotations on the pods.
+   * @default - none
+   */
+  readonly podAnnotations?: { [key: string]: string };
+  /**
+   * Names of Secrets used to pull the images (private registries).
+   * @default - none
+   */
+  readonly imagePullSecrets?: string[];
+  /**
+   * Grace period after SIGTERM: covers the admission drain window and in-flight reconciles.
+   * @default Duration.seconds(30)
+   */
+  readonly terminationGracePeriod?: Duration;
+  /**
+   * Extra arguments appended to the manager's command line.
+   * @default - none
+   */
+  readonly extraArgs?: string[];
+}

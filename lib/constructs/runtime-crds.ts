@@ -1,0 +1,117 @@
+import { KRUISE_APPS_GROUP } from '../contract.js';
+import { CrdManifest } from './crds.js';
+
+const obj = (properties: object, extra: object = {}) => ({ type: 'object', properties, ...extra });
+const open = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+const intOrString = { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };
+const labelSelector = obj({
+  matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+  matchExpressions: {
+    type: 'array',
+    items: obj({ key: { type: 'string' }, operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: { type: 'array', items: { type: 'string' } } }, { required: ['key', 'operator'] }),
+  },
+}, { 'x-kubernetes-map-type': 'atomic' });
+
+/** A field of upstream's API this runtime does not carry: kept (never pruned) and rejected by name. */
+const unsupported = (path: string, field: string) => ({
+  rule: `!has(self.${field})`,
+  message: `${path}.${field} is not supported by the kruise-ha runtime (upstream-only feature); remove it`,
+});
+
+const sidecarContainer = {
+  type: 'object',
+  // The rest of a core/v1 Container; the API server validates it again when the pod is created.
+  'x-kubernetes-preserve-unknown-fields': true,
+  required: ['name', 'image'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 63 },
+    image: { type: 'string', minLength: 1 },
+    podInjectPolicy: { type: 'string', enum: ['BeforeAppContainer', 'AfterAppContainer'] },
+    shareVolumePolicy: obj({ type: { type: 'string', enum: ['enabled', 'disabled'] } }),
+    transferEnv: {
+      type: 'array',
+      items: obj({ sourceContainerName: { type: 'string' }, envName: { type: 'string' }, envNames: { type: 'array', items: { type: 'string' } } }),
+    },
+    upgradeStrategy: open,
+    resourcesPolicy: open,
+  },
+  'x-kubernetes-validations': [
+    { rule: "!has(self.upgradeStrategy) || !has(self.upgradeStrategy.upgradeType) || self.upgradeStrategy.upgradeType != 'HotUpgrade'", message: 'containers[].upgradeStrategy.upgradeType HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy' },
+    unsupported('containers[]', 'resourcesPolicy'),
+  ],
+};
+
+/** The SidecarSet CRD (apps.kruise.io/v1alpha1), the subset our runtime implements. */
+export function sidecarSetCrd(): CrdManifest {
+  return {
+    manifest: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `sidecarsets.${KRUISE_APPS_GROUP}` },
+      spec: {
+        group: KRUISE_APPS_GROUP,
+        names: { kind: 'SidecarSet', listKind: 'SidecarSetList', plural: 'sidecarsets', singular: 'sidecarset' },
+        scope: 'Cluster',
+        versions: [{
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'MATCHED', type: 'integer', jsonPath: '.status.matchedPods', description: 'Pods matched by the selector' },
+            { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedPods', description: 'Pods running the latest sidecars' },
+            { name: 'READY', type: 'integer', jsonPath: '.status.readyPods', description: 'Matched pods that are ready' },
+            { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: obj({
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              spec: obj({
+                selector: labelSelector,
+                namespace: { type: 'string' },
+                namespaceSelector: labelSelector,
+                containers: { type: 'array', items: sidecarContainer },
+                initContainers: { type: 'array', items: sidecarContainer },
+                volumes: { type: 'array', items: { ...open, required: ['name'], properties: { name: { type: 'string' } } } },
+                imagePullSecrets: { type: 'array', items: obj({ name: { type: 'string' } }) },
+                updateStrategy: obj({
+                  type: { type: 'string', enum: ['RollingUpdate', 'NotUpdate'] },
+                  partition: intOrString,
+                  maxUnavailable: intOrString,
+                  paused: { type: 'boolean' },
+                  selector: labelSelector,
+                  scatterStrategy: open,
+                  priorityStrategy: open,
+                }, { 'x-kubernetes-validations': [unsupported('spec.updateStrategy', 'scatterStrategy'), unsupported('spec.updateStrategy', 'priorityStrategy')] }),
+                injectionStrategy: obj({ paused: { type: 'boolean' }, revision: open }, { 'x-kubernetes-validations': [unsupported('spec.injectionStrategy', 'revision')] }),
+                revisionHistoryLimit: { type: 'integer', format: 'int32', minimum: 0 },
+                patchPodMetadata: { type: 'array', items: open },
+              }, {
+                'x-kubernetes-validations': [
+                  unsupported('spec', 'patchPodMetadata'),
+                  { rule: '!(has(self.namespace) && has(self.namespaceSelector))', message: 'spec.namespace and spec.namespaceSelector are mutually exclusive; set one' },
+                ],
+              }),
+              status: obj({
+                observedGeneration: { type: 'integer', format: 'int64' },
+                matchedPods: { type: 'integer', format: 'int32' },
+                updatedPods: { type: 'integer', format: 'int32' },
+                readyPods: { type: 'integer', format: 'int32' },
+                updatedReadyPods: { type: 'integer', format: 'int32' },
+                latestRevision: { type: 'string' },
+                collisionCount: { type: 'integer', format: 'int32' },
+              }),
+            }),
+          },
+        }],
+      },
+    },
+  };
+}
+
+/** Every CRD the runtime serves. */
+export function runtimeCrds(): CrdManifest[] {
+  return [sidecarSetCrd()];
+}

@@ -1,0 +1,20 @@
+/**
+ * kruise-ha: CDK8s constructs for a highly available OpenKruise control plane.
+ * The runtime lives under `kruise-ha/runtime`; the shared contract under `kruise-ha/contract`.
+ */
+export * from './constructs/certificates.js';
+export * from './constructs/crds.js';
+export * from './constructs/daemon.js';
+export * from './constructs/disruption-budget.js';
+export * from './constructs/image.js';
+export * from './constructs/kruise-manager.js';
+export * from './constructs/manager-workload.js';
+export * from './constructs/monitoring.js';
+export * from './constructs/options.js';
+export * from './constructs/rbac.js';
+export * from './constructs/runtime-crds.js';
+export * from './constructs/scheduling.js';
+export * from './constructs/uninstall-guard.js';
+export * from './constructs/webhooks.js';
+export { resolveLeaderElection, renderManagerArgs } from './constructs/manager-args.js';
+export type { ResolvedLeaderElection, ManagerArgsInput } from './constructs/manager-args.js';
