@@ -1,7 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Labels, Names } from '../contract.js';
-import { propError } from './errors.js';
+import { propError, wholeSeconds } from './errors.js';
 
 /** A reference to an existing cert-manager issuer. */
 export interface IssuerRef {
@@ -44,8 +44,8 @@ export class WebhookCertificates {
 
   /** cert-manager issues the certificate and injects `caBundle` (`inject-ca-from`). */
   public static certManager(options: CertManagerOptions = {}): WebhookCertificates {
-    const duration = options.duration?.toSeconds() ?? 90 * 86400;
-    const renewBefore = options.renewBefore?.toSeconds() ?? 30 * 86400;
+    const duration = options.duration ? wholeSeconds('certificates.duration', options.duration) : 90 * 86400;
+    const renewBefore = options.renewBefore ? wholeSeconds('certificates.renewBefore', options.renewBefore) : 30 * 86400;
     if (renewBefore >= duration) {
       throw propError('certificates.renewBefore', `${renewBefore}s`, `is not shorter than the certificate duration (${duration}s), so cert-manager would renew forever`,
         'set renewBefore well below duration, e.g. 30 days of 90');
@@ -115,12 +115,18 @@ export class CertificateResources extends Construct {
       spec: {
         secretName: Names.webhookSecret,
         dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
-        duration: `${(options.duration?.toSeconds() ?? 90 * 86400) / 3600}h`,
-        renewBefore: `${(options.renewBefore?.toSeconds() ?? 30 * 86400) / 3600}h`,
+        duration: goDuration(options.duration?.toMilliseconds() ?? 90 * 86400_000),
+        renewBefore: goDuration(options.renewBefore?.toMilliseconds() ?? 30 * 86400_000),
         privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
         issuerRef,
       },
     }));
     this.webhookAnnotations[Labels.certManagerInjectCaFrom] = `${ns}/${Names.webhookSecret}`;
   }
+}
+
+/** cert-manager takes Go durations; whole hours where possible keep the YAML readable. */
+function goDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return seconds % 3600 === 0 ? `${seconds / 3600}h` : `${seconds}s`;
 }

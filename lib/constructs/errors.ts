@@ -46,3 +46,12 @@ export function checkPort(prop: string, value: number): void {
     throw propError(prop, value, 'is not a TCP port', 'use a whole number from 1 to 65535');
   }
 }
+
+/** A duration in whole seconds, or an error naming the prop (cdk8s' own error names none). */
+export function wholeSeconds(prop: string, duration: { toMilliseconds(): number }): number {
+  const ms = duration.toMilliseconds();
+  if (!Number.isInteger(ms / 1000) || ms < 1000) {
+    throw propError(prop, `${ms}ms`, 'must be a whole number of seconds >= 1', 'use Duration.seconds(n) with a whole n >= 1');
+  }
+  return ms / 1000;
+}

@@ -1,6 +1,6 @@
 import { Duration } from 'cdk8s';
 import { Flags, LeaderElectionDefaults, Roles, workersFlag } from '../contract.js';
-import { checkDnsSubdomain, propError } from './errors.js';
+import { checkDnsSubdomain, propError, wholeSeconds } from './errors.js';
 import { LeaderElectionOptions } from './options.js';
 
 /** Leader election with every default filled in and the timing invariant checked. */
@@ -14,21 +14,16 @@ export interface ResolvedLeaderElection {
 
 /** Applies defaults and checks LeaseDuration > RenewDeadline > 1.2 x RetryPeriod (client-go's rule). */
 export function resolveLeaderElection(options: LeaderElectionOptions | undefined, installNamespace: string): ResolvedLeaderElection {
-  const seconds = (d: Duration | undefined, fallback: number) => (d ? d.toSeconds() : fallback);
+  const seconds = (prop: string, d: Duration | undefined, fallback: number) => (d ? wholeSeconds(`leaderElection.${prop}`, d) : fallback);
   const le: ResolvedLeaderElection = {
     namespace: options?.namespace ?? installNamespace,
     id: options?.id ?? 'kruise-manager',
-    leaseDurationSeconds: seconds(options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
-    renewDeadlineSeconds: seconds(options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
-    retryPeriodSeconds: seconds(options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
+    leaseDurationSeconds: seconds('leaseDuration', options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
+    renewDeadlineSeconds: seconds('renewDeadline', options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
+    retryPeriodSeconds: seconds('retryPeriod', options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
   };
   checkDnsSubdomain('leaderElection.id', le.id);
   checkDnsSubdomain('leaderElection.namespace', le.namespace);
-  for (const [prop, value] of [['leaseDuration', le.leaseDurationSeconds], ['renewDeadline', le.renewDeadlineSeconds], ['retryPeriod', le.retryPeriodSeconds]] as const) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw propError(`leaderElection.${prop}`, `${value}s`, 'must be a whole number of seconds >= 1', 'use Duration.seconds(n)');
-    }
-  }
   if (le.leaseDurationSeconds <= le.renewDeadlineSeconds) {
     throw propError('leaderElection.leaseDuration', `${le.leaseDurationSeconds}s`, `must exceed renewDeadline (${le.renewDeadlineSeconds}s), or two leaders can overlap`,
       'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');

@@ -2,6 +2,7 @@ import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Paths } from '../contract.js';
 import { kplus } from './api.js';
+import { wholeSeconds } from './errors.js';
 
 /** Options for metrics scraping. */
 export interface MonitoringOptions {
@@ -51,7 +52,7 @@ export class ManagerMonitoring extends Construct {
         metadata: { name: props.name, namespace: props.namespace, labels: props.serviceMonitorLabels },
         spec: {
           selector: { matchLabels: { ...props.selectorLabels, 'kruise.io/metrics': 'true' } },
-          endpoints: [{ port: 'metrics', path: Paths.metrics, interval: `${(props.interval ?? Duration.seconds(30)).toSeconds()}s` }],
+          endpoints: [{ port: 'metrics', path: Paths.metrics, interval: `${wholeSeconds('monitoring.interval', props.interval ?? Duration.seconds(30))}s` }],
         },
       }));
     }

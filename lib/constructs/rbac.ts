@@ -71,8 +71,11 @@ export class ManagerRbac extends Construct {
   /** aggregate-kruise-{view,edit,admin}: give the built-in view/edit/admin roles Kruise resources. */
   private aggregateRoles(kruise: KruiseResource[]): ApiObject[] {
     return (['view', 'edit', 'admin'] as const).map((level) => {
-      const role = new kplus.ClusterRole(this, `Aggregate-${level}`, { metadata: { name: `aggregate-kruise-${level}` } });
-      role.aggregate(`rbac.authorization.k8s.io/aggregate-to-${level}`, 'true');
+      // The label (not kplus' aggregate(), which collects other roles) merges these rules into
+      // the built-in view/edit/admin ClusterRoles.
+      const role = new kplus.ClusterRole(this, `Aggregate-${level}`, {
+        metadata: { name: `aggregate-kruise-${level}`, labels: { [`rbac.authorization.k8s.io/aggregate-to-${level}`]: 'true' } },
+      });
       const verbs = level === 'view' ? READ : ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
       for (const r of kruise) role.allow(verbs, res(r.group, r.plural));
       for (const r of kruise) role.allow(READ, res(r.group, `${r.plural}/status`));

@@ -2,7 +2,7 @@ import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Labels, Names, Paths, Ports } from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsLabel, propError } from './errors.js';
+import { checkDnsLabel, propError, wholeSeconds } from './errors.js';
 import { DELETE_PROTECTED, KRUISE_RESOURCES, KruiseResource, RUNTIME_RESOURCES, webhookPath } from './kruise-api.js';
 
 /** What the API server does when the webhook cannot be reached. */
@@ -72,7 +72,7 @@ export class WebhookConfigurations extends Construct {
     this.podExcludedNamespaces = resolveExcluded(props);
     const entry = (group: Group, name: string, path: string, rules: k8s.RuleWithOperations[], extra: object = {}) => {
       const options = props[group] ?? {};
-      const timeout = options.timeout?.toSeconds() ?? 10;
+      const timeout = options.timeout ? wholeSeconds(`webhooks.${group}.timeout`, options.timeout) : 10;
       if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
         throw propError(`webhooks.${group}.timeout`, `${timeout}s`, 'must be 1-30 whole seconds (API server limit)', 'use Duration.seconds(n) with n from 1 to 30; keep it small (e.g. 5-10)');
       }

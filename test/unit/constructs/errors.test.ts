@@ -1,0 +1,22 @@
+import { describe, expect, it } from '@jest/globals';
+import { Duration } from 'cdk8s';
+import { checkDnsLabel, checkDnsSubdomain, propError, wholeSeconds } from '../../../lib/constructs/errors.js';
+
+describe('errors', () => {
+  it('names the prop, the value and the fix', () => {
+    expect(propError('a.b', { x: 1 }, 'is wrong', 'do this').message).toBe('a.b: is wrong (got {"x":1}). Fix: do this');
+  });
+
+  it('checks DNS names like Kubernetes does', () => {
+    expect(() => checkDnsLabel('n', 'ok-name')).not.toThrow();
+    expect(() => checkDnsLabel('n', 'x'.repeat(64))).toThrow(/n: is not a valid DNS label/);
+    expect(() => checkDnsLabel('n', '-bad')).toThrow();
+    expect(() => checkDnsSubdomain('n', 'a.b-c.d')).not.toThrow();
+    expect(() => checkDnsSubdomain('n', 'a..b')).toThrow(/n: is not a valid DNS subdomain/);
+  });
+
+  it('converts whole-second durations only', () => {
+    expect(wholeSeconds('d', Duration.minutes(2))).toBe(120);
+    expect(() => wholeSeconds('d', Duration.millis(200))).toThrow(/d: must be a whole number of seconds >= 1 \(got "200ms"\)/);
+  });
+});

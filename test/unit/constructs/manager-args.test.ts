@@ -1,0 +1,51 @@
+import { describe, expect, it } from '@jest/globals';
+import { Duration } from 'cdk8s';
+import { renderManagerArgs, resolveLeaderElection } from '../../../lib/index.js';
+
+const base = {
+  upstream: false, role: 'all', metricsPort: 8080, healthPort: 8000, featureGates: {}, controllerWorkers: {}, certMode: 'self-managed', extraArgs: [],
+  leaderElection: resolveLeaderElection(undefined, 'kruise-system'),
+};
+
+describe('resolveLeaderElection', () => {
+  it('defaults to client-go timing on Lease kruise-manager in the install namespace', () => {
+    expect(resolveLeaderElection(undefined, 'ns1')).toEqual({ namespace: 'ns1', id: 'kruise-manager', leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 });
+  });
+
+  it('enforces leaseDuration > renewDeadline > 1.2 x retryPeriod', () => {
+    expect(() => resolveLeaderElection({ leaseDuration: Duration.seconds(10) }, 'ns')).toThrow(/leaderElection.leaseDuration: must exceed renewDeadline \(10s\).*got "10s"/);
+    expect(() => resolveLeaderElection({ renewDeadline: Duration.seconds(5), retryPeriod: Duration.seconds(5) }, 'ns')).toThrow(/leaderElection.renewDeadline: must exceed 1.2 x retryPeriod/);
+    expect(() => resolveLeaderElection({ retryPeriod: Duration.millis(500) }, 'ns')).toThrow(/leaderElection.retryPeriod: must be a whole number of seconds/);
+    expect(() => resolveLeaderElection({ id: 'Bad_Id' }, 'ns')).toThrow(/leaderElection.id: is not a valid DNS subdomain/);
+  });
+});
+
+describe('renderManagerArgs', () => {
+  it('renders upstream flag names for the runtime, with its role and cert mode', () => {
+    expect(renderManagerArgs(base)).toEqual([
+      '--enable-leader-election=true', '--leader-election-namespace=kruise-system', '--leader-election-id=kruise-manager',
+      '--leader-election-lease-duration=15s', '--leader-election-renew-deadline=10s', '--leader-election-retry-period=2s',
+      '--metrics-addr=:8080', '--health-probe-addr=:8000', '--role=all', '--cert-mode=self-managed',
+    ]);
+  });
+
+  it('disables leader election and worker flags for webhook-only replicas', () => {
+    const args = renderManagerArgs({ ...base, role: 'webhook', controllerWorkers: { sidecarset: 5 } });
+    expect(args[0]).toBe('--enable-leader-election=false');
+    expect(args.some((a) => a.startsWith('--leader-election-'))).toBe(false);
+    expect(args.some((a) => a.includes('workers'))).toBe(false);
+  });
+
+  it('renders sorted feature gates and per-controller workers', () => {
+    const args = renderManagerArgs({ ...base, upstream: true, featureGates: { PodWebhook: false, ImagePullJobGate: true }, controllerWorkers: { sidecarset: 5, cloneset: 2 } });
+    expect(args).toContain('--feature-gates=ImagePullJobGate=true,PodWebhook=false');
+    expect(args.filter((a) => a.endsWith('workers=5') || a.endsWith('workers=2'))).toEqual(['--cloneset-workers=2', '--sidecarset-workers=5']);
+    expect(args).toContain('--leader-election-resource-lock=leases');
+  });
+
+  it('rejects bad gates and worker counts by name', () => {
+    expect(() => renderManagerArgs({ ...base, featureGates: { 'bad gate': true } })).toThrow(/featureGates: is not a feature gate name \(got "bad gate"\)/);
+    expect(() => renderManagerArgs({ ...base, controllerWorkers: { sidecarset: 0 } })).toThrow(/controllerWorkers.sidecarset: must be a whole number from 1 to 1000 \(got 0\)/);
+    expect(() => renderManagerArgs({ ...base, controllerWorkers: { 'Side-Car': 1 } })).toThrow(/controllerWorkers: is not a controller name/);
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from '@jest/globals';
+import { Chart, Duration, Testing } from 'cdk8s';
+import { kplus } from '../../../lib/constructs/api.js';
+import { ManagerImage, ManagerRole, ManagerWorkload, ManagerWorkloadProps, resolveLeaderElection, resolvePorts, Rollout, ZoneSpread } from '../../../lib/index.js';
+import { Manifest } from './synth.js';
+
+function synth(props: Partial<ManagerWorkloadProps> = {}): { deployment: Manifest; workload: ManagerWorkload } {
+  const chart = new Chart(Testing.app(), 'test');
+  const serviceAccount = new kplus.ServiceAccount(chart, 'sa', { metadata: { name: 'kruise-manager' } });
+  const workload = new ManagerWorkload(chart, 'w', {
+    namespace: 'kruise-system', name: 'mgr', role: ManagerRole.ALL, image: ManagerImage.runtime('r.example.com/m:1'), serviceAccount, replicas: 3,
+    leaderElection: resolveLeaderElection(undefined, 'kruise-system'), ...props,
+  });
+  return { deployment: Testing.synth(chart).find((o) => o.kind === 'Deployment')!, workload };
+}
+
+describe('ManagerWorkload', () => {
+  it('matches the snapshot', () => {
+    expect(synth().deployment).toMatchSnapshot();
+  });
+
+  it('wires the contract env vars and ports for the runtime', () => {
+    const { deployment, workload } = synth();
+    const container = deployment.spec.template.spec.containers[0];
+    const env = Object.fromEntries(container.env.map((e: { name: string; value?: string }) => [e.name, e.value ?? 'fieldRef']));
+    expect(env).toEqual({
+      POD_NAMESPACE: 'fieldRef', POD_NAME: 'fieldRef', WEBHOOK_PORT: '9876', WEBHOOK_CERT_DIR: '/tmp/kruise-webhook-certs',
+      SECRET_NAME: 'kruise-webhook-certs', SERVICE_NAME: 'kruise-webhook-service',
+    });
+    expect(workload.ports).toEqual({ webhook: 9876, metrics: 8080, health: 8000 });
+    expect(container.securityContext.capabilities.add).toBeUndefined();
+    expect(deployment.spec.template.spec.securityContext.runAsUser).toBe(65532);
+  });
+
+  it('renders a strict, on-prem spread with minDomains', () => {
+    const { deployment } = synth({ zoneSpread: ZoneSpread.required({ topologyKey: 'example.com/room', minZones: 2, zones: 3 }) });
+    expect(deployment.spec.template.spec.topologySpreadConstraints[0]).toEqual(expect.objectContaining({
+      topologyKey: 'example.com/room', whenUnsatisfiable: 'DoNotSchedule', minDomains: 2,
+    }));
+  });
+
+  it('omits the spread constraint with ZoneSpread.none() and keeps host anti-affinity', () => {
+    const spec = synth({ zoneSpread: ZoneSpread.none() }).deployment.spec.template.spec;
+    expect(spec.topologySpreadConstraints).toBeUndefined();
+    expect(spec.affinity.podAntiAffinity).toBeDefined();
+  });
+
+  it('tunes the surge, tolerations, node selector, labels and grace period', () => {
+    const { deployment } = synth({
+      rollout: Rollout.surge(1), tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'control', effect: 'NoSchedule' }],
+      nodeSelector: { 'node-role.kubernetes.io/control-plane': '' }, labels: { team: 'platform' }, podAnnotations: { a: 'b' },
+      terminationGracePeriod: Duration.seconds(45), priorityClassName: 'kruise-critical',
+    });
+    const spec = deployment.spec.template.spec;
+    expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+    expect(spec.tolerations).toEqual([{ key: 'dedicated', operator: 'Equal', value: 'control', effect: 'NoSchedule' }]);
+    expect(spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0])
+      .toEqual({ key: 'node-role.kubernetes.io/control-plane', operator: 'In', values: [''] });
+    expect(deployment.metadata.labels.team).toBe('platform');
+    expect(deployment.spec.template.metadata.annotations).toEqual({ a: 'b' });
+    expect(spec.terminationGracePeriodSeconds).toBe(45);
+    expect(spec.priorityClassName).toBe('kruise-critical');
+  });
+
+  it('exposes no webhook port on controller-only replicas', () => {
+    const ports = synth({ role: ManagerRole.CONTROLLERS }).deployment.spec.template.spec.containers[0].ports;
+    expect(ports.map((p: { name: string }) => p.name)).toEqual(['metrics', 'health']);
+  });
+
+  it('checks ports', () => {
+    expect(() => resolvePorts({ ports: { webhook: 8080 } })).toThrow(/ports.metrics: collides with ports.webhook \(got 8080\)/);
+    expect(() => resolvePorts({ ports: { health: 0 } })).toThrow(/ports.health: is not a TCP port/);
+  });
+});

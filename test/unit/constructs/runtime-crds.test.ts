@@ -1,0 +1,26 @@
+import { describe, expect, it } from '@jest/globals';
+import { runtimeCrds, sidecarSetCrd } from '../../../lib/index.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const version = (): any => (sidecarSetCrd().manifest.spec as any).versions[0];
+
+describe('runtime CRDs', () => {
+  it('matches the snapshot', () => {
+    expect(runtimeCrds()).toMatchSnapshot();
+  });
+
+  it('declares a cluster-scoped SidecarSet with status subresource and printer columns', () => {
+    const crd = sidecarSetCrd().manifest as { spec: { scope: string; group: string } };
+    expect([crd.spec.scope, crd.spec.group]).toEqual(['Cluster', 'apps.kruise.io']);
+    expect(version().subresources).toEqual({ status: {} });
+    expect(version().additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(['MATCHED', 'UPDATED', 'READY', 'AGE']);
+  });
+
+  it('keeps upstream-only fields (never pruned) and rejects them by name', () => {
+    const spec = version().schema.openAPIV3Schema.properties.spec;
+    expect(spec.properties.patchPodMetadata).toBeDefined();
+    expect(spec['x-kubernetes-validations'][0].message).toMatch(/^spec.patchPodMetadata is not supported/);
+    const container = spec.properties.containers.items;
+    expect(container['x-kubernetes-validations'][0].message).toMatch(/HotUpgrade is not supported/);
+  });
+});

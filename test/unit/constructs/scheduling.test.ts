@@ -1,0 +1,66 @@
+import { describe, expect, it } from '@jest/globals';
+import { ManagerTopology, Rollout, ZoneSpread } from '../../../lib/index.js';
+
+describe('ZoneSpread', () => {
+  it('defaults to a soft spread over zones with skew 1', () => {
+    const spread = ZoneSpread.preferred();
+    expect(spread.whenUnsatisfiable).toBe('ScheduleAnyway');
+    expect(spread.topologyKey).toBe('topology.kubernetes.io/zone');
+    expect(spread.maxSkew).toBe(1);
+    expect(spread.strict).toBe(false);
+  });
+
+  it('is strict with required() and takes an on-prem topology key', () => {
+    const spread = ZoneSpread.required({ topologyKey: 'example.com/rack', zones: 3, minZones: 2 });
+    expect(spread.strict).toBe(true);
+    expect(spread.topologyKey).toBe('example.com/rack');
+    expect(spread.minZones).toBe(2);
+  });
+
+  it('renders no constraint with none()', () => {
+    expect(ZoneSpread.none().whenUnsatisfiable).toBeUndefined();
+  });
+
+  it('rejects impossible numbers, naming the prop and the fix', () => {
+    expect(() => ZoneSpread.required({ zones: 2, minZones: 3 })).toThrow(/zoneSpread.minZones: exceeds zoneSpread.zones \(2\).*got 3.*Fix: lower minZones/);
+    expect(() => ZoneSpread.preferred({ maxSkew: 0 })).toThrow(/zoneSpread.maxSkew: must be an integer >= 1 \(got 0\)/);
+    expect(() => ZoneSpread.required({ zones: 0 })).toThrow(/zoneSpread.zones/);
+    expect(() => ZoneSpread.preferred({ topologyKey: ' ' })).toThrow(/zoneSpread.topologyKey: is empty/);
+  });
+});
+
+describe('Rollout', () => {
+  it('defaults to a full surge that never lowers capacity', () => {
+    const rollout = Rollout.fullSurge();
+    expect(rollout.maxSurge).toBe('100%');
+    expect(rollout.maxUnavailable).toBe(0);
+    expect(rollout.surgePods(3)).toBe(3);
+  });
+
+  it('computes surge pods like Kubernetes (percentages round up)', () => {
+    expect(Rollout.surgePercent(50).surgePods(3)).toBe(2);
+    expect(Rollout.surge(1).surgePods(5)).toBe(1);
+    expect(Rollout.surge(1).maxSurge).toBe(1);
+  });
+
+  it('rejects a rollout that can never progress', () => {
+    expect(() => Rollout.custom({ maxSurge: 0, maxUnavailable: 0 })).toThrow(/rollout: can never make progress.*Fix: set maxSurge >= 1/);
+    expect(() => Rollout.custom({ maxSurgePercent: 0 })).toThrow(/can never make progress/);
+    expect(Rollout.custom({ maxSurge: 0, maxUnavailable: 1 }).maxUnavailable).toBe(1);
+  });
+
+  it('rejects malformed numbers', () => {
+    expect(() => Rollout.surge(0)).toThrow(/rollout.surge: must be an integer >= 1 \(got 0\)/);
+    expect(() => Rollout.surgePercent(150)).toThrow(/rollout.surgePercent.*got 150/);
+    expect(() => Rollout.custom({ maxSurge: 1, maxSurgePercent: 10 })).toThrow(/sets both maxSurge and maxSurgePercent/);
+    expect(() => Rollout.custom({ maxSurge: 1, maxUnavailable: -1 })).toThrow(/rollout.maxUnavailable/);
+  });
+});
+
+describe('ManagerTopology', () => {
+  it('is colocated by default and split on request', () => {
+    expect(ManagerTopology.colocated().split).toBe(false);
+    const split = ManagerTopology.split({ webhookReplicas: 3, controllerReplicas: 2 });
+    expect([split.split, split.webhookReplicas, split.controllerReplicas]).toEqual([true, 3, 2]);
+  });
+});
