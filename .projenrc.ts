@@ -161,7 +161,7 @@ project.addTask('envtest:binaries', { exec: 'bash test/envtest/binaries/build.sh
 project.addTask('envtest', { exec: 'tsx test/envtest/cli.ts', receiveArgs: true });
 project.addTask('synth', { description: 'Synthesize the default app (cdk8s.yaml)', exec: 'cdk8s synth' });
 project.addTask('docs', {
-  exec: 'typedoc --plugin typedoc-plugin-markdown --out docs/api --readme none lib/index.ts',
+  exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });
 project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
 project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
