@@ -72,6 +72,7 @@ const project = new typescript.TypeScriptProject({
     'prom-client@^15.1.3',
     'yaml@^2.9.1',
     'esbuild@0.28.2',
+    'tar-stream@^3.1.7',
   ],
   peerDeps: ['cdk8s@^2.70.0', 'cdk8s-plus-28@^2.5.6', 'constructs@^10.8.1'],
   devDeps: [
@@ -88,6 +89,7 @@ const project = new typescript.TypeScriptProject({
     'cdk8s-cli@^2.207.60',
     'kubernetes-models@^5.1.0',
     'fast-check@^4.10.2',
+    '@types/tar-stream@^3.1.4',
     'typedoc@^0.28.0',
     'typedoc-plugin-markdown@^4.9.0',
   ],
