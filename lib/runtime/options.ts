@@ -1,0 +1,212 @@
+import { parseArgs } from 'node:util';
+import {
+  CertModes, DEFAULT_CERT_DIR, Env, Flags, LeaderElectionDefaults, Names, Ports, Roles, workersFlag,
+} from '../contract.js';
+import { isLogLevel, LogLevel } from './log.js';
+
+/** Controllers this runtime carries, for `--<name>-workers`. */
+export const CONTROLLERS = ['sidecarset'] as const;
+
+/** Everything the manager is configured with: flags (upstream names) and env vars. */
+export interface ManagerOptions {
+  readonly role: 'all' | 'webhook' | 'controllers';
+  readonly leaderElection: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionId: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly metricsAddr: HostPort;
+  readonly healthAddr: HostPort;
+  readonly webhookPort: number;
+  readonly webhookHost: string;
+  readonly certDir: string;
+  readonly certMode: 'self-managed' | 'external';
+  readonly certsRenewBeforeMs: number;
+  readonly secretName: string;
+  readonly serviceName: string;
+  readonly podNamespace: string;
+  readonly podName: string;
+  /** Namespace to watch; empty for all namespaces. */
+  readonly watchNamespace: string;
+  readonly featureGates: Record<string, boolean>;
+  readonly workers: Record<string, number>;
+  readonly kubeconfig?: string;
+  readonly drainTimeoutMs: number;
+  readonly logLevel: LogLevel;
+}
+
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A bad flag or env var; the message names it, the value and the fix. */
+export class OptionsError extends Error {}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses a Go-style duration (`15s`, `500ms`, `720h`). */
+export function parseDuration(name: string, value: string): number {
+  const match = DURATION.exec(value.trim());
+  if (!match) throw new OptionsError(`${name}: "${value}" is not a duration. Fix: use a number with a unit, e.g. 15s, 500ms, 720h`);
+  return Math.round(parseFloat(match[1]) * UNIT_MS[match[2]]);
+}
+
+/** Parses `:8080`, `0.0.0.0:8080` or `[::1]:8080`. */
+export function parseAddr(name: string, value: string): HostPort {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port < 1 || port > 65535) {
+    throw new OptionsError(`${name}: "${value}" is not host:port. Fix: use e.g. ":${Ports.metrics}" or "127.0.0.1:${Ports.metrics}"`);
+  }
+  return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
+}
+
+function parseGates(value: string): Record<string, boolean> {
+  const gates: Record<string, boolean> = {};
+  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [gate, enabled, extra] = part.split('=');
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(gate) || (enabled !== 'true' && enabled !== 'false') || extra !== undefined) {
+      throw new OptionsError(`--${Flags.featureGates}: "${part}" is not Gate=true|false. Fix: e.g. --${Flags.featureGates}=PodWebhook=true`);
+    }
+    gates[gate] = enabled === 'true';
+  }
+  return gates;
+}
+
+function parseBool(name: string, value: string): boolean {
+  if (value === 'true' || value === '') return true;
+  if (value === 'false') return false;
+  throw new OptionsError(`--${name}: "${value}" is not a boolean. Fix: use --${name}=true or --${name}=false`);
+}
+
+function parseInteger(name: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new OptionsError(`${name}: "${value}" must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+const STRING_FLAGS = [
+  Flags.enableLeaderElection, Flags.leaderElectionNamespace, Flags.leaderElectionId, Flags.leaderElectionResourceLock,
+  Flags.leaseDuration, Flags.renewDeadline, Flags.retryPeriod, Flags.metricsAddr, Flags.healthProbeAddr, Flags.featureGates,
+  Flags.namespace, Flags.kubeconfig, Flags.role, Flags.drainTimeout, Flags.certMode, Flags.logLevel, Flags.syncPeriod,
+  Flags.restConfigQps, Flags.restConfigBurst, Flags.logToStderr, Flags.verbosity, ...CONTROLLERS.map(workersFlag),
+];
+
+/** Parses argv and env. Throws {@link OptionsError} with a message naming the flag. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new OptionsError(`${(err as Error).message}. Fix: see --help`);
+  }
+  if (values.help) return 'help';
+  const flag = (name: string): string | undefined => values[name] as string | undefined;
+  const role = flag(Flags.role) ?? Roles.all;
+  if (!Object.values(Roles).includes(role as never)) {
+    throw new OptionsError(`--${Flags.role}: "${role}" is not a role. Fix: use ${Object.values(Roles).join(', ')}`);
+  }
+  const certMode = flag(Flags.certMode) ?? CertModes.selfManaged;
+  if (!Object.values(CertModes).includes(certMode as never)) {
+    throw new OptionsError(`--${Flags.certMode}: "${certMode}" is not a certificate mode. Fix: use ${Object.values(CertModes).join(' or ')}`);
+  }
+  const logLevel = flag(Flags.logLevel) ?? 'info';
+  if (!isLogLevel(logLevel)) throw new OptionsError(`--${Flags.logLevel}: "${logLevel}" is not a level. Fix: use debug, info, warn or error`);
+  const lockKind = flag(Flags.leaderElectionResourceLock) ?? 'leases';
+  if (lockKind !== 'leases') throw new OptionsError(`--${Flags.leaderElectionResourceLock}: "${lockKind}" is not supported. Fix: use leases`);
+
+  const podNamespace = env[Env.podNamespace] ?? Names.namespace;
+  const durations = {
+    lease: parseDuration(`--${Flags.leaseDuration}`, flag(Flags.leaseDuration) ?? `${LeaderElectionDefaults.leaseDurationSeconds}s`),
+    renew: parseDuration(`--${Flags.renewDeadline}`, flag(Flags.renewDeadline) ?? `${LeaderElectionDefaults.renewDeadlineSeconds}s`),
+    retry: parseDuration(`--${Flags.retryPeriod}`, flag(Flags.retryPeriod) ?? `${LeaderElectionDefaults.retryPeriodSeconds}s`),
+  };
+  if (!(durations.lease > durations.renew && durations.renew > LeaderElectionDefaults.jitterFactor * durations.retry)) {
+    throw new OptionsError(`--${Flags.leaseDuration}/--${Flags.renewDeadline}/--${Flags.retryPeriod}: ${durations.lease}ms/${durations.renew}ms/${durations.retry}ms violate leaseDuration > renewDeadline > 1.2 x retryPeriod. Fix: e.g. 15s/10s/2s`);
+  }
+  const workers: Record<string, number> = {};
+  for (const controller of CONTROLLERS) {
+    workers[controller] = parseInteger(`--${workersFlag(controller)}`, flag(workersFlag(controller)) ?? '3', 1, 1000);
+  }
+  const webhookPort = parseInteger(Env.webhookPort, env[Env.webhookPort] ?? String(Ports.webhook), 1, 65535);
+  const options: ManagerOptions = {
+    role: role as ManagerOptions['role'],
+    leaderElection: role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
+    leaderElectionNamespace: flag(Flags.leaderElectionNamespace) ?? podNamespace,
+    leaderElectionId: flag(Flags.leaderElectionId) ?? Names.leaderElectionId,
+    leaseDurationMs: durations.lease,
+    renewDeadlineMs: durations.renew,
+    retryPeriodMs: durations.retry,
+    metricsAddr: parseAddr(`--${Flags.metricsAddr}`, flag(Flags.metricsAddr) ?? `:${Ports.metrics}`),
+    healthAddr: parseAddr(`--${Flags.healthProbeAddr}`, flag(Flags.healthProbeAddr) ?? `:${Ports.health}`),
+    webhookPort,
+    webhookHost: env[Env.webhookHost] ?? '0.0.0.0',
+    certDir: env[Env.webhookCertDir] ?? DEFAULT_CERT_DIR,
+    certMode: certMode as ManagerOptions['certMode'],
+    certsRenewBeforeMs: parseDuration(Env.certsRenewBefore, env[Env.certsRenewBefore] ?? '720h'),
+    secretName: env[Env.secretName] ?? Names.webhookSecret,
+    serviceName: env[Env.serviceName] ?? Names.webhookService,
+    podNamespace,
+    podName: env[Env.podName] ?? (env.HOSTNAME || `manager-${process.pid}`),
+    watchNamespace: flag(Flags.namespace) ?? '',
+    featureGates: parseGates(flag(Flags.featureGates) ?? ''),
+    workers,
+    kubeconfig: flag(Flags.kubeconfig),
+    drainTimeoutMs: parseDuration(`--${Flags.drainTimeout}`, flag(Flags.drainTimeout) ?? '5s'),
+    logLevel,
+  };
+  const ports = [options.metricsAddr.port, options.healthAddr.port, options.webhookPort];
+  if (new Set(ports).size !== ports.length) {
+    throw new OptionsError(`ports: metrics ${ports[0]}, health ${ports[1]} and webhook ${ports[2]} collide. Fix: give each its own port`);
+  }
+  return options;
+}
+
+/** `--help` text: every flag and env var the runtime reads. */
+export function helpText(): string {
+  const f = (name: string, text: string) => `  --${name.padEnd(34)} ${text}`;
+  const e = (name: string, text: string) => `  ${name.padEnd(36)} ${text}`;
+  return [
+    'kruise-ha manager: leader-elected controllers and a replicated admission webhook.',
+    '',
+    'Flags (upstream kruise-manager names):',
+    f(`${Flags.enableLeaderElection}=BOOL`, 'run controllers only while holding the Lease (default true)'),
+    f(`${Flags.leaderElectionNamespace}=NS`, 'namespace of the Lease (default $POD_NAMESPACE)'),
+    f(`${Flags.leaderElectionId}=NAME`, `name of the Lease (default ${Names.leaderElectionId})`),
+    f(`${Flags.leaseDuration}=DUR`, 'how long a standby waits before taking over (default 15s)'),
+    f(`${Flags.renewDeadline}=DUR`, 'leader gives up when it cannot renew this long (default 10s)'),
+    f(`${Flags.retryPeriod}=DUR`, 'interval of acquire/renew attempts, jittered x1.2 (default 2s)'),
+    f(`${Flags.leaderElectionResourceLock}=leases`, 'lock kind; only leases'),
+    f(`${Flags.metricsAddr}=ADDR`, `Prometheus /metrics listener (default :${Ports.metrics})`),
+    f(`${Flags.healthProbeAddr}=ADDR`, `/readyz and /healthz listener (default :${Ports.health})`),
+    f(`${Flags.featureGates}=A=true,B=false`, 'feature gates'),
+    f(`${Flags.namespace}=NS`, 'watch only this namespace (default all)'),
+    f(`${Flags.kubeconfig}=PATH`, 'kubeconfig file (default in-cluster config, then $KUBECONFIG)'),
+    ...CONTROLLERS.map((c) => f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default 3)`)),
+    f(`${Flags.role}=ROLE`, 'all (default), webhook (no leader election) or controllers'),
+    f(`${Flags.certMode}=MODE`, 'self-managed (default) or external (cert-manager)'),
+    f(`${Flags.drainTimeout}=DUR`, 'keep serving admission this long after SIGTERM (default 5s)'),
+    f(`${Flags.logLevel}=LEVEL`, 'debug, info (default), warn or error; logs are JSON lines on stderr'),
+    f(`${Flags.syncPeriod}, --${Flags.restConfigQps}, --${Flags.restConfigBurst}, --${Flags.logToStderr}, --${Flags.verbosity}`, 'accepted for upstream compatibility'),
+    '',
+    'Environment (upstream names):',
+    e(Env.podNamespace, `install namespace (default ${Names.namespace})`),
+    e(Env.podName, 'this replica\'s identity in the Lease (default $HOSTNAME)'),
+    e(Env.webhookPort, `webhook HTTPS port (default ${Ports.webhook})`),
+    e(Env.webhookHost, 'webhook listen address (default 0.0.0.0)'),
+    e(Env.webhookCertDir, `where serving certificates are written (default ${DEFAULT_CERT_DIR})`),
+    e(Env.secretName, `certificate Secret (default ${Names.webhookSecret})`),
+    e(Env.serviceName, `webhook Service (default ${Names.webhookService})`),
+    e(Env.certsRenewBefore, 'renew the serving certificate this long before expiry (default 720h)'),
+  ].join('\n');
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from '@jest/globals';
+import { helpText, OptionsError, parseAddr, parseDuration, parseOptions } from '../../../lib/runtime/options.js';
+import { renderManagerArgs, resolveLeaderElection } from '../../../lib/index.js';
+
+const env = { POD_NAMESPACE: 'kruise-system', POD_NAME: 'mgr-0' };
+const parse = (argv: string[], e: NodeJS.ProcessEnv = env) => {
+  const o = parseOptions(argv, e);
+  if (o === 'help') throw new Error('unexpected help');
+  return o;
+};
+
+describe('parseOptions', () => {
+  it('defaults to upstream behaviour', () => {
+    const o = parse([]);
+    expect(o).toEqual(expect.objectContaining({
+      role: 'all', leaderElection: true, leaderElectionNamespace: 'kruise-system', leaderElectionId: 'kruise-manager',
+      leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, webhookPort: 9876, certMode: 'self-managed',
+      certDir: '/tmp/kruise-webhook-certs', secretName: 'kruise-webhook-certs', serviceName: 'kruise-webhook-service', podName: 'mgr-0',
+    }));
+    expect(o.metricsAddr).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(o.workers).toEqual({ sidecarset: 3 });
+  });
+
+  it('parses every flag the constructs render (the contract round-trips)', () => {
+    const args = renderManagerArgs({
+      upstream: false, role: 'controllers', metricsPort: 9090, healthPort: 9091, featureGates: { PodWebhook: false },
+      controllerWorkers: { sidecarset: 7 }, certMode: 'external', extraArgs: [],
+      leaderElection: resolveLeaderElection(undefined, 'kruise-system'),
+    });
+    const o = parse(args);
+    expect([o.role, o.certMode, o.metricsAddr.port, o.healthAddr.port, o.workers.sidecarset]).toEqual(['controllers', 'external', 9090, 9091, 7]);
+    expect(o.featureGates).toEqual({ PodWebhook: false });
+  });
+
+  it('never leader-elects webhook-only replicas', () => {
+    expect(parse(['--role=webhook', '--enable-leader-election=true']).leaderElection).toBe(false);
+  });
+
+  it('reads the upstream env vars', () => {
+    const o = parse([], { ...env, WEBHOOK_PORT: '9443', WEBHOOK_CERT_DIR: '/certs', SECRET_NAME: 's', SERVICE_NAME: 'svc', CERTS_RENEW_BEFORE: '48h' });
+    expect([o.webhookPort, o.certDir, o.secretName, o.serviceName, o.certsRenewBeforeMs]).toEqual([9443, '/certs', 's', 'svc', 48 * 3_600_000]);
+  });
+
+  it('returns help for --help and documents every flag', () => {
+    expect(parseOptions(['--help'], env)).toBe('help');
+    for (const flag of ['--enable-leader-election', '--leader-election-retry-period', '--sidecarset-workers', '--role', 'WEBHOOK_CERT_DIR']) {
+      expect(helpText()).toContain(flag);
+    }
+  });
+
+  const bad: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [['--bogus=1'], env, /Unknown option '--bogus'.*Fix: see --help/],
+    [['--role=leader'], env, /--role: "leader" is not a role. Fix: use all, webhook, controllers/],
+    [['--leader-election-lease-duration=5s'], env, /violate leaseDuration > renewDeadline/],
+    [['--leader-election-retry-period=soon'], env, /--leader-election-retry-period: "soon" is not a duration/],
+    [['--metrics-addr=8080'], env, /--metrics-addr: "8080" is not host:port/],
+    [['--feature-gates=Foo'], env, /--feature-gates: "Foo" is not Gate=true\|false/],
+    [['--sidecarset-workers=0'], env, /--sidecarset-workers: "0" must be a whole number from 1 to 1000/],
+    [['--enable-leader-election=yes'], env, /--enable-leader-election: "yes" is not a boolean/],
+    [['--health-probe-addr=:9876'], env, /ports: .* collide/],
+    [[], { ...env, WEBHOOK_PORT: 'x' }, /WEBHOOK_PORT: "x" must be a whole number/],
+    [['--cert-mode=manual'], env, /--cert-mode: "manual" is not a certificate mode/],
+    [['stray'], env, /Unexpected argument 'stray'|positional/i],
+  ];
+  it.each(bad)('rejects %j with a message naming the flag', (argv, e, message) => {
+    expect(() => parseOptions(argv, e)).toThrow(OptionsError);
+    expect(() => parseOptions(argv, e)).toThrow(message);
+  });
+});
+
+describe('parsers', () => {
+  it('parses Go durations and listen addresses', () => {
+    expect([parseDuration('d', '500ms'), parseDuration('d', '1.5s'), parseDuration('d', '2m'), parseDuration('d', '1h')]).toEqual([500, 1500, 120_000, 3_600_000]);
+    expect(parseAddr('a', '127.0.0.1:80')).toEqual({ host: '127.0.0.1', port: 80 });
+    expect(parseAddr('a', '[::1]:8443')).toEqual({ host: '::1', port: 8443 });
+    expect(() => parseAddr('a', ':0')).toThrow(/a: ":0" is not host:port/);
+  });
+});
