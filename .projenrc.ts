@@ -16,7 +16,7 @@ const project = new typescript.TypeScriptProject({
   license: 'Apache-2.0',
   copyrightOwner: 'kruise-ha authors',
   projenrcTs: true,
-  projenrcTsOptions: { runner: typescript.TypeScriptRunner.tsx(), tsconfigFileName: 'tsconfig.dev.json' },
+  projenrcTsOptions: { runner: typescript.TypeScriptRunner.tsx() },
   tsconfigDevFile: 'tsconfig.dev.json',
   srcdir: 'lib',
   libdir: 'dist',

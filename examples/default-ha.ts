@@ -16,7 +16,7 @@ export class DefaultHaChart extends Chart {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const app = new App();
+  const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new DefaultHaChart(app, 'kruise');
   app.synth();
 }

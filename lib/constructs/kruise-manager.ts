@@ -1,4 +1,4 @@
-import { ApiObject } from 'cdk8s';
+import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { FeatureGates, LabelValues, Labels, Names, Ports } from '../contract.js';
 import { kplus } from './api.js';
@@ -235,8 +235,10 @@ export class KruiseManager extends Construct {
     const rollout = props.rollout ?? Rollout.fullSurge();
     const counts = topology.split ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2] : [replicas];
     const steady = counts.reduce((a, b) => a + b, 0);
+    // One apply that changes the image rolls every Deployment at once, and with host network
+    // all their surge pods need nodes beside the old ones.
     const needed = (props.hostNetwork ?? true)
-      ? steady + Math.max(...counts.map((n) => rollout.surgePods(n)))
+      ? steady + counts.reduce((sum, n) => sum + rollout.surgePods(n), 0)
       : Math.max(...counts.map((n) => n + rollout.surgePods(n)));
     if (nodes < needed) {
       throw propError('expectedNodes', nodes, `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${props.hostNetwork ?? true ? ', host ports' : ''})`,
@@ -246,9 +248,10 @@ export class KruiseManager extends Construct {
 
   private renderNetworkPolicy(ns: string): kplus.NetworkPolicy {
     const ports = [...new Set(this.workloads.flatMap((w) => [w.ports.webhook, w.ports.metrics, w.ports.health]))];
-    // The API server's address is unknown to a manifest, so the webhook port is open to all
-    // sources; everything else is denied.
-    return new kplus.NetworkPolicy(this, 'NetworkPolicy', {
+    // The API server and Prometheus addresses are unknown to a manifest, and CNIs disagree on
+    // whether an ipBlock matches node addresses (host-network API servers), so the manager's
+    // ports are open to every source (no `from`) and every other port is denied.
+    const policy = new kplus.NetworkPolicy(this, 'NetworkPolicy', {
       metadata: { name: 'kruise-manager', namespace: ns },
       selector: kplus.Pods.select(this, 'ManagerPods', { labels: { [Labels.controlPlane]: LabelValues.controllerManager }, namespaces: kplus.Namespaces.select(this, 'Own', { names: [ns] }) }),
       ingress: {
@@ -256,6 +259,8 @@ export class KruiseManager extends Construct {
         rules: [{ peer: kplus.NetworkPolicyIpBlock.anyIpv4(this, 'Any4'), ports: ports.map((p) => kplus.NetworkPolicyPort.tcp(p)) }],
       },
     });
+    ApiObject.of(policy).addJsonPatch(JsonPatch.remove('/spec/ingress/0/from'));
+    return policy;
   }
 
   /** Cluster-scoped names (webhook configurations, ClusterRoles) allow one manager per App. */

@@ -18,8 +18,8 @@ export interface ZoneSpreadOptions {
 /** Options for a strict {@link ZoneSpread}. */
 export interface RequiredZoneSpreadOptions extends ZoneSpreadOptions {
   /**
-   * How many domains the cluster has. Only used to check, at synth, that the spread can be
-   * satisfied; nothing is rendered from it.
+   * How many domains the cluster has. Not rendered; checked at synth against `minZones`
+   * (a `minZones` above it could never be met).
    * @default - unknown, not checked
    */
   readonly zones?: number;

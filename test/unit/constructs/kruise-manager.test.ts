@@ -196,7 +196,7 @@ describe('KruiseManager validation', () => {
 
   it('counts strict spread and split pods in the node check', () => {
     expect(() => synthManager({ image: runtime, topology: ManagerTopology.split({ webhookReplicas: 3 }), expectedNodes: 7, zoneSpread: ZoneSpread.required() }))
-      .toThrow(/8 nodes are needed/);
+      .toThrow(/10 nodes are needed/);
   });
 
   it('fails synth when two managers share an App (cluster-scoped names collide)', () => {

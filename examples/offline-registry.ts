@@ -1,0 +1,29 @@
+/**
+ * Air-gapped or mirrored clusters: every image (manager, daemon, uninstall guard) is pulled
+ * from one internal registry with a pull secret. Mirror openkruise/kruise-manager and
+ * openkruise/kruise-helm-hook at the pinned tags into that path before applying.
+ */
+import { App, Chart } from 'cdk8s';
+import { Construct } from 'constructs';
+import { KruiseManager, ManagerImage } from '../lib/index.js';
+
+export class OfflineRegistryChart extends Chart {
+  public readonly manager: KruiseManager;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.manager = new KruiseManager(this, 'Kruise', {
+      // The registry replaces Docker Hub's `openkruise` path, keeping the upstream image names.
+      image: ManagerImage.upstream({ registry: 'registry.internal.example:5000/openkruise' }),
+      // The Secret is not rendered: create `regcred` in kruise-system (the pods reference it by
+      // name) with your registry credentials, out of band, so no credential lives in the manifest.
+      imagePullSecrets: ['regcred'],
+    });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
+  new OfflineRegistryChart(app, 'kruise-offline-registry');
+  app.synth();
+}
