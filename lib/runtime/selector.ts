@@ -1,0 +1,112 @@
+/** Kubernetes label selectors: matching, validation and a conservative overlap test. */
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$/;
+const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function validKey(key: string): boolean {
+  const parts = key.split('/');
+  if (parts.length > 2) return false;
+  const [prefix, name] = parts.length === 2 ? parts : [undefined, parts[0]];
+  return NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && PREFIX.test(prefix)));
+}
+
+function validValue(value: string): boolean {
+  return value === '' || NAME.test(value);
+}
+
+/** Every problem with `selector`, each naming the field under `path`. */
+export function validateSelector(selector: unknown, path: string): string[] {
+  if (selector === null || typeof selector !== 'object' || Array.isArray(selector)) return [`${path}: must be an object with matchLabels and/or matchExpressions`];
+  const s = selector as LabelSelector;
+  const errors: string[] = [];
+  if (s.matchLabels !== undefined) {
+    if (typeof s.matchLabels !== 'object' || s.matchLabels === null || Array.isArray(s.matchLabels)) errors.push(`${path}.matchLabels: must be a map of label to value`);
+    else for (const [k, v] of Object.entries(s.matchLabels)) {
+      if (!validKey(k)) errors.push(`${path}.matchLabels: "${k}" is not a valid label key`);
+      if (typeof v !== 'string' || !validValue(v)) errors.push(`${path}.matchLabels["${k}"]: ${JSON.stringify(v)} is not a valid label value`);
+    }
+  }
+  if (s.matchExpressions !== undefined) {
+    if (!Array.isArray(s.matchExpressions)) return [...errors, `${path}.matchExpressions: must be a list`];
+    s.matchExpressions.forEach((e, i) => {
+      const at = `${path}.matchExpressions[${i}]`;
+      if (!e || typeof e.key !== 'string' || !validKey(e.key)) errors.push(`${at}.key: ${JSON.stringify(e?.key)} is not a valid label key`);
+      if (!OPERATORS.includes(e?.operator)) errors.push(`${at}.operator: ${JSON.stringify(e?.operator)} is not one of ${OPERATORS.join(', ')}`);
+      const hasValues = Array.isArray(e?.values) && e.values.length > 0;
+      if ((e?.operator === 'In' || e?.operator === 'NotIn') && !hasValues) errors.push(`${at}.values: must be non-empty for ${e.operator}`);
+      if ((e?.operator === 'Exists' || e?.operator === 'DoesNotExist') && hasValues) errors.push(`${at}.values: must be empty for ${e.operator}`);
+      if (e?.values !== undefined && (!Array.isArray(e.values) || e.values.some((v) => typeof v !== 'string' || !validValue(v)))) errors.push(`${at}.values: must be valid label values`);
+    });
+  }
+  return errors;
+}
+
+/** True when `labels` satisfy `selector`. An empty selector matches everything. */
+export function matchesSelector(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+  if (!selector) return false;
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(l, e.key);
+    switch (e.operator) {
+      case 'In': if (!has || !(e.values ?? []).includes(l[e.key])) return false; break;
+      case 'NotIn': if (has && (e.values ?? []).includes(l[e.key])) return false; break;
+      case 'Exists': if (!has) return false; break;
+      case 'DoesNotExist': if (has) return false; break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+/** What a selector demands of one label key. */
+type KeyConstraint = { kind: 'any' } | { kind: 'absent' } | { kind: 'present' } | { kind: 'values'; values: Set<string> };
+
+function constraintOn(s: LabelSelector, key: string): KeyConstraint {
+  let values: Set<string> | undefined = s.matchLabels?.[key] !== undefined ? new Set([s.matchLabels[key]]) : undefined;
+  let present = values !== undefined;
+  for (const e of s.matchExpressions ?? []) {
+    if (e.key !== key) continue;
+    if (e.operator === 'DoesNotExist') return present ? { kind: 'values', values: new Set() } : { kind: 'absent' };
+    if (e.operator === 'Exists') present = true;
+    if (e.operator === 'In') {
+      const inValues = new Set(e.values ?? []);
+      values = values ? new Set([...values].filter((v) => inValues.has(v))) : inValues;
+      present = true;
+    }
+  }
+  if (values) return { kind: 'values', values };
+  return present ? { kind: 'present' } : { kind: 'any' };
+}
+
+function compatible(x: KeyConstraint, y: KeyConstraint): boolean {
+  if (x.kind === 'values' && x.values.size === 0) return false;
+  if (y.kind === 'values' && y.values.size === 0) return false;
+  if (x.kind === 'any' || y.kind === 'any') return true;
+  if (x.kind === 'absent' || y.kind === 'absent') return x.kind === y.kind;
+  if (x.kind === 'values' && y.kind === 'values') return [...x.values].some((v) => y.values.has(v));
+  return true;
+}
+
+/**
+ * False only when no label set can satisfy both selectors (a key pinned to disjoint values, or
+ * required by one and forbidden by the other); true otherwise. Conservative on purpose: a
+ * conflict check must never miss a real overlap (NotIn is treated as "any").
+ */
+export function selectorsMayOverlap(a: LabelSelector, b: LabelSelector): boolean {
+  const keys = new Set([...Object.keys(a.matchLabels ?? {}), ...Object.keys(b.matchLabels ?? {}),
+    ...(a.matchExpressions ?? []).map((e) => e.key), ...(b.matchExpressions ?? []).map((e) => e.key)]);
+  return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
+}

@@ -1,0 +1,60 @@
+import type { V1Container, V1LocalObjectReference, V1ObjectMeta, V1Volume } from '@kubernetes/client-node';
+import type { LabelSelector } from '../selector.js';
+
+/** A sidecar container: a core Container plus SidecarSet-only fields (upstream names). */
+export interface SidecarContainer extends V1Container {
+  podInjectPolicy?: 'BeforeAppContainer' | 'AfterAppContainer';
+  shareVolumePolicy?: { type?: 'enabled' | 'disabled' };
+  transferEnv?: Array<{ sourceContainerName?: string; envName?: string; envNames?: string[] }>;
+  upgradeStrategy?: { upgradeType?: string };
+}
+
+export interface SidecarSetUpdateStrategy {
+  type?: 'RollingUpdate' | 'NotUpdate';
+  partition?: number | string;
+  maxUnavailable?: number | string;
+  paused?: boolean;
+  selector?: LabelSelector;
+}
+
+export interface SidecarSetSpec {
+  selector?: LabelSelector;
+  namespace?: string;
+  namespaceSelector?: LabelSelector;
+  containers?: SidecarContainer[];
+  initContainers?: SidecarContainer[];
+  volumes?: V1Volume[];
+  imagePullSecrets?: V1LocalObjectReference[];
+  updateStrategy?: SidecarSetUpdateStrategy;
+  injectionStrategy?: { paused?: boolean };
+  revisionHistoryLimit?: number;
+}
+
+export interface SidecarSetStatus {
+  observedGeneration?: number;
+  matchedPods?: number;
+  updatedPods?: number;
+  readyPods?: number;
+  updatedReadyPods?: number;
+  latestRevision?: string;
+}
+
+export interface SidecarSet {
+  apiVersion?: string;
+  kind?: string;
+  metadata: V1ObjectMeta & { name: string };
+  spec: SidecarSetSpec;
+  status?: SidecarSetStatus;
+}
+
+/** One entry of the pod annotations `kruise.io/sidecarset-hash[-without-image]` (upstream shape). */
+export interface SidecarSetHashEntry {
+  updateTimestamp: string;
+  hash: string;
+  sidecarSetName: string;
+  sidecarList: string[];
+  controllerRevision?: string;
+}
+
+/** Fields of a sidecar container that SidecarSet adds and a pod's Container does not have. */
+export const SIDECAR_ONLY_FIELDS = ['podInjectPolicy', 'shareVolumePolicy', 'transferEnv', 'upgradeStrategy', 'resourcesPolicy'] as const;

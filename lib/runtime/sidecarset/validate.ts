@@ -1,0 +1,120 @@
+import { selectorsMayOverlap, validateSelector } from '../selector.js';
+import type { SidecarSet } from './types.js';
+
+/** Spec fields of the upstream API this runtime implements; anything else is rejected by name. */
+const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
+  'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit']);
+const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector']);
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const INT_OR_PERCENT = /^(\d+)%$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function checkIntOrPercent(value: unknown, path: string, errors: string[], allowZero: boolean): void {
+  if (value === undefined) return;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && INT_OR_PERCENT.test(value) ? Number(INT_OR_PERCENT.exec(value)![1]) : NaN;
+  const ok = Number.isInteger(n) && n >= (allowZero ? 0 : 1) && (typeof value === 'number' || n <= 100);
+  if (!ok) errors.push(`${path}: ${JSON.stringify(value)} must be ${allowZero ? 'a whole number >= 0' : 'a whole number >= 1'} or a percentage like "20%"`);
+}
+
+function checkContainers(list: unknown, path: string, names: Map<string, string>, errors: string[]): void {
+  if (list === undefined) return;
+  if (!Array.isArray(list)) { errors.push(`${path}: must be a list`); return; }
+  list.forEach((c: unknown, i) => {
+    const at = `${path}[${i}]`;
+    if (!isObject(c)) { errors.push(`${at}: must be an object`); return; }
+    if (typeof c.name !== 'string' || c.name.length > 63 || !DNS_LABEL.test(c.name)) errors.push(`${at}.name: ${JSON.stringify(c.name)} is not a valid container name (DNS label)`);
+    else if (names.has(c.name)) errors.push(`${at}.name: "${c.name}" is already used by ${names.get(c.name)}; container names must be unique`);
+    else names.set(c.name, at);
+    if (typeof c.image !== 'string' || c.image.trim() === '') errors.push(`${at}.image: is required`);
+    if (c.podInjectPolicy !== undefined && c.podInjectPolicy !== 'BeforeAppContainer' && c.podInjectPolicy !== 'AfterAppContainer') {
+      errors.push(`${at}.podInjectPolicy: ${JSON.stringify(c.podInjectPolicy)} must be BeforeAppContainer or AfterAppContainer`);
+    }
+    const share = c.shareVolumePolicy as Record<string, unknown> | undefined;
+    if (share !== undefined && (!isObject(share) || !['enabled', 'disabled'].includes(share.type as string))) {
+      errors.push(`${at}.shareVolumePolicy.type: must be enabled or disabled`);
+    }
+    const transfer = c.transferEnv;
+    if (transfer !== undefined) {
+      if (!Array.isArray(transfer)) errors.push(`${at}.transferEnv: must be a list`);
+      else transfer.forEach((t: Record<string, unknown>, j) => {
+        if (!isObject(t) || typeof t.sourceContainerName !== 'string' || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
+          errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName and envName (or envNames)`);
+        }
+      });
+    }
+    const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
+    if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade') errors.push(`${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`);
+    if (c.resourcesPolicy !== undefined) errors.push(`${at}.resourcesPolicy: is not supported by this runtime; remove it`);
+  });
+}
+
+/** Every problem with a SidecarSet on its own, each naming the field and the fix. */
+export function validateSidecarSet(s: unknown): string[] {
+  if (!isObject(s)) return ['SidecarSet: must be an object'];
+  const meta = s.metadata as Record<string, unknown> | undefined;
+  const errors: string[] = [];
+  if (!isObject(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string')) errors.push('metadata.name: is required');
+  const spec = s.spec;
+  if (!isObject(spec)) return [...errors, 'spec: is required'];
+  for (const key of Object.keys(spec)) if (!SPEC_FIELDS.has(key)) errors.push(`spec.${key}: is not supported by this runtime (upstream-only feature); remove it`);
+  if (spec.selector === undefined) errors.push('spec.selector: is required (an empty selector {} selects every pod)');
+  else errors.push(...validateSelector(spec.selector, 'spec.selector'));
+  if (spec.namespaceSelector !== undefined) errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
+  if (spec.namespace !== undefined && spec.namespaceSelector !== undefined) errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
+  if (spec.namespace !== undefined && (typeof spec.namespace !== 'string' || !DNS_LABEL.test(spec.namespace))) errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} is not a namespace name`);
+  const names = new Map<string, string>();
+  checkContainers(spec.containers, 'spec.containers', names, errors);
+  checkContainers(spec.initContainers, 'spec.initContainers', names, errors);
+  if (names.size === 0 && !errors.some((e) => e.startsWith('spec.containers') || e.startsWith('spec.initContainers'))) {
+    errors.push('spec.containers: at least one container or init container is required');
+  }
+  if (spec.volumes !== undefined) {
+    const seen = new Set<string>();
+    if (!Array.isArray(spec.volumes)) errors.push('spec.volumes: must be a list');
+    else spec.volumes.forEach((v: Record<string, unknown>, i) => {
+      if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name)) errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
+      else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
+      else seen.add(v.name);
+    });
+  }
+  const strategy = spec.updateStrategy;
+  if (strategy !== undefined) {
+    if (!isObject(strategy)) errors.push('spec.updateStrategy: must be an object');
+    else {
+      for (const key of Object.keys(strategy)) if (!STRATEGY_FIELDS.has(key)) errors.push(`spec.updateStrategy.${key}: is not supported by this runtime; remove it`);
+      if (strategy.type !== undefined && strategy.type !== 'RollingUpdate' && strategy.type !== 'NotUpdate') errors.push(`spec.updateStrategy.type: ${JSON.stringify(strategy.type)} must be RollingUpdate or NotUpdate`);
+      checkIntOrPercent(strategy.partition, 'spec.updateStrategy.partition', errors, true);
+      checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors, false);
+      if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean') errors.push('spec.updateStrategy.paused: must be true or false');
+      if (strategy.selector !== undefined) errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
+    }
+  }
+  const injection = spec.injectionStrategy;
+  if (isObject(injection)) {
+    for (const key of Object.keys(injection)) if (key !== 'paused') errors.push(`spec.injectionStrategy.${key}: is not supported by this runtime; remove it`);
+  }
+  if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
+    errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
+  }
+  return errors;
+}
+
+/**
+ * Conflicts with existing SidecarSets: two SidecarSets may not inject a container of the same
+ * name into pods that both can select (same namespace scope, overlapping selectors).
+ */
+export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
+  const names = new Set([...(candidate.spec.containers ?? []), ...(candidate.spec.initContainers ?? [])].map((c) => c.name));
+  const conflicts: string[] = [];
+  for (const other of others) {
+    if (other.metadata.name === candidate.metadata.name) continue;
+    if (candidate.spec.namespace && other.spec.namespace && candidate.spec.namespace !== other.spec.namespace) continue;
+    if (!candidate.spec.selector || !other.spec.selector || !selectorsMayOverlap(candidate.spec.selector, other.spec.selector)) continue;
+    const shared = [...(other.spec.containers ?? []), ...(other.spec.initContainers ?? [])].map((c) => c.name).filter((n) => names.has(n));
+    if (shared.length > 0) {
+      conflicts.push(`spec.containers: container ${shared.map((n) => `"${n}"`).join(', ')} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`);
+    }
+  }
+  return conflicts;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from '@jest/globals';
+import type { V1Pod } from '@kubernetes/client-node';
+import { injectionIgnored, injectSidecars, sidecarSetMatchesPod } from '../../../../lib/runtime/sidecarset/inject.js';
+import { readHashAnnotation, sidecarSetHash } from '../../../../lib/runtime/sidecarset/hash.js';
+import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
+
+const now = new Date('2026-11-21T00:00:00Z');
+const pod = (): V1Pod => ({
+  metadata: { name: 'p', namespace: 'apps', labels: { app: 'web' } },
+  spec: {
+    containers: [{ name: 'app', image: 'web:1', env: [{ name: 'TZ', value: 'UTC' }], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+    volumes: [{ name: 'data', emptyDir: {} }],
+  },
+});
+const sidecarSet = (name: string, spec: Partial<SidecarSet['spec']> = {}): SidecarSet => ({
+  metadata: { name },
+  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: `${name}-proxy`, image: 'proxy:1' }], ...spec },
+});
+
+describe('sidecarSetMatchesPod', () => {
+  it('checks selector, namespace and namespaceSelector', () => {
+    expect(sidecarSetMatchesPod(sidecarSet('a'), pod(), {})).toBe(true);
+    expect(sidecarSetMatchesPod(sidecarSet('a', { namespace: 'other' }), pod(), {})).toBe(false);
+    expect(sidecarSetMatchesPod(sidecarSet('a', { namespaceSelector: { matchLabels: { mesh: 'on' } } }), pod(), { mesh: 'on' })).toBe(true);
+    expect(sidecarSetMatchesPod(sidecarSet('a', { namespaceSelector: { matchLabels: { mesh: 'on' } } }), pod(), {})).toBe(false);
+    expect(sidecarSetMatchesPod(sidecarSet('a', { selector: { matchLabels: { app: 'db' } } }), pod(), {})).toBe(false);
+  });
+});
+
+describe('injectSidecars', () => {
+  it('injects containers in position, with init containers, volumes, pull secrets and annotations', () => {
+    const before = sidecarSet('a', {
+      containers: [{ name: 'init-proxy', image: 'proxy:1', podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }] }],
+      initContainers: [{ name: 'setup', image: 'setup:1' }],
+      volumes: [{ name: 'data', configMap: { name: 'ignored' } }, { name: 'certs', emptyDir: {} }],
+      imagePullSecrets: [{ name: 'regcred' }],
+    });
+    const { pod: out, injected } = injectSidecars(pod(), [sidecarSet('b'), before], now);
+    expect(injected).toEqual(['a', 'b']);
+    expect(out.spec!.containers.map((c) => c.name)).toEqual(['init-proxy', 'app', 'b-proxy']);
+    const proxy = out.spec!.containers[0] as unknown as Record<string, unknown>;
+    expect(proxy.podInjectPolicy).toBeUndefined();
+    expect(proxy.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
+    expect(proxy.env).toEqual([{ name: 'TZ', value: 'UTC' }]);
+    expect(out.spec!.initContainers!.map((c) => c.name)).toEqual(['setup']);
+    expect(out.spec!.volumes).toEqual([{ name: 'data', emptyDir: {} }, { name: 'certs', emptyDir: {} }]);
+    expect(out.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    const hashes = readHashAnnotation(out.metadata!.annotations, 'kruise.io/sidecarset-hash');
+    expect(hashes.a).toEqual({ updateTimestamp: now.toISOString(), hash: sidecarSetHash(before), sidecarSetName: 'a', sidecarList: ['init-proxy'] });
+    expect(out.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe('a,b');
+  });
+
+  it('is idempotent: a reinvoked pod is not injected twice', () => {
+    const once = injectSidecars(pod(), [sidecarSet('a')], now).pod;
+    const twice = injectSidecars(once, [sidecarSet('a')], now);
+    expect(twice.injected).toEqual([]);
+    expect(twice.pod).toEqual(once);
+  });
+
+  it('skips a sidecar whose name the pod already uses and leaves the input untouched', () => {
+    const input = pod();
+    const { pod: out } = injectSidecars(input, [sidecarSet('a', { containers: [{ name: 'app', image: 'x' }] })], now);
+    expect(out.spec!.containers.map((c) => c.name)).toEqual(['app']);
+    expect(input.metadata!.annotations).toBeUndefined();
+  });
+
+  it('honours the opt-out annotation helper', () => {
+    const p = pod();
+    p.metadata!.annotations = { 'kruise.io/sidecarset-inject-ignore': 'true' };
+    expect(injectionIgnored(p)).toBe(true);
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from '@jest/globals';
+import { findConflicts, validateSidecarSet } from '../../../../lib/runtime/sidecarset/validate.js';
+import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
+
+const valid = () => ({
+  apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 's' },
+  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }], updateStrategy: { type: 'RollingUpdate', maxUnavailable: '20%', partition: 1 } },
+});
+
+describe('validateSidecarSet', () => {
+  it('accepts an upstream manifest inside the subset', () => {
+    expect(validateSidecarSet(valid())).toEqual([]);
+  });
+
+  it('names every missing or bad field', () => {
+    const bad = {
+      metadata: {},
+      spec: {
+        containers: [{ name: 'Proxy', image: '' }, { name: 'dup', image: 'x', podInjectPolicy: 'First', shareVolumePolicy: { type: 'yes' } }],
+        initContainers: [{ name: 'dup', image: 'x' }],
+        volumes: [{ name: 'v' }, { name: 'v' }],
+        updateStrategy: { type: 'OnDelete', maxUnavailable: 0, partition: '120%', paused: 'no' },
+        namespace: 'a', namespaceSelector: {},
+        revisionHistoryLimit: -1,
+      },
+    };
+    expect(validateSidecarSet(bad)).toEqual([
+      'metadata.name: is required',
+      'spec.selector: is required (an empty selector {} selects every pod)',
+      'spec.namespace: cannot be combined with spec.namespaceSelector; set one',
+      'spec.containers[0].name: "Proxy" is not a valid container name (DNS label)',
+      'spec.containers[0].image: is required',
+      'spec.containers[1].podInjectPolicy: "First" must be BeforeAppContainer or AfterAppContainer',
+      'spec.containers[1].shareVolumePolicy.type: must be enabled or disabled',
+      'spec.initContainers[0].name: "dup" is already used by spec.containers[1]; container names must be unique',
+      'spec.volumes[1].name: "v" is duplicated',
+      'spec.updateStrategy.type: "OnDelete" must be RollingUpdate or NotUpdate',
+      'spec.updateStrategy.partition: "120%" must be a whole number >= 0 or a percentage like "20%"',
+      'spec.updateStrategy.maxUnavailable: 0 must be a whole number >= 1 or a percentage like "20%"',
+      'spec.updateStrategy.paused: must be true or false',
+      'spec.revisionHistoryLimit: must be a whole number >= 0',
+    ]);
+  });
+
+  it('rejects upstream-only features by name instead of dropping them', () => {
+    const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    s.spec.patchPodMetadata = [{ annotations: { a: 'b' } }];
+    s.spec.containers[0].upgradeStrategy = { upgradeType: 'HotUpgrade' };
+    s.spec.updateStrategy.scatterStrategy = [];
+    s.spec.injectionStrategy = { revision: { revisionName: 'x' } };
+    expect(validateSidecarSet(s)).toEqual([
+      'spec.patchPodMetadata: is not supported by this runtime (upstream-only feature); remove it',
+      'spec.containers[0].upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it',
+      'spec.updateStrategy.scatterStrategy: is not supported by this runtime; remove it',
+      'spec.injectionStrategy.revision: is not supported by this runtime; remove it',
+    ]);
+  });
+
+  it('never throws on garbage', () => {
+    for (const garbage of [null, 3, 'x', [], { spec: [] }, { metadata: { name: 's' }, spec: { selector: 'x', containers: 'y' } }]) {
+      expect(Array.isArray(validateSidecarSet(garbage))).toBe(true);
+      expect(validateSidecarSet(garbage).length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('findConflicts', () => {
+  const s = (name: string, labels: Record<string, string>, container: string, namespace?: string): SidecarSet =>
+    ({ metadata: { name }, spec: { selector: { matchLabels: labels }, namespace, containers: [{ name: container, image: 'i' }] } });
+
+  it('rejects the same container name injected into overlapping pods', () => {
+    expect(findConflicts(s('new', { app: 'web' }, 'proxy'), [s('old', { tier: 'front' }, 'proxy')])).toEqual([
+      'spec.containers: container "proxy" is also injected by SidecarSet "old" into pods both select; rename the container or make the selectors disjoint',
+    ]);
+  });
+
+  it('allows disjoint selectors, other namespaces, other names, and updates of itself', () => {
+    expect(findConflicts(s('new', { app: 'web' }, 'proxy'), [s('old', { app: 'db' }, 'proxy')])).toEqual([]);
+    expect(findConflicts(s('new', { app: 'web' }, 'proxy', 'a'), [s('old', { app: 'web' }, 'proxy', 'b')])).toEqual([]);
+    expect(findConflicts(s('new', { app: 'web' }, 'proxy'), [s('old', { app: 'web' }, 'logger')])).toEqual([]);
+    expect(findConflicts(s('same', { app: 'web' }, 'proxy'), [s('same', { app: 'web' }, 'proxy')])).toEqual([]);
+  });
+});
