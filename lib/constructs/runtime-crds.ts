@@ -89,6 +89,9 @@ export function sidecarSetCrd(): CrdManifest {
                 revisionHistoryLimit: { type: 'integer', format: 'int32', minimum: 0 },
                 patchPodMetadata: { type: 'array', items: open },
               }, {
+                // Unknown spec fields are kept, not pruned, so the validating webhook can reject
+                // them by name: an upstream manifest never silently loses a field.
+                'x-kubernetes-preserve-unknown-fields': true,
                 'x-kubernetes-validations': [
                   unsupported('spec', 'patchPodMetadata'),
                   { rule: '!(has(self.namespace) && has(self.namespaceSelector))', message: 'spec.namespace and spec.namespaceSelector are mutually exclusive; set one' },

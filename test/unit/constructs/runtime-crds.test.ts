@@ -19,6 +19,7 @@ describe('runtime CRDs', () => {
   it('keeps upstream-only fields (never pruned) and rejects them by name', () => {
     const spec = version().schema.openAPIV3Schema.properties.spec;
     expect(spec.properties.patchPodMetadata).toBeDefined();
+    expect(spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
     expect(spec['x-kubernetes-validations'][0].message).toMatch(/^spec.patchPodMetadata is not supported/);
     const container = spec.properties.containers.items;
     expect(container['x-kubernetes-validations'][0].message).toMatch(/HotUpgrade is not supported/);
