@@ -100,7 +100,9 @@ project.package.addField('exports', {
   '.': { types: './dist/lib/index.d.ts', default: './dist/lib/index.js' },
   './runtime': { types: './dist/lib/runtime/index.d.ts', default: './dist/lib/runtime/index.js' },
   './contract': { types: './dist/lib/contract.d.ts', default: './dist/lib/contract.js' },
+  './image': { types: './dist/lib/image/index.d.ts', default: './dist/lib/image/index.js' },
 });
+project.addBins({ 'kruise-ha-image': 'dist/lib/image/cli.js' });
 project.gitignore.exclude('.envtest/', 'bench/results/', 'dist/', 'cdk8s.out/', 'coverage/', '.runtime-build/');
 
 // Jest in ESM mode: ts-jest transpiles, `tsc -p tsconfig.dev.json` type-checks once.
@@ -166,15 +168,19 @@ project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });
 project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
+project.addTask('image', { description: 'Publish a synthesized runtime image without Docker', exec: 'tsx lib/image/cli.ts', receiveArgs: true });
+// The integration tests push images to Debian's CNCF distribution registry.
+const ensureRegistry = project.addTask('test:ensure-registry', { exec: 'bash test/setup/ensure-docker-registry.sh' });
 project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
-project.addTask('test:integration', {
-  exec: `${jestCmd} --selectProjects integration --runInBand`,
-  receiveArgs: true,
-});
+const integration = project.addTask('test:integration');
+integration.spawn(project.tasks.tryFind('envtest:binaries')!);
+integration.spawn(ensureRegistry);
+integration.exec(`${jestCmd} --selectProjects integration --runInBand`, { receiveArgs: true });
 project.testTask.reset();
 project.testTask.spawn(project.tasks.tryFind('typecheck')!);
 project.testTask.spawn(project.tasks.tryFind('lint')!);
 project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);
+project.testTask.spawn(ensureRegistry);
 project.testTask.exec(`${jestCmd} --runInBand`, { receiveArgs: true });
 
 project.synth();

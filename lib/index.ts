@@ -13,6 +13,7 @@ export * from './constructs/monitoring.js';
 export * from './constructs/options.js';
 export * from './constructs/rbac.js';
 export * from './constructs/runtime-crds.js';
+export * from './constructs/runtime-image.js';
 export * from './constructs/scheduling.js';
 export * from './constructs/uninstall-guard.js';
 export * from './constructs/webhooks.js';

@@ -1,17 +1,16 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { App } from 'cdk8s';
 import { Construct } from 'constructs';
 import {
   APP_DIR, BUNDLE_FILE, ConfigFragment, DOCKERFILE, IMAGE_JSON, IMAGE_JSON_SCHEMA, ImageJson, LayerFile, RUNTIME_USER,
   SOURCE_MAP_FILE, canonicalJson, contentTag, sha256Hex,
 } from '../image/build-context.js';
-import { parseReference } from '../image/reference.js';
 import { propError } from './errors.js';
 import type { IRuntimeImageSource } from './image.js';
 import { bundleRuntime } from './runtime-bundle.js';
 import { renderDockerfile } from './runtime-dockerfile.js';
+import { checkBaseImage, checkEntrypoint, checkEpoch, checkLabels, checkRepository, defaultEntrypoint } from './runtime-image-props.js';
 
 /**
  * Default base: Debian slim with the same Node release as the `node` devDependency the tests
@@ -42,7 +41,10 @@ export interface RuntimeImageProps {
    */
   readonly outdir?: string;
   /**
-   * Image labels, for example `org.opencontainers.image.revision`. Part of the tag.
+   * Image labels, part of the tag. Pass where the image comes from, for example
+   * `{ 'org.opencontainers.image.source': 'https://github.com/org/repo', 'org.opencontainers.image.revision': process.env.GITHUB_SHA }`;
+   * publish adds `org.opencontainers.image.base.name` and `.base.digest` itself. A per-commit
+   * revision gives every commit its own tag; leave it out to change tags only with the content.
    * @default - org.opencontainers.image.title only
    */
   readonly labels?: { [key: string]: string };
@@ -128,72 +130,4 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
 
 function layerFile(name: string, content: Uint8Array): LayerFile {
   return { path: `${APP_DIR.slice(1)}/${name}`, source: name, sha256: sha256Hex(content), size: content.byteLength, mode: 0o644 };
-}
-
-/** This package's runtime: the TypeScript source in a checkout, the compiled module in a built package. */
-function defaultEntrypoint(): string {
-  const candidates = ['../runtime/main.ts', '../runtime/main.js'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) {
-    throw propError('entrypoint', undefined, `has no default: neither ${candidates.join(' nor ')} exists`,
-      'build the package (npm run compile), or pass entrypoint: "<path to your main module>"');
-  }
-  return found;
-}
-
-function checkEntrypoint(entrypoint: string): string {
-  if (!isAbsolute(entrypoint) && !entrypoint.startsWith('.')) {
-    // A bare name would be resolved against node_modules by esbuild: refuse the ambiguity.
-    throw propError('entrypoint', entrypoint, 'is not a file path', 'pass an absolute path or one starting with "./"');
-  }
-  const path = resolve(entrypoint);
-  if (!existsSync(path) || !statSync(path).isFile()) {
-    throw propError('entrypoint', entrypoint, `does not exist (resolved to ${path})`, 'pass the path of a .ts or .js module');
-  }
-  if (!/\.(m|c)?[jt]s$/.test(path)) {
-    throw propError('entrypoint', entrypoint, 'is not a JavaScript or TypeScript module', 'pass a .ts, .mts, .js or .mjs file');
-  }
-  return path;
-}
-
-function checkRepository(repository: string): string {
-  const fix = 'use a lower-case repository without tag or digest, such as "registry.example.com/team/kruise-manager"; the tag is computed from the content';
-  if (typeof repository !== 'string' || repository === '') throw propError('repository', repository, 'is required', fix);
-  let ref;
-  try {
-    ref = parseReference(repository);
-  } catch (e) {
-    throw propError('repository', repository, `is not a valid repository: ${(e as Error).message}`, fix);
-  }
-  if (ref.tag || ref.digest) throw propError('repository', repository, 'has a tag or digest', fix);
-  return repository;
-}
-
-function checkBaseImage(base: string): string {
-  const fix = 'pin the base, such as "docker.io/library/node:24-bookworm-slim" or "...@sha256:<digest>"';
-  let ref;
-  try {
-    ref = parseReference(base);
-  } catch (e) {
-    throw propError('baseImage', base, `is not a valid image reference: ${(e as Error).message}`, fix);
-  }
-  if (!ref.tag && !ref.digest) throw propError('baseImage', base, 'has no tag or digest, so it would float', fix);
-  return base;
-}
-
-function checkLabels(labels: Record<string, string>): Record<string, string> {
-  for (const [key, value] of Object.entries(labels)) {
-    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(key)) {
-      throw propError(`labels["${key}"]`, key, 'is not a label key', 'use reverse-DNS keys such as "org.opencontainers.image.revision"');
-    }
-    if (typeof value !== 'string') throw propError(`labels["${key}"]`, value, 'is not a string', 'pass string values only');
-  }
-  return labels;
-}
-
-function checkEpoch(seconds: number): string {
-  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 253402300799) {
-    throw propError('sourceDateEpoch', seconds, 'is not whole seconds since 1970', 'pass e.g. the commit time: git log -1 --format=%ct');
-  }
-  return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 }
