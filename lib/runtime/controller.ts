@@ -1,0 +1,183 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { realClock, withTimeout, type Clock } from './clock.js';
+import { ControllerMetrics, type ReconcileResult } from './controller-metrics.js';
+import type { EventSource } from './informer/types.js';
+import type { Logger } from './log.js';
+import { RateLimitingQueue, type RateLimiter } from './workqueue/index.js';
+
+/** What to reconcile: one object, by name. Cluster-scoped objects have no namespace. */
+export interface Request {
+  namespace?: string;
+  name: string;
+}
+
+export interface Result {
+  /** Reconcile again after the rate limiter's backoff. */
+  requeue?: boolean;
+  /** Reconcile again after this long (wins over `requeue`); the failure backoff is reset. */
+  requeueAfterMs?: number;
+}
+
+export interface ReconcileContext {
+  /** Aborts when the controller stops; pass it to API calls so shutdown is not held up. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+export type Reconciler = (request: Request, context: ReconcileContext) => Promise<Result | void> | Result | void;
+
+export interface ControllerOptions {
+  /** Names the metrics series, the queue and the `--<name>-workers` flag (contract's workersFlag). */
+  name: string;
+  reconcile: Reconciler;
+  /** Concurrent reconciles (default 1); never two for the same object. */
+  workers?: number;
+  logger: Logger;
+  registry?: Registry;
+  clock?: Clock;
+  rateLimiter?: RateLimiter;
+  /** How long start() waits for watched sources to sync (default 2 min, as controller-runtime). */
+  cacheSyncTimeoutMs?: number;
+}
+
+const requestKey = (r: Request) => (r.namespace ? `${r.namespace}/${r.name}` : r.name);
+
+/**
+ * controller-runtime's controller: events from watched sources become Requests on a rate-limited
+ * work queue, and N workers reconcile them. An error or thrown exception requeues with backoff
+ * and never ends a worker; success resets the backoff.
+ */
+export class Controller {
+  readonly name: string;
+  readonly queue: RateLimitingQueue<Request>;
+  private readonly reconcile: Reconciler;
+  private readonly workers: number;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly metrics: ControllerMetrics;
+  private readonly cacheSyncTimeoutMs: number;
+  private readonly sources: Array<EventSource<KubernetesObject>> = [];
+  private readonly unsubscribes: Array<() => void> = [];
+  private readonly abort = new AbortController();
+  private workerLoops: Array<Promise<void>> = [];
+  private started = false;
+
+  constructor(options: ControllerOptions) {
+    const workers = options.workers ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new RangeError(`controller ${options.name}: workers must be an integer >= 1 (got ${workers})`);
+    }
+    this.name = options.name;
+    this.reconcile = options.reconcile;
+    this.workers = workers;
+    this.clock = options.clock ?? realClock;
+    this.log = options.logger.child({ controller: options.name });
+    this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    const registry = options.registry ?? new Registry();
+    this.queue = new RateLimitingQueue<Request>({
+      name: options.name, keyOf: requestKey, registry, clock: this.clock, rateLimiter: options.rateLimiter,
+    });
+    this.metrics = new ControllerMetrics(options.name, registry, workers);
+  }
+
+  /**
+   * Reconcile objects of `source`. By default an event enqueues the object itself; `map` turns
+   * it into other requests (an owner, or every object that references it).
+   */
+  watch<T extends KubernetesObject>(source: EventSource<T>, map: (obj: T) => Request[] = ownRequest): void {
+    const enqueue = (obj: T) => {
+      let requests: Request[];
+      try {
+        requests = map(obj);
+      } catch (err) {
+        this.log.error('event mapping threw; event dropped', { error: err });
+        return;
+      }
+      for (const r of Array.isArray(requests) ? requests : []) if (typeof r?.name === 'string' && r.name) this.enqueue(r);
+    };
+    this.sources.push(source as unknown as EventSource<KubernetesObject>);
+    this.unsubscribes.push(source.addEventHandler({
+      onAdd: enqueue,
+      onUpdate: (oldObj, newObj) => { enqueue(oldObj); enqueue(newObj); },
+      onDelete: enqueue,
+    }));
+  }
+
+  enqueue(request: Request): void {
+    this.queue.add(request.namespace ? { namespace: request.namespace, name: request.name } : { name: request.name });
+  }
+
+  /** Waits for every watched source to sync (bounded), then starts the workers and returns. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error(`controller ${this.name} already started`);
+    this.started = true;
+    await withTimeout(this.clock, this.cacheSyncTimeoutMs, this.abort.signal,
+      (signal) => Promise.all(this.sources.map((s) => s.waitForSync(signal))),
+      () => new Error(`controller ${this.name}: caches did not sync within ${this.cacheSyncTimeoutMs}ms`));
+    this.log.info('starting workers', { workers: this.workers });
+    this.workerLoops = Array.from({ length: this.workers }, () => this.worker());
+  }
+
+  /** Stops taking new items and resolves once in-flight reconciles have finished. */
+  async stop(): Promise<void> {
+    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+    this.abort.abort(new Error(`controller ${this.name} stopping`));
+    this.queue.shutDown();
+    await Promise.all(this.workerLoops);
+    this.log.info('all workers finished');
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const next = await this.queue.get();
+      if (next.shutdown) return;
+      if (this.abort.signal.aborted) {
+        this.queue.done(next.item);
+        return;
+      }
+      await this.process(next.item);
+    }
+  }
+
+  /** One reconcile with controller-runtime's result handling; never throws. */
+  private async process(request: Request): Promise<void> {
+    const started = this.clock.now();
+    const log = this.log.child({ namespace: request.namespace, name: request.name });
+    this.metrics.started();
+    let outcome: ReconcileResult = 'error';
+    try {
+      let result: unknown;
+      try {
+        result = await this.reconcile(request, { signal: this.abort.signal, logger: log });
+      } catch (err) {
+        this.queue.addRateLimited(request);
+        log.error('Reconciler error', { error: err, requeues: this.queue.numRequeues(request) });
+        return;
+      }
+      const { requeue, requeueAfterMs } = (typeof result === 'object' && result !== null ? result : {}) as Result;
+      if (typeof requeueAfterMs === 'number' && Number.isFinite(requeueAfterMs) && requeueAfterMs > 0) {
+        this.queue.forget(request);
+        this.queue.addAfter(request, requeueAfterMs);
+        outcome = 'requeue_after';
+      } else if (requeue === true) {
+        this.queue.addRateLimited(request);
+        outcome = 'requeue';
+      } else {
+        this.queue.forget(request);
+        outcome = 'success';
+      }
+    } catch (err) {
+      log.error('reconcile bookkeeping failed', { error: err }); // the worker loop must survive anything
+    } finally {
+      this.metrics.finished(outcome, (this.clock.now() - started) / 1000);
+      this.queue.done(request);
+    }
+  }
+}
+
+function ownRequest(obj: KubernetesObject): Request[] {
+  const name = obj?.metadata?.name;
+  if (!name) return [];
+  return [obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name } : { name }];
+}

@@ -1,0 +1,212 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { realClock, type Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { BackoffOptions } from './backoff.js';
+import { HttpListWatcher } from './http-list-watcher.js';
+import { InformerMetrics } from './metrics.js';
+import { Reflector } from './reflector.js';
+import { Store, objectKey, type Delta, type IndexFunc } from './store.js';
+import type { EventHandler, EventSource, ListWatcher, WatchEvent } from './types.js';
+
+export interface InformerOptions<T extends KubernetesObject> {
+  /** Collection path, e.g. `/api/v1/pods` (all namespaces) or `/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets`. */
+  path: string;
+  /** Needed unless `listWatcher` is given. */
+  kubeConfig?: KubeConfig;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Replaces the HTTP transport (tests). */
+  listWatcher?: ListWatcher<T>;
+  logger: Logger;
+  registry?: Registry;
+  clock?: Clock;
+  random?: () => number;
+  indexers?: Record<string, IndexFunc<T>>;
+  /** Objects per list page (default 500; 0 disables paging). */
+  pageSize?: number;
+  /**
+   * Server-side watch lifetime (default: a random 60-120s per watch). The API server ends the
+   * stream then, sending a bookmark just before; on a quiet resource that bookmark is the only
+   * sign of life (kube-apiserver 1.36 sends no earlier periodic bookmark), so this must stay
+   * below `stallTimeoutMs` or healthy quiet watches get aborted as stalled.
+   */
+  watchTimeoutSeconds?: number;
+  /** Abort and re-watch when nothing (event, bookmark, connect) arrived for this long (default max(150s, watchTimeout + 30s)). */
+  stallTimeoutMs?: number;
+  /** Bound on each list page request (default 60s). */
+  listTimeoutMs?: number;
+  /** `health()` fails when the API server has not been heard from for this long (default stallTimeout + 60s). */
+  unhealthyAfterMs?: number;
+  backoff?: BackoffOptions;
+}
+
+export interface InformerHealth {
+  healthy: boolean;
+  message: string;
+  lastActivity: number;
+}
+
+/**
+ * client-go's shared index informer for one resource: a Reflector lists and watches (and never
+ * gives up), this class keeps the Store equal to what it learns and tells handlers what changed.
+ * After a relist handlers hear only real differences against the cache, never a replay of it.
+ */
+export class Informer<T extends KubernetesObject> implements EventSource<T> {
+  readonly store: Store<T>;
+  readonly resource: string;
+  private readonly reflector: Reflector<T>;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly metrics: InformerMetrics;
+  private readonly handlers = new Set<EventHandler<T>>();
+  private readonly unhealthyAfterMs: number;
+  private syncWaiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private synced = false;
+  private activityAt: number;
+  private abort?: AbortController;
+  private loop?: Promise<void>;
+
+  constructor(options: InformerOptions<T>) {
+    const selectors = [
+      options.labelSelector && `labelSelector=${options.labelSelector}`,
+      options.fieldSelector && `fieldSelector=${options.fieldSelector}`,
+    ].filter(Boolean);
+    this.resource = options.path + (selectors.length ? `?${selectors.join('&')}` : '');
+    this.clock = options.clock ?? realClock;
+    this.log = options.logger.child({ informer: this.resource });
+    this.store = new Store<T>(options.indexers);
+    const stallTimeoutMs = options.stallTimeoutMs ?? Math.max(150_000, (options.watchTimeoutSeconds ?? 0) * 1000 + 30_000);
+    this.unhealthyAfterMs = options.unhealthyAfterMs ?? stallTimeoutMs + 60_000;
+    this.activityAt = this.clock.now();
+    let lw: ListWatcher<T>;
+    if (options.listWatcher) lw = options.listWatcher;
+    else if (options.kubeConfig) lw = new HttpListWatcher<T>({ ...options, kubeConfig: options.kubeConfig });
+    else throw new Error(`informer for ${options.path}: pass kubeConfig or listWatcher`);
+    this.metrics = new InformerMetrics(
+      { resource: this.resource, size: () => this.store.size, lastActivity: () => this.activityAt },
+      options.registry ?? new Registry(),
+    );
+    this.reflector = new Reflector<T>(lw, {
+      replace: (items, resourceVersion) => this.replace(items, resourceVersion),
+      apply: (event) => this.apply(event),
+      touch: () => { this.activityAt = this.clock.now(); },
+      listed: () => this.metrics.listed(),
+      restarted: (reason) => this.metrics.restarted(reason),
+    }, {
+      pageSize: options.pageSize ?? 500,
+      watchTimeoutSeconds: options.watchTimeoutSeconds,
+      stallTimeoutMs,
+      listTimeoutMs: options.listTimeoutMs ?? 60_000,
+      backoff: options.backoff,
+    }, this.log, this.clock, options.random ?? Math.random);
+  }
+
+  /** Starts listing and watching in the background; returns at once. */
+  async start(): Promise<void> {
+    if (this.loop) return;
+    this.abort = new AbortController();
+    this.activityAt = this.clock.now();
+    this.loop = this.reflector.run(this.abort.signal);
+  }
+
+  /** Stops watching and waits for the loop to end. The cache keeps its last contents. */
+  async stop(): Promise<void> {
+    if (!this.abort) return;
+    this.abort.abort(new Error('informer stopped'));
+    await this.loop;
+    this.metrics.close();
+    for (const w of this.syncWaiters.splice(0)) w.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.abort?.signal.aborted) return Promise.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.syncWaiters = this.syncWaiters.filter((w) => w !== waiter);
+        reject(signal?.reason);
+      };
+      const waiter = {
+        resolve: () => { signal?.removeEventListener('abort', onAbort); resolve(); },
+        reject: (e: unknown) => { signal?.removeEventListener('abort', onAbort); reject(e); },
+      };
+      this.syncWaiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  addEventHandler(handler: EventHandler<T>): () => void {
+    this.handlers.add(handler);
+    for (const obj of this.store.list()) this.call(handler, { type: 'add', obj });
+    return () => this.handlers.delete(handler);
+  }
+
+  /** Last time the API server was heard from: a list, a watch accepted, an event or a bookmark. */
+  lastActivity(): number {
+    return this.activityAt;
+  }
+
+  /** For /healthz: unhealthy when the API server has been silent past `unhealthyAfterMs`. */
+  health(): InformerHealth {
+    const silentMs = this.clock.now() - this.activityAt;
+    const healthy = silentMs <= this.unhealthyAfterMs;
+    const message = healthy
+      ? `${this.resource}: last heard from the API server ${Math.round(silentMs / 1000)}s ago`
+      : `${this.resource}: no list, watch or event for ${Math.round(silentMs / 1000)}s (bound ${Math.round(this.unhealthyAfterMs / 1000)}s)`;
+    return { healthy, message, lastActivity: this.activityAt };
+  }
+
+  /** health() as a /healthz check: throws with the reason when unhealthy. */
+  checkHealth(): void {
+    const h = this.health();
+    if (!h.healthy) throw new Error(h.message);
+  }
+
+  private replace(items: T[], resourceVersion: string): void {
+    const deltas = this.store.replace(items);
+    this.log.debug('listed', { objects: items.length, resourceVersion, changes: deltas.length });
+    this.dispatch(deltas);
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w.resolve();
+    }
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    const obj = event.object;
+    const key = objectKey(obj);
+    if (key === undefined) {
+      this.log.warn('ignoring watch event for an object without a name', { type: event.type });
+      return;
+    }
+    if (event.type === 'DELETED') {
+      const old = this.store.delete(key);
+      if (old) this.dispatch([{ type: 'delete', obj }]);
+      return;
+    }
+    if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
+    const old = this.store.upsert(obj);
+    if (!old) this.dispatch([{ type: 'add', obj }]);
+    else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.dispatch([{ type: 'update', oldObj: old, obj }]);
+  }
+
+  private dispatch(deltas: Array<Delta<T>>): void {
+    for (const delta of deltas) for (const handler of this.handlers) this.call(handler, delta);
+  }
+
+  private call(handler: EventHandler<T>, delta: Delta<T>): void {
+    try {
+      if (delta.type === 'add') handler.onAdd?.(delta.obj);
+      else if (delta.type === 'update') handler.onUpdate?.(delta.oldObj, delta.obj);
+      else handler.onDelete?.(delta.obj);
+    } catch (err) {
+      this.log.error('event handler threw; the informer carries on', { event: delta.type, key: objectKey(delta.obj), error: err });
+    }
+  }
+}

@@ -1,0 +1,277 @@
+import { Registry, type Gauge } from 'prom-client';
+import { realClock, sleep, withTimeout, type Clock } from '../clock.js';
+import { describeError, httpStatus } from '../informer/errors.js';
+import type { Logger } from '../log.js';
+import { resolveTimings, type LeaderElectionTimings } from './config.js';
+import { rawRecord, type LeaderElectionRecord, type LeaseLock } from './lease-lock.js';
+import { masterStatusGauge } from './metrics.js';
+
+export type StopReason = 'lost' | 'stopped';
+
+export interface LeaderCallbacks {
+  /** We lead. `signal` aborts the moment leadership ends; controllers should stop on it. */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /** 'lost': could not renew in time (the manager exits non-zero). 'stopped': stop() was called. */
+  onStoppedLeading(reason: StopReason): void;
+  /** The observed holder changed (including to us). */
+  onNewLeader?(identity: string): void;
+}
+
+export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
+  lock: LeaseLock;
+  /** Unique per process (e.g. pod name + random suffix): two processes with one identity both lead. */
+  identity: string;
+  callbacks: LeaderCallbacks;
+  logger: Logger;
+  registry?: Registry;
+  clock?: Clock;
+  random?: () => number;
+}
+
+export class LeadershipLostError extends Error {
+  constructor(identity: string) {
+    super(`${identity} cannot prove it still holds the lease; refusing to act as leader`);
+    this.name = 'LeadershipLostError';
+  }
+}
+
+/**
+ * client-go's LeaderElector on a Lease. Candidates retry every RetryPeriod (jittered) and take
+ * the Lease once its holder is empty or it has not changed for leaseDurationSeconds on OUR
+ * clock; remote timestamps are never trusted. The leader renews every RetryPeriod and steps
+ * down (callback 'lost') when it has not renewed within RenewDeadline of its last success.
+ */
+export class LeaderElector {
+  readonly identity: string;
+  private readonly t: LeaderElectionTimings;
+  private readonly lock: LeaseLock;
+  private readonly callbacks: LeaderCallbacks;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly masterStatus: Gauge<'name'>;
+  private observedRaw = '';
+  private observedRecord?: LeaderElectionRecord;
+  private observedAt = -Infinity;
+  private reportedLeader = '';
+  private leading = false;
+  /** Local time at which the request of our last successful acquire/renew was sent. */
+  private lastRenewSentAt = -Infinity;
+  private leaderAbort?: AbortController;
+  private stopping = new AbortController();
+  private loop?: Promise<void>;
+  private stopped?: Promise<void>;
+
+  constructor(options: LeaderElectorOptions) {
+    if (!options.identity) throw new Error('leader election: identity must not be empty');
+    this.t = resolveTimings({
+      leaseDurationMs: options.leaseDurationMs, renewDeadlineMs: options.renewDeadlineMs, retryPeriodMs: options.retryPeriodMs,
+      jitterFactor: options.jitterFactor, requestTimeoutMs: options.requestTimeoutMs,
+    });
+    this.identity = options.identity;
+    this.lock = options.lock;
+    this.callbacks = options.callbacks;
+    this.clock = options.clock ?? realClock;
+    this.random = options.random ?? Math.random;
+    this.log = options.logger.child({ lease: options.lock.describe(), identity: options.identity });
+    this.masterStatus = masterStatusGauge(options.registry ?? new Registry());
+    this.masterStatus.set({ name: options.lock.name }, 0);
+  }
+
+  /** Starts campaigning in the background; resolves at once. */
+  async start(): Promise<void> {
+    if (this.loop || this.stopped) throw new Error('a leader elector runs once: it was already started or stopped');
+    this.loop = this.run();
+  }
+
+  /**
+   * The guard a leader calls before every write: true only while this process believes it leads
+   * AND its last successful renewal is younger than RenewDeadline on the local clock. A process
+   * that was paused (GC, CPU starvation) gets false here before its renew loop even wakes up.
+   */
+  isLeader(): boolean {
+    return this.leading && this.clock.now() - this.lastRenewSentAt < this.t.renewDeadlineMs;
+  }
+
+  /** Throws LeadershipLostError unless isLeader(). */
+  checkStillLeader(): void {
+    if (!this.isLeader()) throw new LeadershipLostError(this.identity);
+  }
+
+  /**
+   * client-go's leader-election healthz adaptor: fails only when this process still thinks it
+   * leads although it has not renewed for LeaseDuration + `toleranceMs` (its renew loop is stuck),
+   * so a liveness probe restarts it. Standbys are always healthy.
+   */
+  checkHealth(toleranceMs = 20_000): void {
+    const sinceRenew = this.clock.now() - this.lastRenewSentAt;
+    if (this.leading && sinceRenew > this.t.leaseDurationMs + toleranceMs) {
+      throw new Error(`leading but the lease was last renewed ${Math.round(sinceRenew / 1000)}s ago`);
+    }
+  }
+
+  /** The holder we last observed ('' if none or unknown). */
+  observedLeader(): string {
+    return this.reportedLeader;
+  }
+
+  /**
+   * Stops campaigning/renewing. With `release` (default) a leader hands the Lease over by writing
+   * an empty holder with leaseDurationSeconds 1, so a standby takes over at its next retry.
+   * `release: false` leaves the Lease to expire, as a crash would. Later calls return the first
+   * call's promise.
+   */
+  stop(options: { release?: boolean } = {}): Promise<void> {
+    this.stopped ??= this.shutdown(options.release ?? true);
+    return this.stopped;
+  }
+
+  private async shutdown(release: boolean): Promise<void> {
+    if (!this.loop) return;
+    this.stopping.abort(new Error('leader elector stopping'));
+    await this.loop;
+    const wasLeading = this.leading;
+    this.leaderAbort?.abort(new Error('leader elector stopped'));
+    // Also covers a Lease acquired by the very attempt that was in flight when stop() began.
+    if (release) await this.release();
+    if (!wasLeading) return;
+    this.setLeading(false);
+    this.notifyStopped('stopped');
+  }
+
+  private async run(): Promise<void> {
+    const stop = this.stopping.signal;
+    while (!stop.aborted && !(await this.tryAcquireOrRenew())) {
+      const delay = this.t.retryPeriodMs * (1 + this.random() * this.t.jitterFactor);
+      await sleep(this.clock, delay, stop).catch(() => undefined);
+    }
+    if (stop.aborted) return;
+    this.becomeLeader();
+    while (!stop.aborted) {
+      await sleep(this.clock, this.t.retryPeriodMs, stop).catch(() => undefined);
+      if (stop.aborted) return;
+      if (!(await this.renewBeforeDeadline())) {
+        this.log.error('failed to renew the lease within the renew deadline; leadership lost',
+          { renewDeadlineMs: this.t.renewDeadlineMs });
+        this.leaderAbort?.abort(new Error('leadership lost'));
+        this.setLeading(false);
+        this.notifyStopped('lost');
+        return;
+      }
+    }
+  }
+
+  /** Retries every RetryPeriod until a renewal succeeds or RenewDeadline since the last one passes. */
+  private async renewBeforeDeadline(): Promise<boolean> {
+    const deadline = this.lastRenewSentAt + this.t.renewDeadlineMs;
+    for (;;) {
+      const remaining = deadline - this.clock.now();
+      if (remaining <= 0) return false;
+      if (await this.tryAcquireOrRenew(Math.min(this.t.requestTimeoutMs, remaining))) return true;
+      const left = deadline - this.clock.now();
+      if (left <= 0) return false;
+      await sleep(this.clock, Math.min(this.t.retryPeriodMs, left), this.stopping.signal).catch(() => undefined);
+      if (this.stopping.signal.aborted) return true; // stop() decides what happens to the lease
+    }
+  }
+
+  /** One round of client-go's tryAcquireOrRenew; true when we hold the Lease afterwards. */
+  private async tryAcquireOrRenew(timeoutMs = this.t.requestTimeoutMs): Promise<boolean> {
+    const sentAt = this.clock.now();
+    const call = <R>(fn: (s: AbortSignal) => Promise<R>) =>
+      withTimeout(this.clock, timeoutMs, undefined, fn, () => new Error(`lease request timed out after ${timeoutMs}ms`));
+    const next = (old?: LeaderElectionRecord): LeaderElectionRecord => ({
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
+      acquireTime: old?.holderIdentity === this.identity ? old.acquireTime : new Date(sentAt).toISOString(),
+      renewTime: new Date(sentAt).toISOString(),
+      leaseTransitions: old ? (old.holderIdentity === this.identity ? old.leaseTransitions : old.leaseTransitions + 1) : 0,
+    });
+    try {
+      const current = await call((s) => this.lock.get(s));
+      if (!current) {
+        const record = next();
+        await call((s) => this.lock.create(record, s));
+        return this.acquired(record, sentAt);
+      }
+      this.observe(current.record, current.raw);
+      const held = current.record.holderIdentity;
+      const expiresAt = this.observedAt + current.record.leaseDurationSeconds * 1000;
+      if (held && held !== this.identity && this.clock.now() < expiresAt) return false;
+      const record = next(current.record);
+      await call((s) => this.lock.update(record, s));
+      return this.acquired(record, sentAt);
+    } catch (err) {
+      const status = httpStatus(err);
+      if (status === 409) this.log.debug('lost a lease update race (409 Conflict)');
+      else this.log.warn('lease request failed', { error: describeError(err), status });
+      return false;
+    }
+  }
+
+  private acquired(record: LeaderElectionRecord, sentAt: number): boolean {
+    this.observe(record, rawRecord(record));
+    this.lastRenewSentAt = sentAt;
+    return true;
+  }
+
+  private observe(record: LeaderElectionRecord, raw: string): void {
+    if (raw !== this.observedRaw) {
+      this.observedRaw = raw;
+      this.observedRecord = record;
+      this.observedAt = this.clock.now();
+    }
+    if (record.holderIdentity !== this.reportedLeader) {
+      this.reportedLeader = record.holderIdentity;
+      if (record.holderIdentity) {
+        this.log.info('new leader observed', { leader: record.holderIdentity });
+        this.safely('onNewLeader', () => this.callbacks.onNewLeader?.(record.holderIdentity));
+      }
+    }
+  }
+
+  private becomeLeader(): void {
+    this.log.info('acquired the lease; now leading', { leaseTransitions: this.observedRecord?.leaseTransitions });
+    this.setLeading(true);
+    this.leaderAbort = new AbortController();
+    const signal = this.leaderAbort.signal;
+    this.safely('onStartedLeading', () => this.callbacks.onStartedLeading(signal));
+  }
+
+  private async release(): Promise<void> {
+    if (this.lock.lastKnownHolder() !== this.identity) return;
+    const now = new Date(this.clock.now()).toISOString();
+    const record: LeaderElectionRecord = {
+      holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now,
+      leaseTransitions: this.observedRecord?.leaseTransitions ?? 0,
+    };
+    try {
+      await withTimeout(this.clock, this.t.requestTimeoutMs, undefined, (s) => this.lock.update(record, s),
+        () => new Error('lease release timed out'));
+      this.observe(record, rawRecord(record));
+      this.log.info('released the lease');
+    } catch (err) {
+      // 409: someone else wrote it since our last renewal, so it is no longer ours to release.
+      this.log.warn('could not release the lease; it will expire instead', { error: describeError(err), status: httpStatus(err) });
+    }
+  }
+
+  private setLeading(leading: boolean): void {
+    this.leading = leading;
+    this.masterStatus.set({ name: this.lock.name }, leading ? 1 : 0);
+  }
+
+  private notifyStopped(reason: StopReason): void {
+    this.safely('onStoppedLeading', () => this.callbacks.onStoppedLeading(reason));
+  }
+
+  /** Runs a user callback; neither a throw nor a rejected promise may break the election loop. */
+  private safely(name: string, fn: () => unknown): void {
+    try {
+      const result = fn();
+      if (result instanceof Promise) result.catch((err: unknown) => this.log.error(`${name} failed`, { error: err }));
+    } catch (err) {
+      this.log.error(`${name} threw`, { error: err });
+    }
+  }
+}

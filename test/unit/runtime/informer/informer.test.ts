@@ -1,0 +1,356 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { ApiException } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { FakeClock, settle } from '../../../../lib/runtime/clock.js';
+import { Informer, type InformerOptions } from '../../../../lib/runtime/informer/index.js';
+import { Logger } from '../../../../lib/runtime/log.js';
+import { valueOf } from '../metric-values.js';
+import { FakeApi, apiError, type Obj } from './fake-api.js';
+
+const STALL_MS = 150_000;
+const running: Array<Informer<Obj>> = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((i) => i.stop()));
+});
+
+function setup(options: Partial<InformerOptions<Obj>> = {}) {
+  const api = new FakeApi();
+  const clock = new FakeClock();
+  const logs: string[] = [];
+  const registry = new Registry();
+  const informer = new Informer<Obj>({
+    path: '/api/v1/configmaps',
+    listWatcher: api,
+    logger: new Logger({}, 'debug', { write: (l) => logs.push(l) }),
+    registry,
+    clock,
+    random: () => 0.5, // backoff delays exactly on the exponential steps
+    watchTimeoutSeconds: 300,
+    stallTimeoutMs: STALL_MS,
+    ...options,
+  });
+  running.push(informer);
+  const events: string[] = [];
+  informer.addEventHandler({
+    onAdd: (o) => events.push(`add ${o.metadata?.name} ${JSON.stringify(o.data ?? {})}`),
+    onUpdate: (old, o) => events.push(`update ${o.metadata?.name} ${JSON.stringify(old.data ?? {})}->${JSON.stringify(o.data ?? {})}`),
+    onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
+  });
+  return { api, clock, informer, events, logs, registry };
+}
+
+/** Waits for the initial list, then lets the run loop open its first watch. */
+async function synced(informer: Informer<Obj>): Promise<void> {
+  await informer.waitForSync();
+  await settle();
+}
+
+const cached = (informer: Informer<Obj>) =>
+  Object.fromEntries(informer.store.list().map((o) => [o.metadata?.name, o.data ?? {}]));
+
+describe('Informer', () => {
+  it('lists into the cache, reports sync, then follows watch events', async () => {
+    const { api, informer, events } = setup();
+    api.create('a', { v: '1' });
+    api.create('b');
+    await informer.start();
+    await synced(informer);
+    expect(informer.hasSynced()).toBe(true);
+    expect(events).toEqual(['add a {"v":"1"}', 'add b {}']);
+
+    api.update('a', { v: '2' });
+    api.remove('b');
+    api.create('c');
+    await settle();
+    expect(events.slice(2)).toEqual(['update a {"v":"1"}->{"v":"2"}', 'delete b', 'add c {}']);
+    expect(cached(informer)).toEqual({ a: { v: '2' }, c: {} });
+    expect(api.watchCalls[0]).toEqual({ resourceVersion: '102', timeoutSeconds: 300 });
+  });
+
+  it('replays the cache to a handler registered late', async () => {
+    const { api, informer } = setup();
+    api.create('a');
+    await informer.start();
+    await synced(informer);
+    const late: string[] = [];
+    informer.addEventHandler({ onAdd: (o) => late.push(String(o.metadata?.name)) });
+    expect(late).toEqual(['a']);
+  });
+
+  it('resumes from the last resourceVersion after a broken watch, without relisting', async () => {
+    const { api, clock, informer, events } = setup();
+    await informer.start();
+    await synced(informer);
+    api.create('a');
+    await settle();
+    api.breakWatches();
+    api.create('b'); // happens while we are disconnected
+    await clock.advance(1200); // first backoff step: 800ms × [0.5, 1.5)
+    expect(api.watchCalls.map((w) => w.resourceVersion)).toEqual(['100', '101']);
+    expect(events).toEqual(['add a {}', 'add b {}']);
+    expect(api.listCalls).toHaveLength(1);
+  });
+
+  it('relists on 410 Gone and delivers exactly the differences against the cache', async () => {
+    const { api, clock, informer, events, registry } = setup();
+    api.create('unchanged', { v: '1' });
+    api.create('modified', { v: '1' });
+    api.create('deleted');
+    api.create('recreated', { gen: '1' });
+    await informer.start();
+    await synced(informer);
+    events.length = 0;
+
+    api.stallWatches(); // nothing reaches us from here on...
+    api.update('modified', { v: '2' });
+    api.remove('deleted');
+    api.remove('recreated');
+    api.create('recreated', { gen: '2' }); // same name, new uid
+    api.create('added');
+    api.compact(); // ...and the history we missed is gone
+    api.breakWatches();
+    await clock.advance(800); // backoff, then a re-watch that gets 410
+    await clock.advance(1600); // a 410 without progress backs off too, then relists
+
+    expect(api.listCalls).toHaveLength(2);
+    expect(events.sort()).toEqual([
+      'add added {}',
+      'add recreated {"gen":"2"}',
+      'delete deleted',
+      'delete recreated',
+      'update modified {"v":"1"}->{"v":"2"}',
+    ]);
+    expect(cached(informer)).toEqual({ unchanged: { v: '1' }, modified: { v: '2' }, recreated: { gen: '2' }, added: {} });
+    expect(await valueOf(registry, 'informer_watch_restarts_total', { reason: 'gone' })).toBe(1);
+  });
+
+  it('relists at once when a working watch gets a 410 ERROR event', async () => {
+    const { api, informer } = setup();
+    await informer.start();
+    await synced(informer);
+    api.create('a');
+    await settle();
+    api.sendError(410);
+    await settle();
+    expect(api.listCalls).toHaveLength(2);
+  });
+
+  it('a server that answers every watch with 410 cannot drive it into a list storm', async () => {
+    const { api, clock, informer } = setup();
+    api.watch = (_o, onEvent) => {
+      try {
+        onEvent({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } as Obj });
+        return Promise.resolve();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    };
+    await informer.start();
+    await clock.advance(10_000);
+    // Backoff 0.8, 1.6, 3.2, 6.4s: about five lists in ten seconds, not thousands.
+    expect(api.listCalls.length).toBeGreaterThanOrEqual(3);
+    expect(api.listCalls.length).toBeLessThanOrEqual(6);
+  });
+
+  it('backs off exponentially while the API server is unreachable, then recovers', async () => {
+    const { api, clock, informer } = setup();
+    api.listFailures.push(new Error('ECONNREFUSED'), new Error('ECONNREFUSED'), new Error('ECONNREFUSED'));
+    await informer.start();
+    await settle();
+    expect(api.listCalls).toHaveLength(1);
+    await clock.advance(799);
+    expect(api.listCalls).toHaveLength(1);
+    await clock.advance(1); // 800ms
+    expect(api.listCalls).toHaveLength(2);
+    await clock.advance(1599);
+    expect(api.listCalls).toHaveLength(2);
+    await clock.advance(1); // +1600ms
+    expect(api.listCalls).toHaveLength(3);
+    await clock.advance(3200); // +3200ms: the fourth list succeeds
+    expect(api.listCalls).toHaveLength(4);
+    expect(informer.hasSynced()).toBe(true);
+  });
+
+  it('keeps retrying errors other than 410 forever (client-node\'s informer stops on them)', async () => {
+    const { api, clock, informer } = setup({ backoff: { maxMs: 1000, initialMs: 100 } });
+    for (let i = 0; i < 50; i++) api.listFailures.push(apiError(i % 2 ? 500 : 403));
+    await informer.start();
+    await clock.advance(60_000);
+    expect(api.listCalls.length).toBeGreaterThan(50);
+    expect(informer.hasSynced()).toBe(true);
+  });
+
+  it('waits at least as long as the server\'s Retry-After asks', async () => {
+    const { api, clock, informer } = setup();
+    api.listFailures.push(new ApiException(429, 'storage is (re)initializing', { code: 429 }, { 'Retry-After': '5' }));
+    await informer.start();
+    await clock.advance(4999);
+    expect(api.listCalls).toHaveLength(1); // the 800ms backoff alone would have retried by now
+    await clock.advance(1);
+    expect(api.listCalls).toHaveLength(2);
+  });
+
+  it('aborts a silently stalled watch and re-watches from the last resourceVersion', async () => {
+    const { api, clock, informer, events, registry } = setup();
+    await informer.start();
+    await synced(informer);
+    api.stallWatches();
+    api.create('missed-while-stalled');
+    await clock.advance(STALL_MS - 1);
+    expect(api.watchCalls).toHaveLength(1);
+    await clock.advance(1);
+    await clock.advance(1200); // backoff before re-watching
+    expect(api.watchCalls).toHaveLength(2);
+    expect(api.watchCalls[1].resourceVersion).toBe('100');
+    expect(events).toEqual(['add missed-while-stalled {}']);
+    expect(await valueOf(registry, 'informer_watch_restarts_total', { reason: 'stalled' })).toBe(1);
+  });
+
+  it('survives long quiet periods as long as bookmarks arrive, and watches from the bookmark', async () => {
+    const { api, clock, informer } = setup();
+    await informer.start();
+    await synced(informer);
+    api.create('a');
+    api.compact();
+    for (let minute = 0; minute < 10; minute++) {
+      await clock.advance(60_000);
+      api.sendBookmark();
+    }
+    expect(api.watchCalls).toHaveLength(1); // no abort after 30s, nor after 10 minutes
+    api.closeWatches(); // the server rotates the stream at timeoutSeconds
+    await settle();
+    expect(api.watchCalls).toHaveLength(2);
+    expect(api.watchCalls[1].resourceVersion).toBe('101');
+    expect(api.listCalls).toHaveLength(1);
+  });
+
+  it('does not spin when the server closes every watch at once without events', async () => {
+    const { api, clock, informer } = setup();
+    await informer.start();
+    await synced(informer);
+    for (let i = 0; i < 5; i++) {
+      api.closeWatches();
+      await settle();
+    }
+    expect(api.watchCalls.length).toBeLessThanOrEqual(2);
+    await clock.advance(1200);
+    expect(api.watchCalls.length).toBeGreaterThan(1);
+  });
+
+  it('falls back to one unpaged list when a continue token expires mid-list', async () => {
+    const { api, informer } = setup({ pageSize: 2 });
+    for (const n of ['a', 'b', 'c', 'd', 'e']) api.create(n);
+    const list = api.list.bind(api);
+    let pages = 0;
+    api.list = async (o) => {
+      if (o.continueToken && pages++ === 0) throw apiError(410, 'continue token expired');
+      return list(o);
+    };
+    await informer.start();
+    await synced(informer);
+    expect(pages).toBe(1); // the second page was asked for, with the first page's token, and failed
+    expect(api.listCalls.map((c) => [c.limit, c.continueToken])).toEqual([[2, ''], [undefined, '']]);
+    expect(Object.keys(cached(informer)).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('abandons a list that never answers and tries again', async () => {
+    const { api, clock, informer } = setup({ listTimeoutMs: 10_000 });
+    api.hangLists = true;
+    await informer.start();
+    await clock.advance(10_000);
+    api.hangLists = false;
+    await clock.advance(1200);
+    expect(api.listCalls).toHaveLength(2);
+    expect(informer.hasSynced()).toBe(true);
+  });
+
+  it('ignores nameless objects and keeps going when a handler throws', async () => {
+    const { api, informer, logs } = setup();
+    informer.addEventHandler({ onAdd: () => { throw new Error('handler bug'); } });
+    await informer.start();
+    await synced(informer);
+    api.sendRaw({ type: 'ADDED', object: { metadata: {} } });
+    api.create('after');
+    await settle();
+    expect(cached(informer)).toEqual({ after: {} });
+    expect(logs.some((l) => l.includes('handler bug'))).toBe(true);
+  });
+
+  it('turns unhealthy when the API server stays silent past the bound, and recovers', async () => {
+    const { api, clock, informer } = setup({ unhealthyAfterMs: 200_000, backoff: { initialMs: 1000, maxMs: 30_000 } });
+    await informer.start();
+    await synced(informer);
+    expect(informer.health().healthy).toBe(true);
+    for (let i = 0; i < 100; i++) api.watchFailures.push(new Error('ECONNREFUSED'));
+    api.breakWatches();
+    await clock.advance(200_001);
+    expect(informer.health().healthy).toBe(false);
+    expect(informer.health().message).toMatch(/no list, watch or event/);
+    expect(() => informer.checkHealth()).toThrow(/no list, watch or event for 200s/);
+    api.watchFailures.length = 0;
+    await clock.advance(60_000);
+    expect(informer.health().healthy).toBe(true);
+  });
+
+  it('stop() ends the watch, and a pending waitForSync rejects', async () => {
+    const { api, informer } = setup();
+    api.hangLists = true;
+    await informer.start();
+    const sync = informer.waitForSync();
+    await informer.stop();
+    await expect(sync).rejects.toThrow(/stopped before it synced/);
+    await expect(informer.waitForSync()).rejects.toThrow(/stopped before it synced/);
+    expect(api.openWatches).toBe(0);
+  });
+
+  it('waitForSync honours its abort signal', async () => {
+    const { api, informer } = setup();
+    api.hangLists = true;
+    await informer.start();
+    const abort = new AbortController();
+    const sync = informer.waitForSync(abort.signal);
+    abort.abort(new Error('gave up'));
+    await expect(sync).rejects.toThrow('gave up');
+  });
+
+  it('by default has the server rotate watches every 60-120s, well inside the stall bound', async () => {
+    for (const random of [0, 0.99]) {
+      const { api, clock, informer, registry } = setup({ watchTimeoutSeconds: undefined, stallTimeoutMs: undefined, random: () => random });
+      await informer.start();
+      await synced(informer);
+      const timeout = api.watchCalls[0].timeoutSeconds;
+      expect(timeout).toBeGreaterThanOrEqual(60);
+      expect(timeout).toBeLessThan(120);
+      // A quiet resource: the only sign of life is the bookmark just before the deadline.
+      await clock.advance(timeout * 1000 - 2000);
+      api.sendBookmark();
+      await clock.advance(2000);
+      api.closeWatches();
+      await settle();
+      expect(api.watchCalls).toHaveLength(2);
+      expect(await valueOf(registry, 'informer_watch_restarts_total', { reason: 'stalled' })).toBeUndefined();
+    }
+  });
+
+  it('stretches the default stall bound beyond a long configured watch timeout', async () => {
+    const { api, clock, informer, registry } = setup({ watchTimeoutSeconds: 600, stallTimeoutMs: undefined });
+    await informer.start();
+    await synced(informer);
+    await clock.advance(600_000); // a quiet 10-minute watch is not a stalled one
+    expect(api.watchCalls).toHaveLength(1);
+    expect(await valueOf(registry, 'informer_watch_restarts_total', { reason: 'stalled' })).toBeUndefined();
+    await clock.advance(30_000);
+    expect(await valueOf(registry, 'informer_watch_restarts_total', { reason: 'stalled' })).toBe(1);
+  });
+
+  it('exports cache size and last activity', async () => {
+    const { api, informer, registry, clock } = setup();
+    api.create('a');
+    await informer.start();
+    await synced(informer);
+    expect(await valueOf(registry, 'informer_cache_objects', { resource: '/api/v1/configmaps' })).toBe(1);
+    expect(await valueOf(registry, 'informer_last_activity_timestamp_seconds', {})).toBe(clock.now() / 1000);
+    expect(await valueOf(registry, 'informer_lists_total', {})).toBe(1);
+  });
+});

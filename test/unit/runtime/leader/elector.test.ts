@@ -1,0 +1,308 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { Registry } from 'prom-client';
+import { FakeClock, settle, type Clock } from '../../../../lib/runtime/clock.js';
+import { LeaderElector, LeaseLock, LeadershipLostError, resolveTimings, type LeaderElectorOptions, type StopReason } from '../../../../lib/runtime/leader/index.js';
+import { Logger } from '../../../../lib/runtime/log.js';
+import { valueOf } from '../metric-values.js';
+import { FakeLeaseServer, type FakeLeaseClient } from './fake-lease-api.js';
+
+const LEASE = 15_000;
+const RENEW = 10_000;
+const RETRY = 2_000;
+const NS = 'kruise-system';
+const NAME = 'kruise-manager';
+
+/** A view of a shared clock that is `offsetMs` off (another host's wall clock), ticking at the same rate. */
+const skewed = (base: FakeClock, offsetMs: number): Clock => ({
+  now: () => base.now() + offsetMs,
+  after: (ms, fn) => base.after(ms, fn),
+});
+
+interface Candidate {
+  elector: LeaderElector;
+  client: FakeLeaseClient;
+  events: string[];
+  leaderSignals: AbortSignal[];
+  registry: Registry;
+}
+
+const electors: LeaderElector[] = [];
+afterEach(async () => {
+  await Promise.all(electors.splice(0).map((e) => e.stop({ release: false })));
+});
+
+function candidate(server: FakeLeaseServer, clock: Clock, identity: string, extra: Partial<LeaderElectorOptions> = {}): Candidate {
+  const client = server.client();
+  const events: string[] = [];
+  const leaderSignals: AbortSignal[] = [];
+  const registry = new Registry();
+  const elector = new LeaderElector({
+    lock: new LeaseLock(client, NS, NAME),
+    identity,
+    leaseDurationMs: LEASE, renewDeadlineMs: RENEW, retryPeriodMs: RETRY,
+    callbacks: {
+      onStartedLeading: (signal) => { events.push('started'); leaderSignals.push(signal); },
+      onStoppedLeading: (reason: StopReason) => events.push(`stopped:${reason}`),
+      onNewLeader: (id) => events.push(`leader:${id}`),
+    },
+    logger: new Logger({}, 'error', { write: () => undefined }),
+    registry,
+    clock,
+    random: () => 1, // worst-case jitter: retries every RETRY × 2.2
+    ...extra,
+  });
+  electors.push(elector);
+  return { elector, client, events, leaderSignals, registry };
+}
+
+const spec = (server: FakeLeaseServer) => server.current()?.spec;
+
+/** Advances in small steps, checking after each that at most one candidate believes it leads. */
+async function run(clock: FakeClock, ms: number, candidates: Candidate[], stepMs = 100): Promise<void> {
+  for (let t = 0; t < ms; t += stepMs) {
+    await clock.advance(Math.min(stepMs, ms - t));
+    const leaders = candidates.filter((c) => c.elector.isLeader()).map((c) => c.elector.identity);
+    if (leaders.length > 1) throw new Error(`split brain at +${t}ms: ${leaders.join(', ')}`);
+  }
+}
+
+describe('leader election timings', () => {
+  it('defaults to 15s / 10s / 2s with jitter 1.2', () => {
+    expect(resolveTimings()).toEqual({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, jitterFactor: 1.2, requestTimeoutMs: 5_000 });
+  });
+
+  it('enforces LeaseDuration > RenewDeadline > 1.2 × RetryPeriod with errors naming the flags', () => {
+    expect(() => resolveTimings({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }))
+      .toThrow(/lease duration \(10s, --leader-election-lease-duration\) must be greater than renew deadline \(10s/);
+    expect(() => resolveTimings({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }))
+      .toThrow(/renew deadline \(2.4s, --leader-election-renew-deadline\) must be greater than 1.2 × retry period \(2s/);
+    expect(() => resolveTimings({ retryPeriodMs: 0 })).toThrow(/retryPeriodMs must be a positive number/);
+    expect(() => resolveTimings({ leaseDurationMs: Number.NaN })).toThrow(/positive number/);
+    expect(() => resolveTimings({ leaseDurationMs: 900, renewDeadlineMs: 500, retryPeriodMs: 100 })).toThrow(/at least 1s/);
+  });
+
+  it('rejects an empty identity or lock name', () => {
+    const server = new FakeLeaseServer();
+    expect(() => candidate(server, new FakeClock(), '')).toThrow(/identity/);
+    expect(() => new LeaseLock(server.client(), '', NAME)).toThrow(/namespace and a name/);
+  });
+});
+
+describe('LeaderElector', () => {
+  it('creates the Lease when none exists and leads', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    expect(a.events).toEqual(['leader:a', 'started']);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 });
+    expect(spec(server)?.acquireTime).toBe(spec(server)?.renewTime);
+    expect(String(spec(server)?.renewTime)).toMatch(/\.\d{6}Z$/); // MicroTime precision on the wire
+    expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(1);
+  });
+
+  it('renews every RetryPeriod, keeping acquireTime and leaseTransitions', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const acquired = spec(server)?.acquireTime;
+    await clock.advance(RETRY * 5);
+    expect(server.writes).toHaveLength(6);
+    expect(server.writes.map((w) => w.spec?.acquireTime)).toEqual(Array(6).fill(acquired));
+    expect(new Set(server.writes.map((w) => String(w.spec?.renewTime))).size).toBe(6);
+    expect(spec(server)?.leaseTransitions).toBe(0);
+  });
+
+  it('a standby never takes a Lease that keeps being renewed, and reports who leads', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 120_000, [a, b]);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.events).toEqual(['leader:a']);
+    expect(b.elector.observedLeader()).toBe('a');
+  });
+
+  it('after a crash (no release) a standby takes over within LeaseDuration + two jittered RetryPeriods', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 10_000, [a, b]);
+    await a.elector.stop({ release: false });
+    const crashedAt = clock.now();
+    let tookOverAt = 0;
+    for (let t = 0; t < 40_000 && !tookOverAt; t += 100) {
+      await run(clock, 100, [a, b]);
+      if (b.elector.isLeader()) tookOverAt = clock.now();
+    }
+    // A renewed at most RETRY before the crash, and B cannot have seen that record earlier, so
+    // never before LEASE - RETRY. B notices the last change at its first retry after the crash
+    // (≤ 4.4s), waits LEASE from then, and acts at its next retry (≤ 4.4s): the ~24s worst case.
+    expect(tookOverAt - crashedAt).toBeGreaterThanOrEqual(LEASE - RETRY);
+    expect(tookOverAt - crashedAt).toBeLessThanOrEqual(LEASE + 2 * RETRY * 2.2);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    expect(spec(server)?.acquireTime).toBe(spec(server)?.renewTime);
+  });
+
+  it('release on graceful stop hands over at the standby\'s next retry', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 10_000, [a, b]);
+    await a.elector.stop();
+    expect(a.events).toContain('stopped:stopped');
+    expect(spec(server)).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
+    expect(a.leaderSignals[0].aborted).toBe(true);
+    const releasedAt = clock.now();
+    for (let t = 0; t < 10_000 && !b.elector.isLeader(); t += 100) await run(clock, 100, [a, b]);
+    expect(clock.now() - releasedAt).toBeLessThanOrEqual(RETRY * 2.2);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
+    expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
+  });
+
+  it('exactly one of several simultaneous candidates wins; the others get 409', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const all = ['a', 'b', 'c', 'd'].map((id) => candidate(server, clock, id));
+    for (const c of all) c.elector.start(); // all GET "not found", all POST: one create wins
+    await run(clock, 30_000, all);
+    expect(all.filter((c) => c.elector.isLeader())).toHaveLength(1);
+    await all.find((c) => c.elector.isLeader())!.elector.stop(); // released: all race to update
+    await run(clock, 10_000, all);
+    expect(all.filter((c) => c.elector.isLeader())).toHaveLength(1);
+    expect(spec(server)?.leaseTransitions).toBe(1);
+  });
+
+  it('a leader cut off from the API server steps down after RenewDeadline; a standby takes over only afterwards', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 5_000, [a, b]);
+    a.client.partitioned = true;
+    const lastWrite = server.writes.length;
+    await run(clock, 30_000, [a, b]); // throws on any moment with two leaders
+    expect(server.writes.length).toBeGreaterThan(lastWrite);
+    expect(a.events).toEqual(['leader:a', 'started', 'stopped:lost']);
+    expect(a.leaderSignals[0].aborted).toBe(true);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
+  });
+
+  it('a release from a leader that already lost the Lease does not clear the new holder', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    a.client.partitioned = true;
+    await run(clock, 40_000, [a, b]);
+    expect(b.elector.isLeader()).toBe(true);
+    a.client.partitioned = false;
+    await a.elector.stop(); // tries to release with its stale resourceVersion: 409
+    expect(spec(server)?.holderIdentity).toBe('b');
+  });
+
+  it('judges expiry on its own clock: remote timestamps from a skewed host change nothing', async () => {
+    for (const offset of [-3_600_000, 3_600_000]) {
+      const server = new FakeLeaseServer();
+      const clock = new FakeClock();
+      const a = candidate(server, skewed(clock, offset), 'a'); // writes renewTimes an hour off
+      a.elector.start();
+      await settle();
+      const b = candidate(server, clock, 'b');
+      b.elector.start();
+      await run(clock, 60_000, [a, b]);
+      expect(b.elector.isLeader()).toBe(false); // an hour-old renewTime does not look expired to B
+      await a.elector.stop({ release: false });
+      await run(clock, LEASE + RETRY * 2.2 * 2, [a, b]);
+      expect(b.elector.isLeader()).toBe(true); // an hour-ahead renewTime does not make B wait an hour
+    }
+  });
+
+  it('a leader paused past RenewDeadline reports false from isLeader() before its loop wakes up', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    expect(() => a.elector.checkStillLeader()).not.toThrow();
+    clock.jump(RENEW); // a GC pause: time passes, no timer has run
+    expect(a.elector.isLeader()).toBe(false);
+    expect(() => a.elector.checkStillLeader()).toThrow(LeadershipLostError);
+    expect(() => a.elector.checkHealth()).not.toThrow(); // a pause this short is not a stuck loop
+    clock.jump(LEASE + 20_000);
+    expect(() => a.elector.checkHealth()).toThrow(/last renewed 45s ago/);
+    await clock.advance(1);
+    expect(a.events).toContain('stopped:lost');
+  });
+
+  it('bounds hung API calls by the request timeout and keeps campaigning', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.client.hang = true;
+    a.elector.start();
+    await clock.advance(20_000);
+    expect(a.client.calls).toBeGreaterThan(1);
+    a.client.hang = false;
+    await clock.advance(5_000 + RETRY * 2.2 + 1); // the hung attempt times out, then one retry
+    expect(a.elector.isLeader()).toBe(true);
+  });
+
+  it('keeps renewing when onStartedLeading throws or rejects', async () => {
+    for (const failure of ['throw', 'reject'] as const) {
+      const server = new FakeLeaseServer();
+      const clock = new FakeClock();
+      const a = candidate(server, clock, 'a', {
+        callbacks: {
+          onStartedLeading: () => {
+            if (failure === 'throw') throw new Error('boom');
+            return Promise.reject(new Error('boom'));
+          },
+          onStoppedLeading: () => undefined,
+        },
+      });
+      a.elector.start();
+      await run(clock, 30_000, [a]);
+      expect(a.elector.isLeader()).toBe(true);
+    }
+  });
+
+  it('takes over a Lease with missing or garbage fields instead of crashing', async () => {
+    const server = new FakeLeaseServer();
+    server.put({
+      metadata: { name: NAME, namespace: NS },
+      spec: { holderIdentity: 'ghost', renewTime: 'not a time' as never, acquireTime: 'yesterday' as never },
+    });
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await run(clock, 5_000, [a]); // leaseDurationSeconds missing: expired as soon as observed
+    expect(a.elector.isLeader()).toBe(true);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'a', leaseTransitions: 1 });
+  });
+});
