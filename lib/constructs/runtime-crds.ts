@@ -32,7 +32,7 @@ const sidecarContainer = {
       type: 'array',
       items: obj({ sourceContainerName: { type: 'string' }, envName: { type: 'string' }, envNames: { type: 'array', items: { type: 'string' } } }),
     },
-    upgradeStrategy: open,
+    upgradeStrategy: { ...open, properties: { upgradeType: { type: 'string' } } },
     resourcesPolicy: open,
   },
   'x-kubernetes-validations': [

@@ -1,0 +1,60 @@
+import { AdmissionregistrationV1Api, ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CertModes, Names } from '../../contract.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import { ConversionWebhookTarget, WebhookConfigurationTarget } from './ca-bundle.js';
+import { ExternalCertificates } from './external.js';
+import type { CertificateProvider } from './provider.js';
+import type { RotationPolicy } from './rotation.js';
+import { KubeSecretStore } from './secret-store.js';
+import { SelfManagedCertificates } from './self-managed.js';
+
+export * from './ca-bundle.js';
+export * from './cert-dir.js';
+export * from './duration.js';
+export * from './external.js';
+export * from './generate.js';
+export * from './provider.js';
+export * from './rotation.js';
+export * from './secret-store.js';
+export * from './self-managed.js';
+export * from './verify.js';
+
+export interface CertificateProviderConfig {
+  kubeConfig: KubeConfig;
+  mode: (typeof CertModes)[keyof typeof CertModes];
+  namespace: string;
+  certDir: string;
+  logger: Logger;
+  clock?: Clock;
+  secretName?: string;
+  serviceName?: string;
+  mutatingWebhookConfiguration?: string;
+  validatingWebhookConfiguration?: string;
+  /** CRDs served through our conversion webhook (upstream: the Advanced StatefulSet CRD). */
+  conversionCrds?: string[];
+  /** Self-managed only; parse CERTS_RENEW_BEFORE with parseDuration. */
+  policy?: Partial<RotationPolicy>;
+  onCertificatesWritten?: () => unknown;
+}
+
+/** Wires the chosen mode to the Kubernetes API with the contract's object names. */
+export function createCertificateProvider(cfg: CertificateProviderConfig): CertificateProvider {
+  const secrets = new KubeSecretStore(cfg.kubeConfig.makeApiClient(CoreV1Api), cfg.namespace, cfg.secretName ?? Names.webhookSecret);
+  const common = {
+    secrets, certDir: cfg.certDir, logger: cfg.logger, clock: cfg.clock,
+    serviceName: cfg.serviceName ?? Names.webhookService, namespace: cfg.namespace, onCertificatesWritten: cfg.onCertificatesWritten,
+  };
+  if (cfg.mode === CertModes.external) return new ExternalCertificates(common);
+  const admission = cfg.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  const extensions = cfg.kubeConfig.makeApiClient(ApiextensionsV1Api);
+  return new SelfManagedCertificates({
+    ...common,
+    policy: cfg.policy,
+    caBundleTargets: [
+      new WebhookConfigurationTarget(admission, 'mutating', cfg.mutatingWebhookConfiguration ?? Names.mutatingWebhookConfiguration),
+      new WebhookConfigurationTarget(admission, 'validating', cfg.validatingWebhookConfiguration ?? Names.validatingWebhookConfiguration),
+      ...(cfg.conversionCrds ?? []).map((name) => new ConversionWebhookTarget(extensions, name)),
+    ],
+  });
+}

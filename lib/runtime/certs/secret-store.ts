@@ -1,0 +1,92 @@
+/**
+ * The certificate Secret as the cert managers need it: read, create, and update guarded by
+ * resourceVersion. An interface, so the race logic is unit-tested against an in-memory store
+ * with the API server's conflict semantics, and integration-tested against the real one.
+ */
+import { ApiException, type CoreV1Api, type V1Secret } from '@kubernetes/client-node';
+
+export interface SecretSnapshot {
+  resourceVersion: string;
+  /** Decoded (UTF-8) values. */
+  data: Record<string, string>;
+}
+
+/** The API server said 409: AlreadyExists on create, Conflict on a stale update. */
+export class ConflictError extends Error {}
+
+export interface SecretStore {
+  /** Where the Secret lives, for messages. */
+  readonly ref: string;
+  /** Undefined when the Secret does not exist. */
+  get(): Promise<SecretSnapshot | undefined>;
+  /** Throws ConflictError when it already exists. */
+  create(data: Record<string, string>): Promise<SecretSnapshot>;
+  /** Replaces the data if `resourceVersion` is still current; throws ConflictError otherwise. */
+  update(resourceVersion: string, data: Record<string, string>): Promise<SecretSnapshot>;
+}
+
+export class KubeSecretStore implements SecretStore {
+  readonly ref: string;
+
+  constructor(private readonly core: CoreV1Api, private readonly namespace: string, private readonly name: string) {
+    this.ref = `Secret ${namespace}/${name}`;
+  }
+
+  async get(): Promise<SecretSnapshot | undefined> {
+    try {
+      return snapshot(await this.core.readNamespacedSecret({ name: this.name, namespace: this.namespace }));
+    } catch (e) {
+      if (e instanceof ApiException && e.code === 404) return undefined;
+      throw describeError(e, `reading ${this.ref}`);
+    }
+  }
+
+  async create(data: Record<string, string>): Promise<SecretSnapshot> {
+    try {
+      return snapshot(await this.core.createNamespacedSecret({
+        namespace: this.namespace,
+        body: { metadata: { name: this.name, namespace: this.namespace }, type: 'Opaque', data: encode(data) },
+      }));
+    } catch (e) {
+      if (e instanceof ApiException && e.code === 409) throw new ConflictError(`${this.ref} already exists`);
+      throw describeError(e, `creating ${this.ref}`);
+    }
+  }
+
+  async update(resourceVersion: string, data: Record<string, string>): Promise<SecretSnapshot> {
+    try {
+      const current = await this.core.readNamespacedSecret({ name: this.name, namespace: this.namespace });
+      // Keep labels, annotations and owner references others put there; only data is ours.
+      const body: V1Secret = { ...current, metadata: { ...current.metadata, resourceVersion }, data: encode(data) };
+      return snapshot(await this.core.replaceNamespacedSecret({ name: this.name, namespace: this.namespace, body }));
+    } catch (e) {
+      if (e instanceof ApiException && (e.code === 409 || e.code === 404)) {
+        throw new ConflictError(`${this.ref} changed since resourceVersion ${resourceVersion}`);
+      }
+      throw describeError(e, `updating ${this.ref}`);
+    }
+  }
+}
+
+function snapshot(secret: V1Secret): SecretSnapshot {
+  const data: Record<string, string> = {};
+  for (const [k, v] of Object.entries(secret.data ?? {})) data[k] = Buffer.from(v, 'base64').toString('utf8');
+  return { resourceVersion: secret.metadata?.resourceVersion ?? '', data };
+}
+
+function encode(data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+}
+
+/** ApiException messages are "HTTP-Code: 403 Message: Unknown API Status Code!..."; keep the API server's reason. */
+export function describeError(e: unknown, doing: string): Error {
+  if (e instanceof ApiException) {
+    const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body);
+    let message = body;
+    try {
+      message = (JSON.parse(body) as { message?: string }).message ?? body;
+    } catch { /* not JSON: keep the raw body */ }
+    return new Error(`${doing} failed with HTTP ${e.code}: ${message}`, { cause: e });
+  }
+  return new Error(`${doing} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+}

@@ -1,0 +1,176 @@
+import { CoordinationV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { randomBytes } from 'node:crypto';
+import { realClock, sleep, type Clock } from './clock.js';
+import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
+import { Controller, type ControllerOptions } from './controller.js';
+import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
+import { Informer, type InformerOptions } from './informer/index.js';
+import { LeaderElector, LeaseLock } from './leader/index.js';
+import type { Logger } from './log.js';
+import { createMetricsRegistry, MetricsServer } from './metrics.js';
+import type { ManagerOptions } from './options.js';
+import { WebhookServer, type Webhook } from './webhook/index.js';
+
+/** How a manager replica ends: 0 after a graceful shutdown, 1 when it must be restarted. */
+export type ExitCode = 0 | 1;
+
+export interface ManagerDeps {
+  options: ManagerOptions;
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  clock?: Clock;
+  /** Called once when the process must end (lost leadership, a component died). */
+  onExit: (code: ExitCode, reason: string) => void;
+}
+
+/**
+ * controller-runtime's Manager in TypeScript. Every replica serves admission and keeps the
+ * caches its webhooks read; only the Lease holder starts the leader caches and controllers.
+ */
+export class Manager {
+  readonly options: ManagerOptions;
+  readonly kubeConfig: KubeConfig;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly elector?: LeaderElector;
+  private readonly webhooks: WebhookServer;
+  private readonly health: HealthServer;
+  private readonly metrics: MetricsServer;
+  private readonly certs: CertificateProvider;
+  private readonly stall: EventLoopStallDetector;
+  private readonly informers = new Map<string, { informer: Informer<KubernetesObject>; leaderOnly: boolean }>();
+  private readonly controllers: Controller[] = [];
+  private leading = false;
+  private shutdown?: Promise<void>;
+
+  constructor(private readonly deps: ManagerDeps) {
+    const o = (this.options = deps.options);
+    this.kubeConfig = deps.kubeConfig;
+    this.logger = deps.logger;
+    this.clock = deps.clock ?? realClock;
+    this.registry = createMetricsRegistry();
+    this.metrics = new MetricsServer({ registry: this.registry, logger: this.logger.child({ component: 'metrics' }), port: o.metricsAddr.port, host: o.metricsAddr.host });
+    this.health = new HealthServer({ logger: this.logger.child({ component: 'health' }), port: o.healthAddr.port, host: o.healthAddr.host, clock: this.clock });
+    this.stall = new EventLoopStallDetector({ clock: this.clock });
+    this.webhooks = new WebhookServer({
+      certDir: o.certDir, port: o.webhookPort, host: o.webhookHost, logger: this.logger.child({ component: 'webhook' }), registry: this.registry, clock: this.clock,
+    });
+    this.certs = createCertificateProvider({
+      kubeConfig: this.kubeConfig, mode: o.certMode, namespace: o.podNamespace, certDir: o.certDir, secretName: o.secretName, serviceName: o.serviceName,
+      logger: this.logger.child({ component: 'certs' }), clock: this.clock, policy: { renewBeforeMs: o.certsRenewBeforeMs },
+      onCertificatesWritten: () => this.webhooks.reloadCertificates(),
+    });
+    if (o.role !== 'webhook' && o.leaderElection) {
+      this.elector = new LeaderElector({
+        lock: new LeaseLock(this.kubeConfig.makeApiClient(CoordinationV1Api), o.leaderElectionNamespace, o.leaderElectionId),
+        // Unique per process: a restarted container must not inherit its predecessor's lease.
+        identity: `${o.podName}_${randomBytes(4).toString('hex')}`,
+        leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs,
+        logger: this.logger.child({ component: 'leader' }), registry: this.registry, clock: this.clock,
+        callbacks: {
+          onStartedLeading: () => this.startLeading(),
+          onStoppedLeading: (reason) => { if (reason === 'lost') this.fatal('leadership lost: exiting so a fresh process campaigns again'); },
+        },
+      });
+    }
+  }
+
+  /** A shared informer per path: `leaderOnly` ones start with the controllers. */
+  informer<T extends KubernetesObject>(path: string, leaderOnly: boolean, extra: Partial<InformerOptions<T>> = {}): Informer<T> {
+    const existing = this.informers.get(path);
+    if (existing) {
+      existing.leaderOnly &&= leaderOnly;
+      return existing.informer as unknown as Informer<T>;
+    }
+    const informer = new Informer<T>({ path, kubeConfig: this.kubeConfig, logger: this.logger.child({ informer: path }), registry: this.registry, clock: this.clock, ...extra });
+    this.informers.set(path, { informer: informer as unknown as Informer<KubernetesObject>, leaderOnly });
+    return informer;
+  }
+
+  registerWebhook(path: string, webhook: Webhook): void {
+    if (this.options.role !== 'controllers') this.webhooks.register(path, webhook);
+  }
+
+  /** A leader-only controller; `--<name>-workers` sets its concurrency. */
+  addController(options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers'>): Controller | undefined {
+    if (this.options.role === 'webhook') return undefined;
+    const controller = new Controller({
+      ...options, workers: this.options.workers[options.name] ?? 1, logger: this.logger.child({ controller: options.name }), registry: this.registry, clock: this.clock,
+    });
+    this.controllers.push(controller);
+    return controller;
+  }
+
+  /** Throws unless this replica may write as leader right now (no fencing exists in Kubernetes). */
+  checkStillLeader(): void {
+    this.elector?.checkStillLeader();
+  }
+
+  async start(): Promise<void> {
+    const serving = this.options.role !== 'controllers';
+    this.stall.start();
+    this.health.addLivenessCheck('event-loop', this.stall.check);
+    await Promise.all([this.metrics.start(), this.health.start()]);
+    for (const [path, { informer, leaderOnly }] of this.informers) {
+      this.health.addLivenessCheck(`informer:${path}`, () => informer.checkHealth());
+      if (!leaderOnly) this.health.addReadinessCheck(`cache:${path}`, readyCheck({ ready: () => informer.hasSynced() }, `cache of ${path}`));
+    }
+    if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
+    await Promise.all([...this.informers.values()].filter((i) => !i.leaderOnly).map((i) => i.informer.start()));
+    if (serving) {
+      this.health.addReadinessCheck('certificates', readyCheck(this.certs, 'certificates'));
+      this.health.addReadinessCheck('webhook', webhookSelfCheck({ port: this.options.webhookPort, caPem: () => this.certs.caPem() }));
+      await this.certs.start();
+      await this.certs.waitReady();
+      await this.webhooks.start();
+    }
+    if (this.elector) await this.elector.start();
+    else if (this.options.role !== 'webhook') await this.startLeading();
+    this.logger.info('manager started', { role: this.options.role, leaderElection: Boolean(this.elector), identity: this.elector?.identity });
+  }
+
+  private async startLeading(): Promise<void> {
+    if (this.leading) return;
+    this.leading = true;
+    await Promise.all([...this.informers.values()].filter((i) => i.leaderOnly).map((i) => i.informer.start()));
+    await Promise.all(this.controllers.map((c) => c.start()));
+    this.logger.info('controllers started', { controllers: this.controllers.map((c) => c.name) });
+  }
+
+  /**
+   * SIGTERM: fail readiness, keep serving admission for the drain window while endpoints
+   * update, finish in-flight reconciles, stop controllers, release the Lease, then stop.
+   */
+  stop(): Promise<void> {
+    this.shutdown ??= (async () => {
+      const log = this.logger.child({ phase: 'shutdown' });
+      this.health.markShuttingDown();
+      if (this.options.role !== 'controllers') {
+        log.info('draining admission', { drainMs: this.options.drainTimeoutMs });
+        await sleep(this.clock, this.options.drainTimeoutMs);
+        this.webhooks.drain();
+      }
+      await Promise.all(this.controllers.map((c) => c.stop()));
+      if (this.elector) await this.elector.stop({ release: true });
+      await this.webhooks.stop();
+      await Promise.all([...this.informers.values()].map((i) => i.informer.stop()));
+      await this.certs.stop();
+      this.stall.stop();
+      await Promise.all([this.health.stop(), this.metrics.stop()]);
+      log.info('manager stopped');
+    })();
+    return this.shutdown;
+  }
+
+  private fatal(reason: string): void {
+    this.logger.error('fatal', { reason });
+    this.deps.onExit(1, reason);
+  }
+
+  /** Ports actually bound (tests pass 0 to get free ones). */
+  ports(): { webhook: number; health: number; metrics: number } {
+    return { webhook: this.webhooks.port(), health: this.health.port(), metrics: this.metrics.port() };
+  }
+}

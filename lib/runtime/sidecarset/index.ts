@@ -1,0 +1,49 @@
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
+import { KRUISE_APPS_GROUP, Paths } from '../../contract.js';
+import { resourcePath } from '../informer/index.js';
+import type { Manager } from '../manager.js';
+import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
+import type { SidecarSet } from './types.js';
+import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook } from './webhooks.js';
+
+export * from './controller.js';
+export * from './defaults.js';
+export * from './hash.js';
+export * from './inject.js';
+export * from './rollout.js';
+export * from './types.js';
+export * from './validate.js';
+export * from './webhooks.js';
+
+/**
+ * SidecarSet: the pod-injection and SidecarSet webhooks on every replica (they read the
+ * SidecarSet and Namespace caches), and the status/in-place-update controller on the leader
+ * (it also caches pods).
+ */
+export function registerSidecarSet(manager: Manager): void {
+  const sidecarSets = manager.informer<SidecarSet & { apiVersion?: string; kind?: string }>(
+    resourcePath({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' }), false);
+  const namespaces = manager.informer<V1Namespace>(resourcePath({ version: 'v1', plural: 'namespaces' }), false);
+  const source = {
+    sidecarSets: () => sidecarSets.store.list(),
+    namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
+  };
+  manager.registerWebhook(Paths.mutatePod, podInjectionWebhook(source, manager.options.podNamespace, manager.clock));
+  manager.registerWebhook(Paths.mutateSidecarSet, sidecarSetDefaultingWebhook());
+  manager.registerWebhook(Paths.validateSidecarSet, sidecarSetValidatingWebhook(source));
+
+  const pods = manager.informer<V1Pod>(resourcePath({ version: 'v1', plural: 'pods', namespace: manager.options.watchNamespace || undefined }), true);
+  const deps = {
+    sidecarSets, pods, namespaces,
+    core: manager.kubeConfig.makeApiClient(CoreV1Api),
+    apps: manager.kubeConfig.makeApiClient(AppsV1Api),
+    custom: manager.kubeConfig.makeApiClient(CustomObjectsApi),
+    checkStillLeader: () => manager.checkStillLeader(),
+    revisionNamespace: manager.options.podNamespace,
+    clock: manager.clock,
+    logger: manager.logger.child({ controller: 'sidecarset' }),
+  };
+  const controller = manager.addController({ name: 'sidecarset', reconcile: sidecarSetReconciler(deps) });
+  controller?.watch(sidecarSets);
+  controller?.watch(pods, (pod) => sidecarSetsForPod(deps, pod));
+}

@@ -1,0 +1,102 @@
+/**
+ * RFC 6902 JSON Patch, the only patch type admission webhooks may return. Handlers either build
+ * operations themselves (with {@link pointer} for escaping) or mutate a copy of the object and
+ * let {@link createPatch} compute them; the server validates and encodes whatever comes back.
+ */
+export type JsonPatchOperation =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'move' | 'copy'; from: string; path: string };
+
+/** A JSON Pointer (RFC 6901) from raw segments: `pointer('metadata', 'labels', 'a/b')` → `/metadata/labels/a~1b`. */
+export function pointer(...segments: Array<string | number>): string {
+  return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}
+
+const POINTER = /^(\/([^~]|~[01])*)*$/;
+
+/** Returns why `ops` is not a valid JSON Patch, naming the operation, or undefined when it is. */
+export function validatePatch(ops: unknown): string | undefined {
+  if (!Array.isArray(ops)) return 'patches must be an array of operations';
+  for (const [i, op] of ops.entries()) {
+    const at = `patches[${i}]`;
+    if (typeof op !== 'object' || op === null) return `${at} must be an object`;
+    const { op: name, path, from, value } = op as Record<string, unknown>;
+    if (typeof path !== 'string' || !POINTER.test(path)) return `${at}.path must be a JSON pointer, got ${JSON.stringify(path)}`;
+    switch (name) {
+      case 'add':
+      case 'replace':
+      case 'test':
+        if (value === undefined || !isJsonValue(value)) return `${at}.value must be a JSON value`;
+        break;
+      case 'remove':
+        break;
+      case 'move':
+      case 'copy':
+        if (typeof from !== 'string' || !POINTER.test(from)) return `${at}.from must be a JSON pointer`;
+        break;
+      default:
+        return `${at}.op must be add, remove, replace, move, copy or test, got ${JSON.stringify(name)}`;
+    }
+  }
+  return undefined;
+}
+
+/** The base64 JSON the AdmissionResponse `patch` field carries. */
+export function encodePatch(ops: JsonPatchOperation[]): string {
+  return Buffer.from(JSON.stringify(ops), 'utf8').toString('base64');
+}
+
+/**
+ * The operations that turn `from` into `to`. Arrays that changed length are replaced whole:
+ * index-wise add/remove against a list another webhook may also have edited is how patches go
+ * wrong, and a replace is always exactly what the handler meant.
+ */
+export function createPatch(from: unknown, to: unknown, path = ''): JsonPatchOperation[] {
+  if (deepEqual(from, to)) return [];
+  if (isPlainObject(from) && isPlainObject(to)) {
+    const ops: JsonPatchOperation[] = [];
+    for (const key of Object.keys(from)) {
+      if (from[key] !== undefined && own(to, key) === undefined) ops.push({ op: 'remove', path: path + pointer(key) });
+    }
+    for (const [key, value] of Object.entries(to)) {
+      if (value === undefined) continue;
+      if (own(from, key) === undefined) ops.push({ op: 'add', path: path + pointer(key), value });
+      else ops.push(...createPatch(from[key], value, path + pointer(key)));
+    }
+    return ops;
+  }
+  if (Array.isArray(from) && Array.isArray(to) && from.length === to.length) {
+    return to.flatMap((value, i) => createPatch(from[i], value, path + pointer(i)));
+  }
+  return [{ op: 'replace', path, value: to }];
+}
+
+/** Own properties only: `{}.toString` is a function, and a key named `toString` must not see it. */
+function own(obj: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isJsonValue(v: unknown, depth = 0): boolean {
+  if (depth > 100) return false;
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every((x) => isJsonValue(x, depth + 1));
+  if (isPlainObject(v)) return Object.values(v).every((x) => x === undefined || isJsonValue(x, depth + 1));
+  return false;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) if (!deepEqual(own(a, k), own(b, k))) return false;
+    return true;
+  }
+  return false;
+}
