@@ -1,0 +1,44 @@
+// Locates kube-apiserver and etcd through binaries/build.sh, which honours
+// KUBEBUILDER_ASSETS / TEST_ASSET_* and otherwise builds and caches them.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Binaries {
+  kubeApiServer: string;
+  etcd: string;
+  /** Version pinned in binaries/kube-apiserver/go.mod; what a built binary reports. */
+  pinnedKubernetesVersion: string;
+  /** `built`, `KUBEBUILDER_ASSETS` or `TEST_ASSET_KUBE_APISERVER`. */
+  kubeApiServerSource: string;
+}
+
+export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'binaries', 'build.sh');
+
+/** Runs build.sh; its progress goes to our stderr because a cold build takes minutes. */
+export function resolveBinaries(): Promise<Binaries> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.once('error', (e) => reject(new Error(`envtest: cannot run bash ${BUILD_SCRIPT}: ${e.message}`)));
+    child.once('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`envtest: ${BUILD_SCRIPT} exited with ${code}; see its message above. ` +
+          'Set KUBEBUILDER_ASSETS (dir with kube-apiserver and etcd) to use prebuilt binaries.'));
+        return;
+      }
+      const kv = Object.fromEntries(out.split('\n').filter((l) => l.includes('='))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      for (const key of ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE']) {
+        if (!kv[key]) return reject(new Error(`envtest: ${BUILD_SCRIPT} printed no ${key}=... line; got:\n${out}`));
+      }
+      resolve({
+        kubeApiServer: kv.KUBE_APISERVER,
+        etcd: kv.ETCD,
+        pinnedKubernetesVersion: kv.KUBERNETES_VERSION,
+        kubeApiServerSource: kv.KUBE_APISERVER_SOURCE,
+      });
+    });
+  });
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Resolves the kube-apiserver and etcd binaries for the envtest control plane.
+#
+# Order, per component (same conventions as controller-runtime's envtest):
+#   1. TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD  - path to one binary
+#   2. KUBEBUILDER_ASSETS                           - dir holding both
+#   3. build from the wrapper Go module next to this script, cached outside the
+#      work tree in ${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}
+#
+# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD,
+# KUBERNETES_VERSION, ETCD_VERSION, *_SOURCE); all logging goes to stderr.
+set -euo pipefail
+shopt -s inherit_errexit # functions below run inside $(...), which would otherwise drop `set -e`
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache_root="${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}"
+
+log() { echo "envtest: $*" >&2; }
+die() { echo "envtest: error: $*" >&2; exit 1; }
+
+# Version pinned by a wrapper module's go.mod, e.g. `module_version etcd go.etcd.io/etcd/server/v3`.
+module_version() {
+  awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$here/$1/go.mod"
+}
+
+find_go() {
+  if [[ -n "${GO:-}" ]]; then echo "$GO"; return; fi
+  if command -v go >/dev/null 2>&1; then command -v go; return; fi
+  # Non-login shells (npm scripts, IDE runners) often lack the standard install dir on PATH.
+  if [[ -x /usr/local/go/bin/go ]]; then echo /usr/local/go/bin/go; return; fi
+  die "no Go toolchain found, and no prebuilt binaries were given.
+  Either install Go (>= the 'go' line in $here/*/go.mod) and put it on PATH (or set GO=/path/to/go),
+  or point at existing binaries:
+    KUBEBUILDER_ASSETS=/dir/with/kube-apiserver-and-etcd   (e.g. from 'setup-envtest use -p path')
+    TEST_ASSET_KUBE_APISERVER=/path/to/kube-apiserver TEST_ASSET_ETCD=/path/to/etcd"
+}
+
+# build <component> <main package> <version> <ldflags...>; prints the cached binary path.
+build() {
+  local component="$1" pkg="$2" version="$3"; shift 3
+  local ldflags="-s -w $*"
+  # GOFLAGS from the caller's environment is replaced, not merged: these are all the flags.
+  local goflags=(-mod=readonly -trimpath -buildvcs=false)
+  # Key on the exact dependency set and flags, so bumping go.mod/go.sum or the
+  # version stamping rebuilds instead of reusing a stale binary.
+  local key
+  key="$(cat "$here/$component/go.mod" "$here/$component/go.sum" <(uname -sm) \
+    <(echo "${goflags[*]} $ldflags" | sed 's/buildDate=[^ ]*//g') | sha256sum | cut -c1-12)"
+  local dir="$cache_root/$component-$version-$key" bin
+  bin="$dir/$component"
+  mkdir -p "$dir"
+  # Serialise concurrent runs (e.g. `npm run envtest` next to a jest run) on one build.
+  exec 9>"$dir/.lock"
+  command -v flock >/dev/null 2>&1 && flock 9
+  if [[ -x "$bin" ]]; then
+    log "using cached $component $version ($bin)"
+  else
+    local go; go="$(find_go)"
+    log "building $component $version with $("$go" env GOVERSION) (first run only; takes minutes)..."
+    local tmp="$dir/.$component.tmp.$$" start=$SECONDS
+    # A signal becomes a normal exit so the EXIT trap removes the partial file.
+    trap "rm -f '$tmp'" EXIT; trap 'exit 130' INT TERM HUP
+    (cd "$here/$component" && GOWORK=off GOFLAGS= CGO_ENABLED=0 "$go" build "${goflags[@]}" \
+      -ldflags "$ldflags" -o "$tmp" "$pkg") >&2
+    # Rename is atomic on one filesystem: an interrupted build never leaves a broken binary.
+    mv -f "$tmp" "$bin"
+    trap - EXIT INT TERM HUP
+    log "built $component in $((SECONDS - start))s -> $bin"
+  fi
+  exec 9>&-
+  echo "$bin"
+}
+
+given() { # given <path> <description>: validates a user-supplied binary
+  [[ -x "$1" && ! -d "$1" ]] || die "$2 points at '$1', which is not an executable file"
+  echo "$1"
+}
+
+k8s_version="$(module_version kube-apiserver k8s.io/kubernetes)"
+etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
+[[ -n "$k8s_version" && -n "$etcd_version" ]] || die "cannot read pinned versions from $here/*/go.mod"
+
+if [[ -n "${TEST_ASSET_KUBE_APISERVER:-}" ]]; then
+  kas="$(given "$TEST_ASSET_KUBE_APISERVER" TEST_ASSET_KUBE_APISERVER)"; kas_source=TEST_ASSET_KUBE_APISERVER
+elif [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  kas="$(given "$KUBEBUILDER_ASSETS/kube-apiserver" KUBEBUILDER_ASSETS)"; kas_source=KUBEBUILDER_ASSETS
+else
+  IFS=. read -r major minor _ <<<"${k8s_version#v}"
+  stamp=()
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    # gitCommit is left empty: the module proxy does not tell which commit a tag is.
+    stamp+=("-X '$p.gitVersion=$k8s_version'" "-X '$p.gitMajor=$major'" "-X '$p.gitMinor=$minor'"
+      "-X '$p.gitCommit='" "-X '$p.gitTreeState=archive'" "-X '$p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)'")
+  done
+  kas="$(build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_version" "${stamp[@]}")"; kas_source=built
+fi
+
+if [[ -n "${TEST_ASSET_ETCD:-}" ]]; then
+  etcd="$(given "$TEST_ASSET_ETCD" TEST_ASSET_ETCD)"; etcd_source=TEST_ASSET_ETCD
+elif [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  etcd="$(given "$KUBEBUILDER_ASSETS/etcd" KUBEBUILDER_ASSETS)"; etcd_source=KUBEBUILDER_ASSETS
+else
+  etcd="$(build etcd go.etcd.io/etcd/server/v3 "$etcd_version")"; etcd_source=built
+fi
+
+echo "KUBE_APISERVER=$kas"
+echo "KUBE_APISERVER_SOURCE=$kas_source"
+echo "KUBERNETES_VERSION=$k8s_version"
+echo "ETCD=$etcd"
+echo "ETCD_SOURCE=$etcd_source"
+echo "ETCD_VERSION=$etcd_version"
