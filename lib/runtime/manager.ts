@@ -114,8 +114,9 @@ export class Manager {
     this.health.addLivenessCheck('event-loop', this.stall.check);
     await Promise.all([this.metrics.start(), this.health.start()]);
     for (const [path, { informer, leaderOnly }] of this.informers) {
-      this.health.addLivenessCheck(`informer:${path}`, () => informer.checkHealth());
-      if (!leaderOnly) this.health.addReadinessCheck(`cache:${path}`, readyCheck({ ready: () => informer.hasSynced() }, `cache of ${path}`));
+      const name = checkName(path);
+      this.health.addLivenessCheck(`informer-${name}`, () => informer.checkHealth());
+      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, readyCheck({ ready: () => informer.hasSynced() }, `cache of ${path}`));
     }
     if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
     await Promise.all([...this.informers.values()].filter((i) => !i.leaderOnly).map((i) => i.informer.start()));
@@ -173,4 +174,9 @@ export class Manager {
   ports(): { webhook: number; health: number; metrics: number } {
     return { webhook: this.webhooks.port(), health: this.health.port(), metrics: this.metrics.port() };
   }
+}
+
+/** `/apis/apps.kruise.io/v1alpha1/sidecarsets` -> `apps-kruise-io-v1alpha1-sidecarsets` (check names are DNS-ish). */
+function checkName(path: string): string {
+  return path.toLowerCase().replace(/^\/apis?\//, '').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }
