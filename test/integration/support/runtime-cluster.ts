@@ -1,0 +1,94 @@
+/**
+ * Installs what the runtime needs into the envtest API server, from the constructs themselves
+ * (so the tests exercise what users deploy), and routes the webhook Service to local replicas.
+ */
+import { Chart, Testing } from 'cdk8s';
+import { AdmissionregistrationV1Api, DiscoveryV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { request, type RequestOptions } from 'node:https';
+import { KruiseManager, ManagerImage } from '../../../lib/index.js';
+import { Names } from '../../../lib/contract.js';
+import { envtest } from '../../envtest/state.js';
+
+export function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(envtest().kubeconfigPath);
+  return kc;
+}
+
+/** Kinds a control plane without kubelets or controllers has no use for. */
+const SKIPPED = new Set(['Deployment', 'PodDisruptionBudget', 'DaemonSet', 'Job']);
+
+/** Server-side applies the runtime flavor of KruiseManager (CRDs first, webhooks last). */
+export async function installRuntime(kc: KubeConfig, namespace: string): Promise<KubernetesObject[]> {
+  const chart = new Chart(Testing.app(), 'test');
+  new KruiseManager(chart, 'kruise', { image: ManagerImage.runtime('example.com/kruise-ha:test'), namespace });
+  const objects = Testing.synth(chart).filter((o) => !SKIPPED.has(o.kind)) as KubernetesObject[];
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  for (const object of objects) {
+    await serverSideApply(kc, object);
+    if (object.kind === 'CustomResourceDefinition') await waitEstablished(api, object);
+  }
+  return objects;
+}
+
+/**
+ * Server-side apply of raw JSON. client-node's KubernetesObjectApi re-serializes objects through
+ * its typed models, which drops schema keys such as `x-kubernetes-int-or-string` from CRDs.
+ */
+export async function serverSideApply(kc: KubeConfig, object: KubernetesObject): Promise<void> {
+  const [group, version] = object.apiVersion!.includes('/') ? object.apiVersion!.split('/') : ['', object.apiVersion!];
+  const plural = object.kind!.toLowerCase().replace(/y$/, 'ie') + 's';
+  const ns = object.metadata?.namespace ? `/namespaces/${object.metadata.namespace}` : '';
+  const path = `${group ? `/apis/${group}` : '/api'}/${version}${ns}/${plural}/${object.metadata!.name}?fieldManager=kruise-ha-tests&force=true`;
+  const url = new URL(path, kc.getCurrentCluster()!.server);
+  const options: RequestOptions = { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' } };
+  await kc.applyToHTTPSOptions(options);
+  const body = JSON.stringify(object);
+  await new Promise<void>((resolve, reject) => {
+    const req = request(url, options, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => { text += d; }).on('end', () => (res.statusCode! < 300
+        ? resolve()
+        : reject(new Error(`apply ${object.kind}/${object.metadata!.name}: HTTP ${res.statusCode}: ${text}`))));
+    });
+    req.on('error', reject).end(body);
+  });
+}
+
+async function waitEstablished(api: KubernetesObjectApi, crd: KubernetesObject): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const read = (await api.read({ apiVersion: crd.apiVersion!, kind: crd.kind!, metadata: { name: crd.metadata!.name! } })) as { status?: { conditions?: Array<{ type: string; status: string }> } };
+    if (read.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`CRD ${crd.metadata!.name} not established`);
+}
+
+/** Removes the cluster-scoped webhook configurations, so later suites' pods are not intercepted. */
+export async function uninstallWebhooks(kc: KubeConfig): Promise<void> {
+  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+  await api.deleteMutatingWebhookConfiguration({ name: Names.mutatingWebhookConfiguration }).catch(() => undefined);
+  await api.deleteValidatingWebhookConfiguration({ name: Names.validatingWebhookConfiguration }).catch(() => undefined);
+}
+
+/**
+ * Routes the webhook Service to a replica on 127.0.0.1:`port` through its own EndpointSlice.
+ * The API server rejects loopback IPs in IPv4 slices but dials an FQDN-type dotted quad as-is
+ * (with --enable-aggregator-routing), so replicas stay on loopback.
+ */
+export async function addEndpoint(kc: KubeConfig, namespace: string, replica: string, port: number): Promise<void> {
+  await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
+    namespace,
+    body: {
+      metadata: { name: `${Names.webhookService}-${replica}`, labels: { 'kubernetes.io/service-name': Names.webhookService } },
+      addressType: 'FQDN',
+      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      ports: [{ name: 'https', port, protocol: 'TCP' }],
+    },
+  });
+}
+
+/** Takes a replica out of the Service, as the endpoints controller does when readiness fails. */
+export async function removeEndpoint(kc: KubeConfig, namespace: string, replica: string): Promise<void> {
+  await kc.makeApiClient(DiscoveryV1Api).deleteNamespacedEndpointSlice({ namespace, name: `${Names.webhookService}-${replica}` }).catch(() => undefined);
+}
