@@ -103,7 +103,7 @@ project.package.addField('exports', {
   './image': { types: './dist/lib/image/index.d.ts', default: './dist/lib/image/index.js' },
 });
 project.addBins({ 'kruise-ha-image': 'dist/lib/image/cli.js' });
-project.gitignore.exclude('.envtest/', 'bench/results/', 'dist/', 'cdk8s.out/', 'coverage/', '.runtime-build/');
+project.gitignore.exclude('.envtest/', '.scratch*/', 'bench/results/', 'dist/', 'cdk8s.out/', 'coverage/', '.runtime-build/');
 
 // Jest in ESM mode: ts-jest transpiles, `tsc -p tsconfig.dev.json` type-checks once.
 const jestProject = (displayName: string, roots: string[], extra: Record<string, unknown> = {}) => ({
@@ -163,6 +163,8 @@ project.addTask('typecheck', { exec: 'tsc -p tsconfig.dev.json' });
 project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench .projenrc.ts' });
 project.addTask('envtest:binaries', { exec: 'bash test/envtest/binaries/build.sh' });
 project.addTask('envtest', { exec: 'tsx test/envtest/cli.ts', receiveArgs: true });
+project.addTask('envtest:install-runtime', { exec: 'tsx test/envtest/install-runtime.ts' });
+project.addTask('runtime', { description: 'Run the manager from source', exec: 'tsx lib/runtime/main.ts', receiveArgs: true });
 project.addTask('synth', { description: 'Synthesize the default app (cdk8s.yaml)', exec: 'cdk8s synth' });
 project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
