@@ -3,7 +3,7 @@
  * in a test process never collide) and a plain HTTP server for `/metrics`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { boundPort, closeNow, listen } from './http-listener.js';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { Paths, Ports } from '../contract.js';
 import type { Logger } from './log.js';
@@ -64,13 +64,7 @@ export class MetricsServer {
     const server = createServer(metricsHandler(this.opts.registry));
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.opts.port ?? Ports.metrics, this.opts.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, this.opts.port ?? Ports.metrics, this.opts.host);
     server.on('error', (err) => this.opts.logger.error('metrics server error', { err }));
     this.server = server;
     this.opts.logger.info('metrics server listening', { port: this.port() });
@@ -78,16 +72,13 @@ export class MetricsServer {
 
   /** The bound port (useful with port 0 in tests). */
   port(): number {
-    if (!this.server) throw new Error('metrics server is not started');
-    return (this.server.address() as AddressInfo).port;
+    return boundPort(this.server, 'metrics server');
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections(); // scrapes are idempotent: nothing to drain
-    await closed;
+    await closeNow(server); // scrapes are idempotent: nothing to drain
   }
 }

@@ -4,7 +4,7 @@
  * `?verbose` for the full list, `?exclude=<check>` (repeatable) to skip some.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { boundPort, closeNow, listen } from '../http-listener.js';
 import { Paths, Ports } from '../../contract.js';
 import { realClock, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -61,30 +61,21 @@ export class HealthServer {
     });
     server.headersTimeout = 5_000;
     server.requestTimeout = 10_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.opts.port ?? Ports.health, this.opts.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, this.opts.port ?? Ports.health, this.opts.host);
     server.on('error', (err) => this.opts.logger.error('health server error', { err }));
     this.server = server;
     this.opts.logger.info('health probe server listening', { port: this.port() });
   }
 
   port(): number {
-    if (!this.server) throw new Error('health server is not started');
-    return (this.server.address() as AddressInfo).port;
+    return boundPort(this.server, 'health server');
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections(); // probes are retried by the kubelet: nothing to drain
-    await closed;
+    await closeNow(server); // probes are retried by the kubelet: nothing to drain
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
