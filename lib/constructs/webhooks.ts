@@ -105,10 +105,16 @@ export class WebhookConfigurations extends Construct {
         entry('pods', 'vpodeviction.kb.io', Paths.validatePod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], operations: ['CREATE'] }], podScope),
       ] : []),
       ...resources.map((r) => entry('resources', `v${r.kind.toLowerCase()}.kb.io`, webhookPath('validate', r), [resourceRule(r, ['CREATE', 'UPDATE'])])),
-      ...(props.upstream ? DELETE_PROTECTED.map((w) => entry('deleteProtection', `v${w.short}.kb.io`, `/validate-${w.short}`,
+      ...(props.upstream ? DELETE_PROTECTED.map((w) => entry('deleteProtection', `v${w.short}deletion.kb.io`, `/validate-${w.short}`,
         [{ apiGroups: [w.group], apiVersions: [w.version], resources: [w.plural], operations: ['DELETE'] }],
         { objectSelector: { matchExpressions: [{ key: Labels.deleteProtection, operator: 'Exists' }] } })) : []),
     ];
+    for (const [kind, list] of [['mutating', mutating], ['validating', validating]] as const) {
+      const names = list.map((w) => w.name);
+      const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+      // The API server rejects a configuration with two webhooks of one name (server-side apply).
+      if (duplicate) throw new Error(`internal error: two ${kind} webhooks are named "${duplicate}"`);
+    }
     // Upstream rebuilds its configurations from the `template` annotation; an empty one makes
     // it snapshot what we rendered instead of reviving a stale copy (kruise #374).
     const annotations = { ...(props.upstream ? { [Labels.webhookTemplate]: '' } : {}), ...props.annotations };

@@ -35,17 +35,17 @@ export async function installRuntime(kc: KubeConfig, namespace: string): Promise
  * Server-side apply of raw JSON. client-node's KubernetesObjectApi re-serializes objects through
  * its typed models, which drops schema keys such as `x-kubernetes-int-or-string` from CRDs.
  */
-export async function serverSideApply(kc: KubeConfig, object: KubernetesObject): Promise<void> {
+export async function serverSideApply(kc: KubeConfig, object: KubernetesObject, options: { dryRun?: boolean } = {}): Promise<void> {
   const [group, version] = object.apiVersion!.includes('/') ? object.apiVersion!.split('/') : ['', object.apiVersion!];
   const plural = object.kind!.toLowerCase().replace(/y$/, 'ie') + 's';
   const ns = object.metadata?.namespace ? `/namespaces/${object.metadata.namespace}` : '';
-  const path = `${group ? `/apis/${group}` : '/api'}/${version}${ns}/${plural}/${object.metadata!.name}?fieldManager=kruise-ha-tests&force=true`;
+  const path = `${group ? `/apis/${group}` : '/api'}/${version}${ns}/${plural}/${object.metadata!.name}?fieldManager=kruise-ha-tests&force=true${options.dryRun ? '&dryRun=All' : ''}`;
   const url = new URL(path, kc.getCurrentCluster()!.server);
-  const options: RequestOptions = { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' } };
-  await kc.applyToHTTPSOptions(options);
+  const httpOptions: RequestOptions = { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' } };
+  await kc.applyToHTTPSOptions(httpOptions);
   const body = JSON.stringify(object);
   await new Promise<void>((resolve, reject) => {
-    const req = request(url, options, (res) => {
+    const req = request(url, httpOptions, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => { text += d; }).on('end', () => (res.statusCode! < 300
         ? resolve()
@@ -55,7 +55,7 @@ export async function serverSideApply(kc: KubeConfig, object: KubernetesObject):
   });
 }
 
-async function waitEstablished(api: KubernetesObjectApi, crd: KubernetesObject): Promise<void> {
+export async function waitEstablished(api: KubernetesObjectApi, crd: KubernetesObject): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const read = (await api.read({ apiVersion: crd.apiVersion!, kind: crd.kind!, metadata: { name: crd.metadata!.name! } })) as { status?: { conditions?: Array<{ type: string; status: string }> } };
     if (read.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;

@@ -19,7 +19,10 @@ describe('WebhookConfigurations', () => {
     const [mutating, validating] = synth();
     expect(names(mutating)).toHaveLength(18);
     expect(names(mutating)).toEqual(expect.arrayContaining(['mpod.kb.io', 'mcloneset.kb.io', 'msidecarset.kb.io']));
-    expect(names(validating)).toEqual(expect.arrayContaining(['vpod.kb.io', 'vpodeviction.kb.io', 'vcloneset.kb.io', 'vdeployment.kb.io', 'vnamespace.kb.io']));
+    expect(names(validating)).toEqual(expect.arrayContaining(['vpod.kb.io', 'vpodeviction.kb.io', 'vcloneset.kb.io', 'vstatefulset.kb.io', 'vstatefulsetdeletion.kb.io', 'vnamespacedeletion.kb.io']));
+    // Names key the webhooks list: the API server rejects duplicates.
+    expect(new Set(names(validating)).size).toBe(names(validating).length);
+    expect(new Set(names(mutating)).size).toBe(names(mutating).length);
     for (const w of [...mutating.webhooks, ...validating.webhooks]) {
       expect(w.sideEffects).toBe('None');
       expect(w.admissionReviewVersions).toEqual(['v1', 'v1beta1']);

@@ -1,0 +1,119 @@
+/**
+ * Every example's stream, judged by a real kube-apiserver: CRDs and Namespaces applied for real,
+ * everything else server-side dry-run (admission, schema and CEL validation, defaulting), and
+ * the default app applied for real and read back. Kinds of operators we do not install
+ * (cert-manager, prometheus-operator) get permissive stand-in CRDs, so their objects reach the
+ * API server too.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { Chart, Testing } from 'cdk8s';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { kubeConfig, serverSideApply, uninstallWebhooks, waitEstablished } from './support/runtime-cluster.js';
+
+const kc = kubeConfig();
+const api = KubernetesObjectApi.makeApiClient(kc);
+const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url));
+
+type ChartClass = new (scope: Chart, id: string) => Chart;
+async function exampleCharts(): Promise<Array<[string, ChartClass]>> {
+  const found: Array<[string, ChartClass]> = [];
+  for (const file of readdirSync(examplesDir).filter((f) => f.endsWith('.ts')).sort()) {
+    const module = (await import(`${examplesDir}${file}`)) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(module)) {
+      // Chart overrides Symbol.hasInstance, so `instanceof` cannot test a class's prototype.
+      if (typeof value === 'function' && Object.prototype.isPrototypeOf.call(Chart.prototype, value.prototype)) found.push([`${file}:${name}`, value as ChartClass]);
+    }
+  }
+  return found;
+}
+
+function standInCrd(group: string, kind: string, plural: string): KubernetesObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${plural}.${group}` },
+    spec: {
+      group, scope: 'Namespaced', names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  } as KubernetesObject;
+}
+
+const FOUNDATION = new Set(['CustomResourceDefinition', 'Namespace']);
+const synth = (chart: ChartClass) => Testing.synth(new chart(Testing.app() as unknown as Chart, 'kruise')) as KubernetesObject[];
+
+describe('examples on a real API server', () => {
+  let charts: Array<[string, ChartClass]> = [];
+  beforeAll(async () => {
+    charts = await exampleCharts();
+    for (const crd of [standInCrd('cert-manager.io', 'Issuer', 'issuers'), standInCrd('cert-manager.io', 'Certificate', 'certificates'),
+      standInCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors')]) {
+      await serverSideApply(kc, crd);
+      await waitEstablished(api, crd);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    // The default app's webhook configurations would intercept later suites' pods.
+    await uninstallWebhooks(kc);
+  }, 30_000);
+
+  it('finds every example', () => {
+    expect(charts.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('accepts every object of every example (CRDs and namespaces for real, the rest dry-run)', async () => {
+    const rejected: string[] = [];
+    for (const [name, chart] of charts) {
+      const objects = synth(chart);
+      for (const o of objects.filter((x) => FOUNDATION.has(x.kind!))) {
+        await serverSideApply(kc, o);
+        if (o.kind === 'CustomResourceDefinition') await waitEstablished(api, o);
+      }
+      for (const o of objects.filter((x) => !FOUNDATION.has(x.kind!))) {
+        await serverSideApply(kc, o, { dryRun: true }).catch((err: Error) => rejected.push(`${name} ${o.kind}/${o.metadata!.name}: ${err.message.slice(0, 400)}`));
+      }
+    }
+    expect(rejected).toEqual([]);
+  }, 240_000);
+
+  it('applies the default app for real and reads back what it rendered', async () => {
+    const [, defaultApp] = charts.find(([n]) => n.startsWith('default-ha.ts:'))!;
+    const objects = synth(defaultApp);
+    for (const o of objects) await serverSideApply(kc, o);
+    const lost: string[] = [];
+    for (const o of objects) {
+      const stored = await api.read({ apiVersion: o.apiVersion!, kind: o.kind!, metadata: { name: o.metadata!.name!, namespace: o.metadata!.namespace } });
+      // Raw JSON on both sides: the server may add defaults, but everything we set must survive.
+      lost.push(...containsAll(toPlain(stored), o).map((d) => `${o.kind}/${o.metadata!.name}${d}`));
+    }
+    expect(lost).toEqual([]);
+  }, 120_000);
+
+  it('rejects a broken manifest (negative control)', async () => {
+    const broken = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'broken', namespace: 'default' },
+      spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'x' }] } } } };
+    await expect(serverSideApply(kc, broken as KubernetesObject, { dryRun: true })).rejects.toThrow(/HTTP 422.*(selector|image)/s);
+  });
+});
+
+/** client-node returns typed models; compare on their JSON form. */
+function toPlain(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}
+
+/** Fields the API omits at their zero value; any other zero must read back (a lost `maxUnavailable: 0` is a bug). */
+const OMITEMPTY_ZERO: Record<string, unknown> = { minReadySeconds: 0, hostNetwork: false };
+
+/**
+ * Paths where `expected` sets a value that `actual` lacks or differs from (arrays compared by
+ * index). An empty string, list or map reads back as absent (Kubernetes' `omitempty`).
+ */
+function containsAll(actual: unknown, expected: unknown, path = ''): string[] {
+  const empty = (v: unknown) => v === '' || (Array.isArray(v) ? v.length === 0 : v !== null && typeof v === 'object' && Object.keys(v).length === 0);
+  if (actual === undefined && (empty(expected) || OMITEMPTY_ZERO[path.split('/').pop()!] === expected)) return [];
+  if (expected === null || typeof expected !== 'object') {
+    return actual === expected || (typeof expected === 'number' && String(expected) === String(actual)) ? [] : [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
+  }
+  if (actual === null || typeof actual !== 'object') return [`${path}: missing`];
+  return Object.entries(expected).flatMap(([k, v]) => containsAll((actual as Record<string, unknown>)[k], v, `${path}/${k}`));
+}
