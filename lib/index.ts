@@ -15,6 +15,7 @@ export * from './constructs/rbac.js';
 export * from './constructs/runtime-crds.js';
 export * from './constructs/runtime-image.js';
 export * from './constructs/scheduling.js';
+export * from './constructs/sidecarset.js';
 export * from './constructs/uninstall-guard.js';
 export * from './constructs/webhooks.js';
 export { resolveLeaderElection, renderManagerArgs } from './constructs/manager-args.js';

@@ -30,13 +30,20 @@ const sidecarContainer = {
     shareVolumePolicy: obj({ type: { type: 'string', enum: ['enabled', 'disabled'] } }),
     transferEnv: {
       type: 'array',
-      items: obj({ sourceContainerName: { type: 'string' }, envName: { type: 'string' }, envNames: { type: 'array', items: { type: 'string' } } }),
+      items: obj({
+        sourceContainerName: { type: 'string' }, envName: { type: 'string' }, envNames: { type: 'array', items: { type: 'string' } },
+        // Upstream-only; declared so it is kept (not pruned) for the validating webhook to reject
+        // by name, rather than a CEL rule evaluated per entry of two nested unbounded lists.
+        sourceContainerNameFrom: open,
+      }),
     },
     upgradeStrategy: { ...open, properties: { upgradeType: { type: 'string' } } },
+    shareVolumeDevicePolicy: open,
     resourcesPolicy: open,
   },
   'x-kubernetes-validations': [
     { rule: "!has(self.upgradeStrategy) || !has(self.upgradeStrategy.upgradeType) || self.upgradeStrategy.upgradeType != 'HotUpgrade'", message: 'containers[].upgradeStrategy.upgradeType HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy' },
+    unsupported('containers[]', 'shareVolumeDevicePolicy'),
     unsupported('containers[]', 'resourcesPolicy'),
   ],
 };
@@ -71,7 +78,12 @@ export function sidecarSetCrd(): CrdManifest {
               spec: obj({
                 selector: labelSelector,
                 namespace: { type: 'string' },
-                namespaceSelector: labelSelector,
+                // Upstream's newer namespaceSelector also takes a `namespaces` list: kept and rejected.
+                namespaceSelector: {
+                  ...labelSelector,
+                  properties: { ...labelSelector.properties, namespaces: { type: 'array', items: { type: 'string' } } },
+                  'x-kubernetes-validations': [unsupported('spec.namespaceSelector', 'namespaces')],
+                },
                 containers: { type: 'array', items: sidecarContainer },
                 initContainers: { type: 'array', items: sidecarContainer },
                 volumes: { type: 'array', items: { ...open, required: ['name'], properties: { name: { type: 'string' } } } },
@@ -82,7 +94,7 @@ export function sidecarSetCrd(): CrdManifest {
                   maxUnavailable: intOrString,
                   paused: { type: 'boolean' },
                   selector: labelSelector,
-                  scatterStrategy: open,
+                  scatterStrategy: { type: 'array', items: open }, // upstream: a list of {key, value} terms
                   priorityStrategy: open,
                 }, { 'x-kubernetes-validations': [unsupported('spec.updateStrategy', 'scatterStrategy'), unsupported('spec.updateStrategy', 'priorityStrategy')] }),
                 injectionStrategy: obj({ paused: { type: 'boolean' }, revision: open }, { 'x-kubernetes-validations': [unsupported('spec.injectionStrategy', 'revision')] }),

@@ -28,16 +28,21 @@ import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { CertManagerChart } from '../../examples/cert-manager.js';
 import { DefaultHaChart } from '../../examples/default-ha.js';
 import { OfflineRegistryChart } from '../../examples/offline-registry.js';
+import { RuntimeImageChart } from '../../examples/runtime-image.js';
+import { SidecarSetChart } from '../../examples/sidecarset.js';
 import { SmallClusterChart } from '../../examples/small-cluster.js';
 import { SplitWebhookControllerChart } from '../../examples/split-webhook-controller.js';
 import { StrictZoneSpreadChart } from '../../examples/strict-zone-spread.js';
 import { UpstreamImageChart } from '../../examples/upstream-image.js';
+import { sidecarSetCrd } from '../../lib/constructs/runtime-crds.js';
+import { validateAgainstCrd } from './structural-schema.js';
 
 // Rendered manifests are untyped JSON.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -63,9 +68,43 @@ const SCHEMAS = new Map<string, ModelClass>(
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
 
+/** Fields a SidecarSet container has on top of a core/v1 Container. */
+const SIDECAR_ONLY_FIELDS = new Set(['podInjectPolicy', 'shareVolumePolicy', 'transferEnv', 'upgradeStrategy']);
+
+/**
+ * A SidecarSet against the CRD our runtime installs (its openAPIV3Schema, structurally: types,
+ * enums, required, unknown fields), and its pod parts (containers without the SidecarSet-only
+ * fields, init containers, volumes, pull secrets) against the core Pod schema, since the CRD
+ * keeps those open and the API server judges them only when a pod is created.
+ */
+function checkSidecarSet(o: Manifest): string[] {
+  const errors = validateAgainstCrd(sidecarSetCrd().manifest, o);
+  const spec = o.spec ?? {};
+  const core = (c: Manifest) => Object.fromEntries(Object.entries(c ?? {}).filter(([k]) => !SIDECAR_ONLY_FIELDS.has(k)));
+  try {
+    new Pod({
+      metadata: { name: 'sidecarset-pod-parts' },
+      spec: {
+        // A placeholder app container, so a SidecarSet of init containers alone still forms a pod.
+        containers: [...(spec.containers ?? []).map(core), { name: 'placeholder-app', image: 'app' }],
+        initContainers: (spec.initContainers ?? []).map(core),
+        volumes: spec.volumes ?? [],
+        imagePullSecrets: spec.imagePullSecrets ?? [],
+      },
+    } as never).validate();
+  } catch (e) {
+    errors.push(`pod parts: ${(e as Error).message}`);
+  }
+  return errors;
+}
+
+/** Non-core kinds without a namespace. */
+const CLUSTER_SCOPED_NON_CORE = new Set(['apps.kruise.io/v1alpha1/SidecarSet']);
+
 /**
  * CRD-backed kinds whose schemas are not in kubernetes-models. Each gets the fields its
- * controller cannot do without; the API server validates the rest against the installed CRD.
+ * controller cannot do without (or, for our own CRD, its schema); the API server validates the
+ * rest against the installed CRD.
  */
 const NON_CORE: ReadonlyMap<string, (o: Manifest) => string[]> = new Map([
   ['cert-manager.io/v1/Issuer', (o: Manifest) => {
@@ -81,6 +120,7 @@ const NON_CORE: ReadonlyMap<string, (o: Manifest) => string[]> = new Map([
     ...(nonEmptyString(o.spec?.issuerRef?.name) ? [] : ['spec.issuerRef.name is required']),
     ...(nonEmptyString(o.spec?.commonName) || (Array.isArray(o.spec?.dnsNames) && o.spec.dnsNames.length > 0) ? [] : ['spec needs commonName or dnsNames']),
   ]],
+  ['apps.kruise.io/v1alpha1/SidecarSet', checkSidecarSet],
   ['monitoring.coreos.com/v1/ServiceMonitor', (o: Manifest) => [
     ...(isObject(o.spec?.selector) ? [] : ['spec.selector is required']),
     ...(Array.isArray(o.spec?.endpoints) && o.spec.endpoints.length > 0 && o.spec.endpoints.every((e: Manifest) => nonEmptyString(e.port))
@@ -106,7 +146,7 @@ function validateObject(o: Manifest): string[] {
   if (!check) return [`${gvk} has no schema and is not a known non-core kind: add its model to SCHEMAS or a check to NON_CORE`];
   return [
     ...(DNS_SUBDOMAIN.test(o.metadata?.name ?? '') ? [] : [`metadata.name ${JSON.stringify(o.metadata?.name)} is not a DNS subdomain`]),
-    ...(nonEmptyString(o.metadata?.namespace) ? [] : ['metadata.namespace is required (namespaced kind)']),
+    ...(CLUSTER_SCOPED_NON_CORE.has(gvk) || nonEmptyString(o.metadata?.namespace) ? [] : ['metadata.namespace is required (namespaced kind)']),
     ...check(o),
   ];
 }
@@ -209,6 +249,37 @@ const EXAMPLES: Example[] = [
     },
   },
   {
+    name: 'runtime-image', file: 'runtime-image.ts', objects: 21,
+    chart: (app) => new RuntimeImageChart(app, 'kruise'),
+    intent: (m) => {
+      // The Deployment runs the content-addressed reference of the bundle built at synth.
+      const [deployment] = of(m, 'Deployment');
+      expect(deployment.spec.replicas).toBe(3);
+      expect(deployment.spec.template.spec.containers[0].image).toMatch(/^registry\.example\.com\/platform\/kruise-ha-manager:[0-9a-f]{20}$/);
+      expect(deployment.spec.template.spec.containers[0].command).toBeUndefined();
+    },
+  },
+  {
+    name: 'sidecarset', file: 'sidecarset.ts', objects: 22,
+    chart: (app) => new SidecarSetChart(app, 'kruise'),
+    intent: (m) => {
+      // The runtime serves the CRD the SidecarSet needs, and the SidecarSet comes last.
+      expect(of(m, 'CustomResourceDefinition').map((c) => c.metadata.name)).toEqual(['sidecarsets.apps.kruise.io']);
+      expect(podSpecs(m)[0].containers[0].image).toBe('registry.example.com/kruise-ha/manager:0.1.0');
+      expect(m[m.length - 1].kind).toBe('SidecarSet');
+      const [sidecarSet] = of(m, 'SidecarSet');
+      expect(sidecarSet.metadata).toEqual({ name: 'log-shipper' });
+      expect(sidecarSet.spec.containers).toEqual([expect.objectContaining({
+        name: 'log-shipper', podInjectPolicy: 'AfterAppContainer', shareVolumePolicy: { type: 'enabled' },
+        transferEnv: [{ sourceContainerName: 'app', envNames: ['APP_NAME', 'APP_ENV'] }],
+        resources: { requests: { cpu: '20m', memory: '32Mi' }, limits: { memory: '64Mi' } },
+      })]);
+      expect(sidecarSet.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: '10%', partition: 2 });
+      // The manager's pod webhook intercepts pod creation everywhere but kube-system and its own namespace.
+      expect(webhook(m, 'mpod.kb.io').namespaceSelector.matchExpressions[0].values).toEqual(['kube-system', 'kruise-system']);
+    },
+  },
+  {
     name: 'upstream-image', file: 'upstream-image.ts', objects: 34,
     chart: (app) => new UpstreamImageChart(app, 'kruise'),
     intent: (m) => {
@@ -228,6 +299,8 @@ const EXAMPLES: Example[] = [
 
 const FIRST = new Set(['CustomResourceDefinition', 'Namespace']);
 const LAST = new Set(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+/** Objects the manager serves: after its webhook configurations, which default and validate them. */
+const SERVED = new Set(['SidecarSet']);
 
 function synth(example: Example): Manifest[] {
   return Testing.synth(example.chart(Testing.app()));
@@ -248,8 +321,11 @@ describe.each(EXAMPLES.map((e) => [e.name, e] as const))('example %s', (_name, e
     expect(manifest).toHaveLength(example.objects);
   });
 
-  it('orders CRDs and Namespaces first and the webhook configurations last', () => {
-    const kinds = manifest.map((o) => o.kind as string);
+  it('orders CRDs and Namespaces first, then the manager, its webhook configurations, and what it serves', () => {
+    const all = manifest.map((o) => o.kind as string);
+    const served = all.findIndex((k) => SERVED.has(k));
+    const kinds = served < 0 ? all : all.slice(0, served);
+    expect(all.slice(kinds.length).filter((k) => !SERVED.has(k))).toEqual([]);
     const firstRun = kinds.findIndex((k) => !FIRST.has(k));
     expect(kinds.slice(firstRun).filter((k) => FIRST.has(k))).toEqual([]);
     expect(kinds.slice(-2).sort()).toEqual([...LAST].sort());
@@ -261,7 +337,10 @@ describe.each(EXAMPLES.map((e) => [e.name, e] as const))('example %s', (_name, e
   });
 
   it('matches the snapshot', () => {
-    expect(Yaml.stringify(...manifest)).toMatchSnapshot();
+    // The runtime image's tag hashes the bundled runtime: any runtime edit changes it. Its
+    // determinism is tested in runtime-image.test.ts; here it is masked to keep the snapshot
+    // about the manifests.
+    expect(Yaml.stringify(...manifest).replace(/(kruise-ha-manager):[0-9a-f]{20}\b/g, '$1:<content-tag>')).toMatchSnapshot();
   });
 });
 
@@ -295,6 +374,28 @@ describe('the validator', () => {
 
   it('rejects a known core kind under the wrong apiVersion', () => {
     expect(validateObject({ ...deployment, apiVersion: 'apps/v1beta1' })).toEqual([expect.stringMatching(/no schema/)]);
+  });
+
+  it('judges a SidecarSet by our CRD schema and its pod parts by the Pod schema', () => {
+    const [sidecarSet] = synth(EXAMPLES.find((e) => e.name === 'sidecarset')!).filter((o: Manifest) => o.kind === 'SidecarSet');
+    expect(validateObject(sidecarSet)).toEqual([]);
+    const broken = structuredClone(sidecarSet);
+    broken.metadata.namespace = 'apps';
+    broken.spec.updateStrategy.paused = 'yes';
+    broken.spec.containers[0].podInjectPolicy = 'First';
+    broken.spec.containers[0].resources.limits.memory = { size: 64 };
+    broken.spec.injectionStrategy = { paused: false, revision: { revisionName: 'r1' } };
+    broken.spec.volumes[0] = { configMap: { name: 'x' } };
+    broken.status = { matched: 3 };
+    expect(validateObject(broken)).toEqual([
+      'spec.containers[0].podInjectPolicy: "First" is not one of ["BeforeAppContainer","AfterAppContainer"]',
+      'spec.updateStrategy.paused: must be of type boolean, got "yes"',
+      'spec.volumes[0].name: is required',
+      'spec.injectionStrategy: spec.injectionStrategy.revision is not supported by the kruise-ha runtime (upstream-only feature); remove it',
+      'status.matched: unknown field (the API server would prune it)',
+      'metadata.namespace: SidecarSet is cluster-scoped',
+      expect.stringMatching(/^pod parts: .*resources\/limits\/memory/),
+    ]);
   });
 
   it('rejects a non-core object missing what its controller needs', () => {

@@ -30,11 +30,49 @@ function sidecarNames(s: SidecarSet, pod: V1Pod): string[] {
   return readHashAnnotation(pod.metadata?.annotations, SidecarSetAnnotations.hash)[s.metadata.name]?.sidecarList ?? (s.spec.containers ?? []).map((c) => c.name);
 }
 
+interface ImageRef { repo: string; tag?: string; digest?: string }
+
+/**
+ * Parses an image reference with Docker's normalization: `nginx:1` is
+ * `docker.io/library/nginx:1`, no tag and no digest means `:latest`.
+ */
+export function parseImage(image: string): ImageRef {
+  let rest = image.trim();
+  let digest: string | undefined;
+  const at = rest.indexOf('@');
+  if (at >= 0) [rest, digest] = [rest.slice(0, at), rest.slice(at + 1)];
+  let tag: string | undefined;
+  const colon = rest.lastIndexOf(':');
+  if (colon > rest.lastIndexOf('/')) [rest, tag] = [rest.slice(0, colon), rest.slice(colon + 1)];
+  const slash = rest.indexOf('/');
+  const first = slash < 0 ? '' : rest.slice(0, slash);
+  const hasDomain = slash >= 0 && (first.includes('.') || first.includes(':') || first === 'localhost');
+  let domain = hasDomain ? first : 'docker.io';
+  let path = hasDomain ? rest.slice(slash + 1) : rest;
+  if (domain === 'index.docker.io') domain = 'docker.io';
+  if (domain === 'docker.io' && !path.includes('/')) path = `library/${path}`;
+  return { repo: `${domain}/${path}`, tag: tag ?? (digest ? undefined : 'latest'), digest };
+}
+
+/**
+ * True when the kubelet reports it runs the image the spec asks for. Kubelets report the
+ * normalized reference (`docker.io/library/proxy:1` for `proxy:1`) and sometimes only a digest,
+ * so references are compared as upstream's IsContainerImageEqual does, not as strings.
+ */
+export function imageMatches(wanted: string, running: string | undefined, imageId?: string): boolean {
+  if (!running) return false;
+  if (running === wanted) return true;
+  const w = parseImage(wanted);
+  const r = parseImage(running);
+  if (w.digest) return r.digest === w.digest || (imageId ?? '').endsWith(`@${w.digest}`);
+  return w.repo === r.repo && w.tag === r.tag;
+}
+
 function imagesConsistent(s: SidecarSet, pod: V1Pod): boolean {
   return sidecarNames(s, pod).every((name) => {
     const wanted = pod.spec?.containers.find((c) => c.name === name)?.image;
-    const running = pod.status?.containerStatuses?.find((c) => c.name === name)?.image;
-    return wanted === undefined || running === wanted;
+    const status = pod.status?.containerStatuses?.find((c) => c.name === name);
+    return wanted === undefined || imageMatches(wanted, status?.image, status?.imageID);
   });
 }
 
@@ -58,10 +96,16 @@ export function scaled(value: number | string | undefined, total: number, fallba
   return roundUp ? Math.ceil(exact) : Math.floor(exact);
 }
 
+/** Ready and running the images its spec asks for: what maxUnavailable protects. */
+export function isAvailable(p: PodState): boolean {
+  return p.ready && p.consistent;
+}
+
 /**
- * Which pods to update in place now. Pods already unavailable (not ready, or updated but not
- * yet running the new images) count against maxUnavailable; not-ready pods go first because
- * updating them costs no availability. `partition` pods stay on the old revision.
+ * Which pods to update in place now. Pods already unavailable (not ready, or not yet running
+ * the images their spec asks for, whichever revision that is) count against maxUnavailable;
+ * they go first because updating them costs no availability. `partition` pods stay on the old
+ * revision (a percentage rounds down, as upstream).
  */
 export function planUpdates(s: SidecarSet, states: PodState[]): V1Pod[] {
   const strategy = s.spec.updateStrategy ?? {};
@@ -69,15 +113,15 @@ export function planUpdates(s: SidecarSet, states: PodState[]): V1Pod[] {
   const scope = strategy.selector ? states.filter((p) => matchesSelector(strategy.selector, p.pod.metadata?.labels)) : states;
   const total = states.length;
   const maxUnavailable = Math.max(1, scaled(strategy.maxUnavailable, total, 1, false));
-  const partition = scaled(strategy.partition, total, 0, true);
+  const partition = scaled(strategy.partition, total, 0, false);
   let quota = Math.max(0, total - partition - states.filter((p) => p.updated).length);
-  let unavailable = states.filter((p) => !p.ready || (p.updated && !p.consistent)).length;
+  let unavailable = states.filter((p) => !isAvailable(p)).length;
   const candidates = scope.filter((p) => p.inPlaceUpdatable)
-    .sort((a, b) => Number(a.ready) - Number(b.ready) || (a.pod.metadata?.name ?? '').localeCompare(b.pod.metadata?.name ?? ''));
+    .sort((a, b) => Number(isAvailable(a)) - Number(isAvailable(b)) || (a.pod.metadata?.name ?? '').localeCompare(b.pod.metadata?.name ?? ''));
   const chosen: V1Pod[] = [];
   for (const c of candidates) {
     if (quota === 0) break;
-    if (c.ready) {
+    if (isAvailable(c)) {
       if (unavailable >= maxUnavailable) continue;
       unavailable++;
     }

@@ -38,14 +38,18 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
     if (transfer !== undefined) {
       if (!Array.isArray(transfer)) errors.push(`${at}.transferEnv: must be a list`);
       else transfer.forEach((t: Record<string, unknown>, j) => {
-        if (!isObject(t) || typeof t.sourceContainerName !== 'string' || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
+        if (isObject(t) && t.sourceContainerNameFrom !== undefined) {
+          errors.push(`${at}.transferEnv[${j}].sourceContainerNameFrom: is not supported by this runtime (upstream-only feature); use sourceContainerName`);
+        } else if (!isObject(t) || typeof t.sourceContainerName !== 'string' || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
           errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName and envName (or envNames)`);
         }
       });
     }
     const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
     if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade') errors.push(`${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`);
-    if (c.resourcesPolicy !== undefined) errors.push(`${at}.resourcesPolicy: is not supported by this runtime; remove it`);
+    for (const field of ['shareVolumeDevicePolicy', 'resourcesPolicy']) {
+      if (c[field] !== undefined) errors.push(`${at}.${field}: is not supported by this runtime; remove it`);
+    }
   });
 }
 
@@ -61,6 +65,9 @@ export function validateSidecarSet(s: unknown): string[] {
   if (spec.selector === undefined) errors.push('spec.selector: is required (an empty selector {} selects every pod)');
   else errors.push(...validateSelector(spec.selector, 'spec.selector'));
   if (spec.namespaceSelector !== undefined) errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
+  if (isObject(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
+    errors.push('spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector');
+  }
   if (spec.namespace !== undefined && spec.namespaceSelector !== undefined) errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
   if (spec.namespace !== undefined && (typeof spec.namespace !== 'string' || !DNS_LABEL.test(spec.namespace))) errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} is not a namespace name`);
   const names = new Map<string, string>();

@@ -22,6 +22,15 @@ describe('runtime CRDs', () => {
     expect(spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
     expect(spec['x-kubernetes-validations'][0].message).toMatch(/^spec.patchPodMetadata is not supported/);
     const container = spec.properties.containers.items;
-    expect(container['x-kubernetes-validations'][0].message).toMatch(/HotUpgrade is not supported/);
+    expect(container['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([
+      expect.stringMatching(/HotUpgrade is not supported/),
+      expect.stringMatching(/^containers\[\]\.shareVolumeDevicePolicy is not supported/),
+      expect.stringMatching(/^containers\[\]\.resourcesPolicy is not supported/),
+    ]);
+    // Declared (so kept, never pruned) for the validating webhook to reject by name.
+    expect(container.properties.transferEnv.items.properties.sourceContainerNameFrom).toBeDefined();
+    expect(spec.properties.namespaceSelector['x-kubernetes-validations'][0].message).toMatch(/^spec\.namespaceSelector\.namespaces is not supported/);
+    // Upstream's scatterStrategy is a list: typed so, an upstream manifest gets "not supported", not a type error.
+    expect(spec.properties.updateStrategy.properties.scatterStrategy.type).toBe('array');
   });
 });

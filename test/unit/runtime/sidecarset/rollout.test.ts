@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
 import { sidecarSetHash } from '../../../../lib/runtime/sidecarset/hash.js';
 import { injectSidecars } from '../../../../lib/runtime/sidecarset/inject.js';
-import { computeStatus, inPlaceUpdatePatch, planUpdates, podState, scaled } from '../../../../lib/runtime/sidecarset/rollout.js';
+import { computeStatus, imageMatches, inPlaceUpdatePatch, parseImage, planUpdates, podState, scaled } from '../../../../lib/runtime/sidecarset/rollout.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 
 const now = new Date('2026-11-21T00:00:00Z');
@@ -56,6 +56,36 @@ describe('planUpdates', () => {
     expect(plan({ maxUnavailable: 4, selector: { matchLabels: { canary: 'yes' } } })).toEqual(['d']);
   });
 
+  it('rounds a partition percentage down, as upstream (25% of 10 keeps 2 pods)', () => {
+    const s = withImage('proxy:2', { maxUnavailable: 10, partition: '25%' });
+    const pods = Array.from({ length: 10 }, (_, i) => pod(`p${i}`));
+    expect(planUpdates(s, pods.map((p) => podState(s, p)))).toHaveLength(8);
+  });
+
+  it('counts a pod still restarting into an older revision as unavailable', () => {
+    // proxy:2 was patched into pod z; the kubelet still runs proxy:1 when proxy:3 arrives.
+    const v2 = withImage('proxy:2');
+    const z = pod('z');
+    z.metadata!.annotations!['kruise.io/sidecarset-hash'] = JSON.stringify({ s: { hash: sidecarSetHash(v2), sidecarList: ['proxy'] } });
+    z.spec!.containers[1].image = 'proxy:2';
+    const v3 = withImage('proxy:3', { maxUnavailable: 1 });
+    const states = [pod('b'), pod('c'), z].map((p) => podState(v3, p));
+    expect(states[2]).toEqual(expect.objectContaining({ updated: false, ready: true, consistent: false }));
+    // z costs nothing more (it is already unavailable); b as well would make two at once.
+    expect(names(planUpdates(v3, states))).toEqual(['z']);
+  });
+
+  it('reads the kubelet\'s normalized image names as the images the spec asks for', () => {
+    const s = withImage('proxy:2', { maxUnavailable: 1 });
+    const patched = pod('a');
+    patched.metadata!.annotations!['kruise.io/sidecarset-hash'] = JSON.stringify({ s: { hash: sidecarSetHash(s), sidecarList: ['proxy'] } });
+    patched.spec!.containers[1].image = 'proxy:2';
+    patched.status!.containerStatuses![1].image = 'docker.io/library/proxy:2';
+    const states = [patched, pod('b')].map((p) => podState(s, p));
+    expect(states[0]).toEqual(expect.objectContaining({ updated: true, consistent: true }));
+    expect(names(planUpdates(s, states))).toEqual(['b']);
+  });
+
   it('leaves pods whose other fields differ for recreation', () => {
     const s: SidecarSet = { ...v1, spec: { ...v1.spec, containers: [{ name: 'proxy', image: 'proxy:2', args: ['--new'] }] } };
     const state = podState(s, pod('a'));
@@ -78,6 +108,19 @@ describe('status and patches', () => {
     expect(ops[1]).toEqual({ op: 'replace', path: '/spec/containers/1/image', value: 'proxy:2' });
     expect(ops[2].path).toBe('/metadata/annotations/kruise.io~1sidecarset-hash');
     expect(JSON.parse(ops[2].value as string).s.hash).toBe(computeStatus(s, []).latestRevision);
+  });
+
+  it('compares image references as the kubelet reports them', () => {
+    expect(parseImage('nginx')).toEqual({ repo: 'docker.io/library/nginx', tag: 'latest', digest: undefined });
+    expect(parseImage('registry:5000/team/proxy:1.2')).toEqual({ repo: 'registry:5000/team/proxy', tag: '1.2', digest: undefined });
+    expect(parseImage('localhost/proxy@sha256:abc')).toEqual({ repo: 'localhost/proxy', tag: undefined, digest: 'sha256:abc' });
+    expect(imageMatches('proxy:1', 'docker.io/library/proxy:1')).toBe(true);
+    expect(imageMatches('team/proxy', 'index.docker.io/team/proxy:latest')).toBe(true);
+    expect(imageMatches('proxy:1', 'docker.io/library/proxy:2')).toBe(false);
+    expect(imageMatches('quay.io/proxy:1', 'docker.io/library/proxy:1')).toBe(false);
+    expect(imageMatches('proxy@sha256:abc', 'docker.io/library/proxy:1', 'docker.io/library/proxy@sha256:abc')).toBe(true);
+    expect(imageMatches('proxy@sha256:abc', 'docker.io/library/proxy:1', 'docker.io/library/proxy@sha256:def')).toBe(false);
+    expect(imageMatches('proxy:1', undefined)).toBe(false);
   });
 
   it('scales int-or-percent like Kubernetes', () => {

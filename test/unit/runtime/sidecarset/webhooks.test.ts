@@ -48,8 +48,20 @@ describe('SidecarSet webhooks', () => {
     expect('patches' in result && result.patches.length).toBeGreaterThan(0);
     const defaulted = defaultSidecarSet(proxy);
     expect(defaulted.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: 1 });
-    expect(defaulted.spec.containers![0]).toEqual(expect.objectContaining({ podInjectPolicy: 'AfterAppContainer', imagePullPolicy: 'IfNotPresent' }));
+    // Upstream's default: sidecar containers before the app containers, init containers after.
+    expect(defaulted.spec.containers![0]).toEqual(expect.objectContaining({ podInjectPolicy: 'BeforeAppContainer', imagePullPolicy: 'IfNotPresent' }));
+    expect(defaultSidecarSet({ ...proxy, spec: { ...proxy.spec, initContainers: [{ name: 'init', image: 'init:1' }] } }).spec.initContainers![0].podInjectPolicy).toBe('AfterAppContainer');
     expect(defaultSidecarSet({ ...proxy, spec: { ...proxy.spec, containers: [{ name: 'p', image: 'registry:5000/proxy' }] } }).spec.containers![0].imagePullPolicy).toBe('Always');
+  });
+
+  it('leaves fields of the wrong type to the CRD schema (it runs after mutation) instead of failing', async () => {
+    const malformed = { metadata: { name: 'x' }, spec: { selector: {}, updateStrategy: 'fast', containers: ['proxy', { name: 'p', image: 7 }], initContainers: [null] } };
+    const result = await sidecarSetDefaultingWebhook().handle(request('SidecarSet', 'CREATE', malformed), ctx);
+    expect(result.allowed).toBe(true);
+    const defaulted = defaultSidecarSet(malformed as unknown as SidecarSet);
+    expect(defaulted.spec.updateStrategy).toBe('fast');
+    expect(defaulted.spec.containers![0]).toBe('proxy');
+    expect(defaulted.spec.containers![1]).toEqual(expect.objectContaining({ image: 7, imagePullPolicy: 'IfNotPresent' }));
   });
 
   it('denies invalid specs and conflicts with a message naming the fields', async () => {

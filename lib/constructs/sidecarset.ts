@@ -1,0 +1,458 @@
+import { ApiObject, ApiObjectMetadata } from 'cdk8s';
+import { Construct, IConstruct } from 'constructs';
+import { KRUISE_APPS_GROUP } from '../contract.js';
+import { k8s } from './api.js';
+import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
+
+/** Where a sidecar container goes in the pod's `spec.containers`. */
+export enum PodInjectPolicy {
+  /** In front of the app containers (upstream's default): the sidecar starts first. */
+  BEFORE_APP_CONTAINER = 'BeforeAppContainer',
+  /** Behind the app containers. */
+  AFTER_APP_CONTAINER = 'AfterAppContainer',
+}
+
+/** Whether a sidecar container also mounts the app containers' volume mounts. */
+export enum ShareVolumePolicy {
+  /** The sidecar gets every volume mount of the app containers it does not already have. */
+  ENABLED = 'enabled',
+  /** Only the sidecar's own volume mounts (upstream's default). */
+  DISABLED = 'disabled',
+}
+
+/** An int-or-percent value (`3` or `"25%"`), as Kubernetes rollouts use. */
+export class IntOrPercent {
+  /** A number of pods. */
+  public static count(count: number): IntOrPercent {
+    if (!Number.isInteger(count) || count < 0) {
+      throw propError('IntOrPercent.count', count, 'must be a whole number >= 0', 'use e.g. IntOrPercent.count(1)');
+    }
+    return new IntOrPercent(count, false);
+  }
+
+  /** A percentage (0-100) of the matched pods. */
+  public static percent(percent: number): IntOrPercent {
+    if (!Number.isInteger(percent) || percent < 0 || percent > 100) {
+      throw propError('IntOrPercent.percent', percent, 'must be a whole percentage from 0 to 100', 'use e.g. IntOrPercent.percent(25)');
+    }
+    return new IntOrPercent(percent, true);
+  }
+
+  private constructor(
+    /** The number, or the percentage when `isPercent`. */
+    public readonly value: number,
+    /** True for a percentage. */
+    public readonly isPercent: boolean,
+  ) {}
+
+  /** `"3"` or `"25%"`. */
+  public toString(): string {
+    return this.isPercent ? `${this.value}%` : String(this.value);
+  }
+
+  /** True for `count(0)` and `percent(0)`. */
+  public get isZero(): boolean {
+    return this.value === 0;
+  }
+
+  /** As Kubernetes renders it: a number, or a string like `"25%"`. @internal */
+  public _toKube(): unknown {
+    return this.isPercent ? `${this.value}%` : this.value;
+  }
+}
+
+/** Options for {@link SidecarSetUpdateStrategy.rollingUpdate}. */
+export interface RollingUpdateOptions {
+  /**
+   * How many matched pods may be unavailable (not ready, or not yet running the new sidecar
+   * image) at once. Percentages count the matched pods and round down, never below 1.
+   * @default IntOrPercent.count(1)
+   */
+  readonly maxUnavailable?: IntOrPercent;
+  /**
+   * How many matched pods stay on the old sidecar images (a canary: the rest are updated).
+   * Percentages count the matched pods and round down.
+   * @default IntOrPercent.count(0)
+   */
+  readonly partition?: IntOrPercent;
+  /**
+   * Stop updating pods (injection into new pods goes on). Resume by setting it back to false.
+   * @default false
+   */
+  readonly paused?: boolean;
+  /**
+   * Update only the matched pods with these labels.
+   * @default - every matched pod
+   */
+  readonly selector?: k8s.LabelSelector;
+}
+
+/**
+ * How running pods follow a change of the sidecar images. Only image changes are applied in
+ * place; any other change reaches pods when they are recreated.
+ */
+export class SidecarSetUpdateStrategy {
+  /** Update the sidecar images of running pods in place, in batches (upstream's default). */
+  public static rollingUpdate(options: RollingUpdateOptions = {}): SidecarSetUpdateStrategy {
+    if (options.maxUnavailable?.isZero) {
+      throw propError('updateStrategy.maxUnavailable', options.maxUnavailable.toString(), 'would never let a ready pod be updated',
+        'use at least IntOrPercent.count(1) (or a percentage above 0); use SidecarSetUpdateStrategy.notUpdate() to leave pods alone');
+    }
+    if (options.selector) checkSelector('updateStrategy.selector', options.selector);
+    return new SidecarSetUpdateStrategy('RollingUpdate', options);
+  }
+
+  /** Never update running pods: new images reach only newly created pods. */
+  public static notUpdate(): SidecarSetUpdateStrategy {
+    return new SidecarSetUpdateStrategy('NotUpdate', {});
+  }
+
+  private constructor(
+    /** `RollingUpdate` or `NotUpdate`. */
+    public readonly type: string,
+    private readonly options: RollingUpdateOptions,
+  ) {}
+
+  /** @internal */
+  public _toKube(): Record<string, unknown> {
+    const o = this.options;
+    return clean({
+      type: this.type,
+      partition: o.partition?._toKube(),
+      maxUnavailable: o.maxUnavailable?._toKube(),
+      paused: o.paused,
+      selector: o.selector ? k8s.toJson_LabelSelector(o.selector) : undefined,
+    });
+  }
+}
+
+/** Env vars a sidecar copies from an app container of the pod it is injected into. */
+export interface TransferEnvVar {
+  /** The app container to copy from. */
+  readonly sourceContainerName: string;
+  /**
+   * One variable to copy.
+   * @default - set envNames
+   */
+  readonly envName?: string;
+  /**
+   * Several variables to copy.
+   * @default - set envName
+   */
+  readonly envNames?: string[];
+}
+
+/**
+ * A sidecar container: a core Container (name, image, env, volumeMounts, resources, ...) plus
+ * where and how it is injected.
+ */
+export interface SidecarContainerProps extends k8s.Container {
+  /**
+   * Where the sidecar goes in `spec.containers`.
+   * @default PodInjectPolicy.BEFORE_APP_CONTAINER
+   */
+  readonly podInjectPolicy?: PodInjectPolicy;
+  /**
+   * Also mount every volume mount of the app containers.
+   * @default ShareVolumePolicy.DISABLED
+   */
+  readonly shareVolumePolicy?: ShareVolumePolicy;
+  /**
+   * Env vars copied from the app containers.
+   * @default - none
+   */
+  readonly transferEnv?: TransferEnvVar[];
+}
+
+/** Injection settings of a {@link SidecarSet}. */
+export interface SidecarSetInjectionStrategy {
+  /**
+   * Stop injecting into new pods; pods that have the sidecars keep them (and are still updated).
+   * @default false
+   */
+  readonly paused?: boolean;
+}
+
+/** Props of {@link SidecarSet}. */
+export interface SidecarSetProps {
+  /**
+   * Metadata. SidecarSets are cluster-scoped, so no namespace.
+   * @default - a name generated by the chart
+   */
+  readonly metadata?: ApiObjectMetadata;
+  /**
+   * The pods to inject and update. An empty selector (`{}`) selects every pod of the
+   * selected namespaces.
+   */
+  readonly selector: k8s.LabelSelector;
+  /**
+   * Only pods in this namespace.
+   * @default - every namespace but kube-system and the manager's own
+   */
+  readonly namespace?: string;
+  /**
+   * Only pods in namespaces with these labels. Cannot be combined with `namespace`.
+   * @default - every namespace but kube-system and the manager's own
+   */
+  readonly namespaceSelector?: k8s.LabelSelector;
+  /**
+   * Sidecar containers. At least one container or init container is required.
+   * @default - none
+   */
+  readonly containers?: SidecarContainerProps[];
+  /**
+   * Init containers, appended to the pod's.
+   * @default - none
+   */
+  readonly initContainers?: k8s.Container[];
+  /**
+   * Volumes the sidecars need, added to the pod unless it has a volume of the same name.
+   * @default - none
+   */
+  readonly volumes?: k8s.Volume[];
+  /**
+   * Names of Secrets to pull the sidecar images with, added to the pod's.
+   * @default - none
+   */
+  readonly imagePullSecrets?: string[];
+  /**
+   * How running pods follow an image change.
+   * @default SidecarSetUpdateStrategy.rollingUpdate()
+   */
+  readonly updateStrategy?: SidecarSetUpdateStrategy;
+  /**
+   * Injection settings.
+   * @default - injection on
+   */
+  readonly injectionStrategy?: SidecarSetInjectionStrategy;
+  /**
+   * How many old revisions (ControllerRevisions) to keep.
+   * @default 10
+   */
+  readonly revisionHistoryLimit?: number;
+}
+
+/**
+ * An OpenKruise SidecarSet (`apps.kruise.io/v1alpha1`): injects sidecar containers into the
+ * matching pods when they are created, and rolls image changes through running pods in place.
+ *
+ * The rendered object is the subset of the upstream API that the kruise-ha runtime serves (the
+ * same fields as its CRD), so it also works unchanged with upstream kruise-manager. Apply it
+ * after the manager is up: its webhooks default and validate SidecarSets (in one chart,
+ * `sidecarSet.node.addDependency(kruiseManager)` orders it after the manager's objects).
+ */
+export class SidecarSet extends Construct {
+  /** The rendered SidecarSet. */
+  public readonly apiObject: ApiObject;
+  /** Container names this SidecarSet injects (containers and init containers). */
+  public readonly containerNames: string[];
+  /** @internal */
+  public readonly _props: SidecarSetProps;
+
+  constructor(scope: Construct, id: string, props: SidecarSetProps) {
+    super(scope, id);
+    this._props = props;
+    this.containerNames = checkProps(props);
+    const spec = clean({
+      selector: k8s.toJson_LabelSelector(props.selector),
+      namespace: props.namespace,
+      namespaceSelector: props.namespaceSelector ? k8s.toJson_LabelSelector(props.namespaceSelector) : undefined,
+      containers: props.containers?.map(renderSidecar),
+      initContainers: props.initContainers?.map((c) => k8s.toJson_Container(c)),
+      volumes: props.volumes?.map((v) => k8s.toJson_Volume(v)),
+      imagePullSecrets: props.imagePullSecrets?.map((name) => ({ name })),
+      updateStrategy: props.updateStrategy?._toKube(),
+      injectionStrategy: props.injectionStrategy?.paused !== undefined ? { paused: props.injectionStrategy.paused } : undefined,
+      revisionHistoryLimit: props.revisionHistoryLimit,
+    });
+    this.apiObject = new ApiObject(this, 'Resource', {
+      apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
+      kind: 'SidecarSet',
+      metadata: props.metadata,
+      spec,
+    });
+    this.node.addValidation({ validate: () => this.conflicts() });
+  }
+
+  /** The object's name. */
+  public get name(): string {
+    return this.apiObject.name;
+  }
+
+  /**
+   * Two SidecarSets may not inject a container of the same name into pods both can select:
+   * the manager's validating webhook rejects the second one at apply time, so synth does too.
+   */
+  private conflicts(): string[] {
+    const mine = new Set(this.containerNames);
+    const others = this.node.root.node.findAll().filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
+    const errors: string[] = [];
+    for (const other of others) {
+      const p = this._props;
+      const o = other._props;
+      if (p.namespace && o.namespace && p.namespace !== o.namespace) continue;
+      if (!selectorsMayOverlap(p.selector, o.selector)) continue;
+      const shared = other.containerNames.filter((n) => mine.has(n));
+      if (shared.length === 0) continue;
+      errors.push(`containers: ${shared.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also injected by ${other.node.path} into pods both select; `
+        + 'the manager rejects the second SidecarSet. Fix: rename the container, or make the selectors (or namespaces) disjoint');
+    }
+    return errors;
+  }
+}
+
+function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {
+  return clean({
+    ...k8s.toJson_Container(c),
+    // Rendered even when defaulted: the position must not depend on whether the manager's
+    // defaulting webhook saw the object (an undefaulted sidecar would go after the apps).
+    podInjectPolicy: c.podInjectPolicy ?? PodInjectPolicy.BEFORE_APP_CONTAINER,
+    shareVolumePolicy: c.shareVolumePolicy ? { type: c.shareVolumePolicy } : undefined,
+    transferEnv: c.transferEnv?.map((t) => clean({ sourceContainerName: t.sourceContainerName, envName: t.envName, envNames: t.envNames })),
+  });
+}
+
+/** Drops undefined values, so unset props render nothing. */
+function clean<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** Validates every prop; returns the container names. */
+function checkProps(props: SidecarSetProps): string[] {
+  const meta = props.metadata ?? {};
+  if (meta.namespace !== undefined) {
+    throw propError('metadata.namespace', meta.namespace, 'is set, but a SidecarSet is cluster-scoped',
+      'remove metadata.namespace; to limit the pods it injects, set namespace or namespaceSelector');
+  }
+  if (meta.name !== undefined) checkDnsSubdomain('metadata.name', meta.name);
+  if (!props.selector) {
+    throw propError('selector', props.selector, 'is required', 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; {} selects every pod');
+  }
+  checkSelector('selector', props.selector);
+  if (props.namespace !== undefined) {
+    checkDnsLabel('namespace', props.namespace);
+    if (props.namespace === 'kube-system') {
+      throw propError('namespace', props.namespace, 'is never injected: the manager leaves kube-system (and its own namespace) alone so the cluster can always start its pods',
+        'choose an application namespace');
+    }
+  }
+  if (props.namespaceSelector !== undefined) {
+    if (props.namespace !== undefined) {
+      throw propError('namespaceSelector', props.namespaceSelector, 'cannot be combined with namespace', 'set either namespace or namespaceSelector');
+    }
+    checkSelector('namespaceSelector', props.namespaceSelector);
+  }
+  const names = new Map<string, string>();
+  const checkContainer = (c: k8s.Container, at: string) => {
+    if (typeof c.name !== 'string') throw propError(`${at}.name`, c.name, 'is required', 'name the container, e.g. "proxy"');
+    checkDnsLabel(`${at}.name`, c.name);
+    const previous = names.get(c.name);
+    if (previous) throw propError(`${at}.name`, c.name, `is already used by ${previous}`, 'give every container and init container its own name');
+    names.set(c.name, at);
+    if (typeof c.image !== 'string' || c.image.trim() === '') {
+      throw propError(`${at}.image`, c.image, 'is required: a sidecar without an image cannot start', 'set image, e.g. "envoyproxy/envoy:v1.31.0"');
+    }
+  };
+  (props.containers ?? []).forEach((c, i) => {
+    const at = `containers[${i}]`;
+    checkContainer(c, at);
+    (c.transferEnv ?? []).forEach((t, j) => {
+      if (!t.sourceContainerName) {
+        throw propError(`${at}.transferEnv[${j}].sourceContainerName`, t.sourceContainerName, 'is required', 'name the app container to copy the env vars from');
+      }
+      if (t.envName === undefined && (t.envNames ?? []).length === 0) {
+        throw propError(`${at}.transferEnv[${j}]`, t, 'names no env var to copy', 'set envName, or envNames with at least one name');
+      }
+    });
+  });
+  (props.initContainers ?? []).forEach((c, i) => checkContainer(c, `initContainers[${i}]`));
+  if (names.size === 0) {
+    throw propError('containers', props.containers ?? [], 'is empty, and so is initContainers: the SidecarSet would inject nothing',
+      'add at least one container (or init container)');
+  }
+  const volumes = new Set<string>();
+  (props.volumes ?? []).forEach((v, i) => {
+    checkDnsLabel(`volumes[${i}].name`, v.name);
+    if (volumes.has(v.name)) throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
+    volumes.add(v.name);
+  });
+  (props.imagePullSecrets ?? []).forEach((s, i) => checkDnsSubdomain(`imagePullSecrets[${i}]`, s));
+  if (props.revisionHistoryLimit !== undefined) checkPositiveInt('revisionHistoryLimit', props.revisionHistoryLimit, 0);
+  return [...names.keys()];
+}
+
+const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$/;
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function validLabelKey(key: string): boolean {
+  const parts = key.split('/');
+  if (parts.length > 2) return false;
+  const [prefix, name] = parts.length === 2 ? parts : [undefined, parts[0]];
+  return LABEL_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && LABEL_PREFIX.test(prefix)));
+}
+
+const validLabelValue = (value: string) => value === '' || LABEL_NAME.test(value);
+
+/** Kubernetes' label selector rules, so a bad selector fails at synth rather than at apply. */
+function checkSelector(prop: string, selector: k8s.LabelSelector): void {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (!validLabelKey(key)) throw propError(`${prop}.matchLabels`, key, 'is not a valid label key', 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."');
+    if (typeof value !== 'string' || !validLabelValue(value)) {
+      throw propError(`${prop}.matchLabels["${key}"]`, value, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit');
+    }
+  }
+  (selector.matchExpressions ?? []).forEach((e, i) => {
+    const at = `${prop}.matchExpressions[${i}]`;
+    if (!validLabelKey(e.key)) throw propError(`${at}.key`, e.key, 'is not a valid label key', 'use [prefix/]name');
+    if (!OPERATORS.includes(e.operator)) throw propError(`${at}.operator`, e.operator, 'is not a selector operator', `use one of ${OPERATORS.join(', ')}`);
+    const values = e.values ?? [];
+    if ((e.operator === 'In' || e.operator === 'NotIn') && values.length === 0) {
+      throw propError(`${at}.values`, e.values, `must not be empty for ${e.operator}`, 'list at least one value, or use Exists/DoesNotExist');
+    }
+    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && values.length > 0) {
+      throw propError(`${at}.values`, e.values, `must be empty for ${e.operator}`, 'remove values, or use In/NotIn');
+    }
+    values.forEach((v, j) => {
+      if (!validLabelValue(v)) throw propError(`${at}.values[${j}]`, v, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", "."');
+    });
+  });
+}
+
+/** What a selector demands of one label key. */
+interface KeyConstraint { readonly kind: string; readonly values?: Set<string> }
+
+function constraintOn(s: k8s.LabelSelector, key: string): KeyConstraint {
+  let values: Set<string> | undefined = s.matchLabels?.[key] !== undefined ? new Set([s.matchLabels[key]]) : undefined;
+  let present = values !== undefined;
+  for (const e of s.matchExpressions ?? []) {
+    if (e.key !== key) continue;
+    if (e.operator === 'DoesNotExist') return present ? { kind: 'values', values: new Set() } : { kind: 'absent' };
+    if (e.operator === 'Exists') present = true;
+    if (e.operator === 'In') {
+      const inValues = new Set(e.values ?? []);
+      values = values ? new Set([...values].filter((v) => inValues.has(v))) : inValues;
+      present = true;
+    }
+  }
+  if (values) return { kind: 'values', values };
+  return { kind: present ? 'present' : 'any' };
+}
+
+function compatible(x: KeyConstraint, y: KeyConstraint): boolean {
+  if (x.values?.size === 0 || y.values?.size === 0) return false;
+  if (x.kind === 'any' || y.kind === 'any') return true;
+  if (x.kind === 'absent' || y.kind === 'absent') return x.kind === y.kind;
+  if (x.values && y.values) return [...x.values].some((v) => y.values!.has(v));
+  return true;
+}
+
+/**
+ * False only when no pod can match both selectors; conservative like the manager's own check
+ * (a key pinned to disjoint values, or required by one and forbidden by the other).
+ */
+function selectorsMayOverlap(a: k8s.LabelSelector, b: k8s.LabelSelector): boolean {
+  const keys = new Set([...Object.keys(a.matchLabels ?? {}), ...Object.keys(b.matchLabels ?? {}),
+    ...(a.matchExpressions ?? []).map((e) => e.key), ...(b.matchExpressions ?? []).map((e) => e.key)]);
+  return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
+}
