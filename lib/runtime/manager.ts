@@ -150,8 +150,11 @@ export class Manager {
       this.health.markShuttingDown();
       if (this.options.role !== 'controllers') {
         log.info('draining admission', { drainMs: this.options.drainTimeoutMs });
-        await sleep(this.clock, this.options.drainTimeoutMs);
+        // Connection: close on every response from now on, so the API server's kept-alive
+        // connections move to the replicas that stay during the window, instead of all being
+        // cut at stop() (a POST racing a server-side close is a failed admission).
         this.webhooks.drain();
+        await sleep(this.clock, this.options.drainTimeoutMs);
       }
       await Promise.all(this.controllers.map((c) => c.stop()));
       if (this.elector) await this.elector.stop({ release: true });

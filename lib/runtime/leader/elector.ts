@@ -132,11 +132,12 @@ export class LeaderElector {
     await this.loop;
     const wasLeading = this.leading;
     this.leaderAbort?.abort(new Error('leader elector stopped'));
+    // Stop leading before the Lease can pass on: once released, a standby may acquire it while
+    // the release call is still returning, and isLeader() (and the gauge) must already say false.
+    if (wasLeading) this.setLeading(false);
     // Also covers a Lease acquired by the very attempt that was in flight when stop() began.
     if (release) await this.release();
-    if (!wasLeading) return;
-    this.setLeading(false);
-    this.notifyStopped('stopped');
+    if (wasLeading) this.notifyStopped('stopped');
   }
 
   private async run(): Promise<void> {

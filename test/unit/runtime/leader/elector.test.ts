@@ -177,6 +177,28 @@ describe('LeaderElector', () => {
     expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
   });
 
+  it('steps down before it releases: once the release is sent, isLeader() and the gauge already say false', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await run(clock, 5_000, [a]);
+    expect(a.elector.isLeader()).toBe(true);
+    const seenAtRelease: Array<[boolean, number | undefined]> = [];
+    const replace = a.client.replaceNamespacedLease;
+    a.client.replaceNamespacedLease = async (p) => {
+      // A standby may acquire the released Lease before this call returns: no overlap allowed.
+      if (p.body.spec?.holderIdentity === '') {
+        seenAtRelease.push([a.elector.isLeader(), await valueOf(a.registry, 'leader_election_master_status', { name: NAME })]);
+      }
+      return replace(p);
+    };
+    await a.elector.stop();
+    expect(seenAtRelease).toEqual([[false, 0]]);
+    expect(spec(server)).toMatchObject({ holderIdentity: '' });
+    expect(a.events).toEqual(['leader:a', 'started', 'stopped:stopped']);
+  });
+
   it('exactly one of several simultaneous candidates wins; the others get 409', async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();

@@ -1,0 +1,136 @@
+/**
+ * Failover: how long the control plane is without a leader when the leader goes.
+ *
+ * Its own envtest control plane (etcd + kube-apiserver on loopback), the runtime installed from
+ * the constructs, and two real manager processes (the default replica count), as pods would run
+ * them. Per timing set (upstream defaults 15s/10s/2s and the tests' 4s/3s/1s), repeated runs of:
+ *
+ * - graceful: SIGTERM the leader (it drains admission for --drain-timeout=1s, stops its
+ *   controllers, releases the Lease, exits 0); the standby takes over at its next retry;
+ * - crash: SIGKILL the leader; the standby takes over once the lease expired on its own clock.
+ *
+ * After each handover the stopped replica is replaced by a fresh process (the new standby), as a
+ * Deployment would. Times come from the Lease itself, recorded by a watch (every write, in
+ * order): renewTime/acquireTime are written by processes on this host, whose clocks agree to a
+ * few ms; the signal time is taken in this process just before sending it.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Names } from '../lib/contract.js';
+import { ControlPlane } from '../test/envtest/control-plane.js';
+import { identityOf, LeaseHistory, until } from '../test/integration/support/ha.js';
+import { ManagerProcess } from '../test/integration/support/manager-process.js';
+import { installRuntime } from '../test/integration/support/runtime-cluster.js';
+import type { BenchmarkResult } from './run.js';
+
+const RUNS = 5;
+const log = (msg: string) => process.stderr.write(`bench failover: ${msg}\n`);
+
+interface TimingSet { name: string; leaseS: number; renewS: number; retryS: number }
+const TIMING_SETS: TimingSet[] = [
+  { name: 'default', leaseS: 15, renewS: 10, retryS: 2 },
+  { name: 'short', leaseS: 4, renewS: 3, retryS: 1 },
+];
+
+interface Stats { medianS: number; minS: number; maxS: number; runs: number[] }
+
+function stats(values: number[]): Stats {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  const s = (ms: number) => Math.round(ms) / 1000;
+  return { medianS: s(median), minS: s(sorted[0]), maxS: s(sorted.at(-1)!), runs: values.map(s) };
+}
+
+async function measure(kc: KubeConfig, kubeconfigPath: string, t: TimingSet) {
+  const ns = `bench-failover-${t.name}`;
+  await installRuntime(kc, ns);
+  const history = new LeaseHistory(kc, ns, Names.leaderElectionId);
+  await history.start();
+  const live = new Set<ManagerProcess>();
+  let seq = 0;
+  const start = async () => {
+    const m = await ManagerProcess.start({
+      name: `fo-${t.name}-${seq++}`, kubeconfigPath, namespace: ns,
+      args: [`--leader-election-lease-duration=${t.leaseS}s`, `--leader-election-renew-deadline=${t.renewS}s`, `--leader-election-retry-period=${t.retryS}s`],
+    });
+    live.add(m);
+    await m.waitReady();
+    return m;
+  };
+  const bound = (t.leaseS + 4 * t.retryS) * 1000 + 30_000;
+  const leaderOf = async (): Promise<ManagerProcess> => until('one leader, by gauge and Lease', async () => {
+    for (const m of live) if (history.latest()?.holder === identityOf(m) && (await m.leading())) return m;
+    return undefined;
+  }, bound, 20);
+
+  const graceful = { signalToLeader: [] as number[], releaseToAcquire: [] as number[] };
+  const crash = { signalToLeader: [] as number[], lastRenewToAcquire: [] as number[] };
+  try {
+    await Promise.all([start(), start()]);
+    for (let run = 0; run < 2 * RUNS; run++) {
+      const kind = run % 2 === 0 ? 'graceful' : 'crash';
+      const leader = await leaderOf();
+      await sleep(2 * t.retryS * 1000); // a settled pair: the standby has seen a few renewals
+      const oldId = identityOf(leader)!;
+      const signalledAt = Date.now();
+      leader.signal(kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
+      const next = await until('the standby to take the Lease', () => {
+        const r = history.latest();
+        return r && r.holder !== '' && r.holder !== oldId ? r : undefined;
+      }, bound, 10);
+      const exit = await leader.exited;
+      live.delete(leader);
+      await leader.stop(); // removes its cert dir
+      const records = history.records;
+      const lastByOld = records[records.findLastIndex((r) => r.holder === oldId)];
+      if (kind === 'graceful') {
+        const release = records.findLast((r) => r.holder === '');
+        if (exit.code !== 0 || !release || release.renewTime < lastByOld.renewTime) throw new Error(`graceful stop did not release: ${JSON.stringify(exit)}`);
+        graceful.signalToLeader.push(next.acquireTime - signalledAt);
+        graceful.releaseToAcquire.push(next.acquireTime - release.renewTime);
+      } else {
+        crash.signalToLeader.push(next.acquireTime - signalledAt);
+        crash.lastRenewToAcquire.push(next.acquireTime - lastByOld.renewTime);
+      }
+      log(`${t.name} #${run >> 1} ${kind}: new leader ${((next.acquireTime - signalledAt) / 1000).toFixed(2)}s after ${kind === 'graceful' ? 'SIGTERM' : 'SIGKILL'} (transitions ${next.leaseTransitions})`);
+      await start(); // the replacement pod: the next standby
+    }
+  } finally {
+    await Promise.all([...live].map((m) => m.stop().catch(() => undefined)));
+    await history.stop();
+  }
+  return { graceful, crash };
+}
+
+export async function run(): Promise<BenchmarkResult> {
+  const controlPlane = new ControlPlane({ log });
+  try {
+    const info = await controlPlane.start();
+    const kc = new KubeConfig();
+    kc.loadFromFile(info.kubeconfigPath);
+    const figures: Record<string, unknown> = {};
+    for (const t of TIMING_SETS) {
+      const { graceful, crash } = await measure(kc, info.kubeconfigPath, t);
+      const key = `${t.name}_${t.leaseS}s_${t.renewS}s_${t.retryS}s`;
+      figures[key] = {
+        gracefulSigtermToNewLeaderSeconds: stats(graceful.signalToLeader),
+        gracefulReleaseToNewLeaderSeconds: stats(graceful.releaseToAcquire),
+        crashSigkillToNewLeaderSeconds: stats(crash.signalToLeader),
+        crashLastRenewToNewLeaderSeconds: stats(crash.lastRenewToAcquire),
+      };
+    }
+    return {
+      figures,
+      notes: [
+        `${RUNS} runs per scenario and timing set; two replicas; leader elected on a Lease in envtest kube-apiserver ${info.kubernetesVersion}`,
+        'graceful includes the drain window: --drain-timeout=1s (the tests\' setting; the runtime default is 5s, which adds 4s to SIGTERM → new leader)',
+        'graceful release → new leader is bounded by one jittered retry period (RetryPeriod × [1, 2.2)); crash by LeaseDuration + up to two jittered retries (seeing the last renewal late, then the next attempt)',
+        `machine: ${availableParallelism()} cores; manager processes run through tsx`,
+      ],
+    };
+  } finally {
+    await controlPlane.stop();
+  }
+}

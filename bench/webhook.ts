@@ -1,0 +1,382 @@
+/**
+ * Webhook: what one manager replica's admission server sustains, and what it costs a pod create.
+ *
+ * Its own envtest control plane (etcd + kube-apiserver on loopback), the runtime installed from
+ * the constructs, one real manager process (as a pod runs it) and a SidecarSet.
+ *
+ * 1. Directly against the manager's webhook over loopback TLS (keep-alive connections, as the
+ *    API server uses): POST /mutate-pod with a realistic pod AdmissionReview (~4 KiB: labels,
+ *    annotations, owner reference, two containers with env, probes, resources, volumes) that the
+ *    SidecarSet selects (answer: a JSONPatch injecting the sidecar) and one it does not (answer:
+ *    allowed, no patch).
+ *    - Fixed request rates (open loop: requests are sent on schedule whether or not earlier ones
+ *      finished, and latency counts from the scheduled time, so a stalled server cannot hide
+ *      behind a slowed-down client).
+ *    - Maximum throughput: N connections, each sending its next request when the last answered.
+ * 2. Through the API server: pod creates per second with C concurrent clients, before the
+ *    webhook configuration exists and with the manager injecting.
+ *
+ * The manager's RSS (its own `process_resident_memory_bytes`) is read before and after. The load
+ * generator runs in this process on the same machine, so on a small machine it competes with
+ * the manager, kube-apiserver and etcd for the same cores: the figures are a floor.
+ */
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KRUISE_APPS_GROUP, Names, Paths, SecretKeys } from '../lib/contract.js';
+import { ControlPlane } from '../test/envtest/control-plane.js';
+import { metricValue, scrape, until } from '../test/integration/support/ha.js';
+import { bundleRuntime } from '../lib/constructs/runtime-bundle.js';
+import { freePort, ManagerProcess } from '../test/integration/support/manager-process.js';
+import { addEndpoint, installRuntime } from '../test/integration/support/runtime-cluster.js';
+import type { BenchmarkResult } from './run.js';
+
+const INSTALL_NS = 'kruise-bench-webhook';
+const PODS_NS = 'bench-webhook';
+const RATES = [50, 200, 500];
+const RATE_SECONDS = 15;
+const MAX_CONNECTIONS = 16;
+const MAX_SECONDS = 10;
+const API_CLIENTS = 16;
+const API_SECONDS = 10;
+const WARMUP_SECONDS = 3;
+
+const log = (msg: string) => process.stderr.write(`bench webhook: ${msg}\n`);
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** A pod as a Deployment's ReplicaSet would create it. */
+function realisticPod(app: string, i: number): V1Pod {
+  return {
+    metadata: {
+      generateName: `${app}-7d9f8c6b5-`,
+      labels: { app, 'pod-template-hash': '7d9f8c6b5', 'app.kubernetes.io/name': app, 'app.kubernetes.io/version': '1.4.2', tier: 'backend' },
+      annotations: {
+        'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090',
+        'kubectl.kubernetes.io/restartedAt': '2026-11-20T10:00:00Z', 'example.com/request': String(i),
+      },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-7d9f8c6b5`, uid: '0b6f3c2e-8d1a-4c55-9a0e-4f2d7c1e9b10', controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      serviceAccountName: 'default',
+      terminationGracePeriodSeconds: 30,
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, fsGroup: 2000, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'app', image: `registry.example.com/${app}:1.4.2`, imagePullPolicy: 'IfNotPresent',
+          ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
+          env: [
+            { name: 'TZ', value: 'UTC' }, { name: 'LOG_LEVEL', value: 'info' },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: `${app}-db`, key: 'password' } } },
+          ],
+          resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+          readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 5 },
+          livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, failureThreshold: 3 },
+          volumeMounts: [{ name: 'config', mountPath: '/etc/app' }, { name: 'tmp', mountPath: '/tmp' }],
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+        },
+        {
+          name: 'log-shipper', image: 'registry.example.com/shipper:2.1', args: ['--path=/var/log/app'],
+          resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+          volumeMounts: [{ name: 'tmp', mountPath: '/var/log/app' }],
+        },
+      ],
+      volumes: [{ name: 'config', configMap: { name: `${app}-config` } }, { name: 'tmp', emptyDir: {} }],
+      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+    },
+  };
+}
+
+/** The same pod, selected by the benchmark's SidecarSet. */
+const withMesh = (p: V1Pod): V1Pod => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, mesh: 'on' } } });
+
+function review(pod: V1Pod): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: {
+      uid: randomUUID(), kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
+      requestKind: { group: '', version: 'v1', kind: 'Pod' }, requestResource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: PODS_NS, operation: 'CREATE',
+      userInfo: { username: 'system:serviceaccount:kube-system:replicaset-controller', uid: randomUUID(), groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'] },
+      object: { apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...pod.metadata, namespace: PODS_NS } },
+      oldObject: null, dryRun: false, options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
+    },
+  });
+}
+
+interface Check { inject: boolean }
+
+/** One POST on `agent`; resolves with whether the answer was the expected one. */
+function post(port: number, ca: string, agent: Agent, body: string, check: Check): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({
+      host: '127.0.0.1', servername: 'localhost', port, path: Paths.mutatePod, method: 'POST', ca, agent,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          const answer = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean; patch?: string } }).response;
+          resolve(res.statusCode === 200 && answer?.allowed === true && Boolean(answer.patch) === check.inject);
+        } catch {
+          resolve(false);
+        }
+      });
+      res.on('error', () => resolve(false));
+    });
+    req.on('error', () => resolve(false));
+    req.end(body);
+  });
+}
+
+interface LoadFigures {
+  requests: number; errors: number; achievedPerSecond: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number;
+  /** Longest event-loop stall of the manager and of this load generator during the run: a latency outlier is theirs. */
+  managerLoopDelayMaxMs?: number; clientLoopDelayMaxMs?: number;
+}
+
+function figuresOf(latencies: number[], errors: number, seconds: number): LoadFigures {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    requests: latencies.length + errors, errors, achievedPerSecond: round(latencies.length / seconds, 1),
+    p50Ms: round(percentile(sorted, 50)), p90Ms: round(percentile(sorted, 90)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted.at(-1) ?? NaN),
+  };
+}
+
+/** Open loop: `rate` requests per second for `seconds`, each timed from its scheduled send time. */
+async function fixedRate(port: number, ca: string, bodies: string[], check: Check, rate: number, seconds: number): Promise<LoadFigures> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const latencies: number[] = [];
+  let errors = 0;
+  const inFlight: Array<Promise<void>> = [];
+  const total = rate * seconds;
+  const start = performance.now();
+  let sent = 0;
+  while (sent < total) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - start) / 1000) * rate) + 1);
+    for (; sent < due; sent++) {
+      const scheduled = start + (sent / rate) * 1000;
+      inFlight.push(post(port, ca, agent, bodies[sent % bodies.length], check).then((ok) => {
+        if (ok) latencies.push(performance.now() - scheduled);
+        else errors++;
+      }));
+    }
+    await sleep(1);
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  return figuresOf(latencies, errors, seconds);
+}
+
+/** Closed loop: `connections` clients, each sending its next request as soon as the last answered. */
+async function maxThroughput(port: number, ca: string, bodies: string[], check: Check, connections: number, seconds: number): Promise<LoadFigures> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const latencies: number[] = [];
+  let errors = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  let i = 0;
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      if (await post(port, ca, agent, bodies[i++ % bodies.length], check)) latencies.push(performance.now() - t0);
+      else errors++;
+    }
+  }));
+  agent.destroy();
+  return figuresOf(latencies, errors, (performance.now() - start) / 1000);
+}
+
+// A full collection of the load generator's heap before each run, so its own major GC does not
+// land inside a measurement (tsx gives no way to pass --expose-gc; this is the documented route).
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** Runs `load` while recording both sides' longest event-loop stall (the manager's from its prom-client gauge, reset per scrape). */
+async function observed(manager: ManagerProcess, load: () => Promise<LoadFigures>): Promise<LoadFigures> {
+  collectGarbage();
+  await scrape(manager); // resets the manager's lag histogram
+  const client = monitorEventLoopDelay({ resolution: 10 });
+  client.enable();
+  const figures = await load();
+  client.disable();
+  const lagMax = metricValue(await scrape(manager), 'nodejs_eventloop_lag_max_seconds');
+  return { ...figures, managerLoopDelayMaxMs: round((lagMax ?? NaN) * 1000, 1), clientLoopDelayMaxMs: round(client.max / 1e6, 1) };
+}
+
+/** C concurrent clients creating pods through the API server for `seconds`. */
+async function apiCreates(core: CoreV1Api, makePod: (i: number) => V1Pod, expectSidecar: boolean, clients: number, seconds: number) {
+  const latencies: number[] = [];
+  let errors = 0;
+  let wrong = 0;
+  let i = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try {
+        const pod = await core.createNamespacedPod({ namespace: PODS_NS, body: makePod(i++) });
+        latencies.push(performance.now() - t0);
+        if (pod.spec!.containers.some((c) => c.name === 'mesh-proxy') !== expectSidecar) wrong++;
+      } catch {
+        errors++;
+      }
+    }
+  }));
+  const f = figuresOf(latencies, errors, (performance.now() - start) / 1000);
+  return { podsPerSecond: f.achievedPerSecond, created: latencies.length, errors, wrongInjection: wrong, p50Ms: f.p50Ms, p99Ms: f.p99Ms };
+}
+
+async function memory(m: ManagerProcess): Promise<{ rssBytes: number; heapUsedBytes: number }> {
+  const text = await scrape(m);
+  return { rssBytes: metricValue(text, 'process_resident_memory_bytes') ?? NaN, heapUsedBytes: metricValue(text, 'nodejs_heap_size_used_bytes') ?? NaN };
+}
+
+/**
+ * Idle RSS of a webhook-only replica, run as the image runs it (the esbuild bundle, plain node)
+ * and as the benchmarks run it (node --import tsx, which transpiles in-process): the difference
+ * is the loader's cost, not the runtime's.
+ */
+async function idleRss(kubeconfigPath: string): Promise<{ tsxBytes: number; bundledBytes: number }> {
+  const settle = () => sleep(5_000); // let start-up garbage be collected
+  const viaTsx = await ManagerProcess.start({ name: 'rss-tsx', kubeconfigPath, namespace: INSTALL_NS, args: ['--role=webhook'] });
+  let tsxBytes: number;
+  try {
+    await viaTsx.waitReady();
+    await settle();
+    tsxBytes = (await memory(viaTsx)).rssBytes;
+  } finally {
+    await viaTsx.stop();
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bench-bundle-'));
+  const bundle = bundleRuntime(fileURLToPath(new URL('../lib/runtime/main.ts', import.meta.url)), 'main.mjs');
+  writeFileSync(join(dir, 'main.mjs'), bundle.code);
+  const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
+  const child = spawn(process.execPath, [join(dir, 'main.mjs'), `--kubeconfig=${kubeconfigPath}`, '--role=webhook',
+    `--metrics-addr=127.0.0.1:${ports.metrics}`, `--health-probe-addr=127.0.0.1:${ports.health}`], {
+    env: { ...process.env, NODE_OPTIONS: '', POD_NAMESPACE: INSTALL_NS, POD_NAME: 'rss-bundled', WEBHOOK_PORT: String(ports.webhook), WEBHOOK_HOST: '127.0.0.1', WEBHOOK_CERT_DIR: join(dir, 'certs') },
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    await until('the bundled manager to be ready', async () => (await fetch(`http://127.0.0.1:${ports.health}/readyz`)).status === 200, 60_000, 200);
+    await settle();
+    const text = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
+    return { tsxBytes, bundledBytes: metricValue(text, 'process_resident_memory_bytes') ?? NaN };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<BenchmarkResult> {
+  const controlPlane = new ControlPlane({ log });
+  let manager: ManagerProcess | undefined;
+  try {
+    const info = await controlPlane.start();
+    const kc = new KubeConfig();
+    kc.loadFromFile(info.kubeconfigPath);
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: PODS_NS } } });
+    const figures: Record<string, unknown> = {};
+
+    // Through the API server, before any webhook configuration exists.
+    log(`API server alone: ${API_CLIENTS} clients creating pods for ${API_SECONDS}s`);
+    figures.apiServerPodCreatesNoWebhook = await apiCreates(core, (i) => realisticPod('plain', i), false, API_CLIENTS, API_SECONDS);
+
+    await installRuntime(kc, INSTALL_NS);
+    manager = await ManagerProcess.start({ name: 'bench-webhook-0', kubeconfigPath: info.kubeconfigPath, namespace: INSTALL_NS });
+    await manager.waitReady();
+    await addEndpoint(kc, INSTALL_NS, manager.name, manager.ports.webhook);
+    const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: INSTALL_NS });
+    const ca = Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8');
+    await until('the SidecarSet to be created through the webhooks', async () => {
+      await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+        group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets',
+        body: {
+          apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet', metadata: { name: 'bench-mesh' },
+          spec: {
+            namespace: PODS_NS, selector: { matchLabels: { tier: 'backend', mesh: 'on' } },
+            containers: [{
+              name: 'mesh-proxy', image: 'registry.example.com/proxy:1.30', podInjectPolicy: 'BeforeAppContainer',
+              args: ['proxy', '--config=/etc/proxy'], resources: { requests: { cpu: '100m', memory: '64Mi' } },
+              shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+              volumeMounts: [{ name: 'proxy-config', mountPath: '/etc/proxy' }],
+            }],
+            volumes: [{ name: 'proxy-config', emptyDir: {} }],
+          },
+        },
+      });
+      return true;
+    }, 60_000, 200);
+
+    const injectBodies = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
+    const plainBodies = Array.from({ length: 64 }, (_, i) => review(realisticPod('shop', i)));
+    figures.reviewBytes = Buffer.byteLength(injectBodies[0]);
+    await until('the manager to inject', async () => post(manager!.ports.webhook, ca, new Agent(), injectBodies[0], { inject: true }), 60_000, 200);
+
+    // Warm-up (JIT, TLS session state, caches), both kinds of review, not measured.
+    await maxThroughput(manager.ports.webhook, ca, injectBodies, { inject: true }, 8, WARMUP_SECONDS);
+    await maxThroughput(manager.ports.webhook, ca, plainBodies, { inject: false }, 8, WARMUP_SECONDS);
+    figures.managerMemoryBefore = await memory(manager);
+
+    const direct: Record<string, unknown> = {};
+    for (const [name, bodies, check] of [['inject', injectBodies, { inject: true }], ['noMatch', plainBodies, { inject: false }]] as const) {
+      for (const rate of RATES) {
+        log(`direct ${name}: ${rate}/s for ${RATE_SECONDS}s`);
+        direct[`${name}At${rate}PerSecond`] = await observed(manager, () => fixedRate(manager!.ports.webhook, ca, [...bodies], check, rate, RATE_SECONDS));
+      }
+      log(`direct ${name}: max throughput, ${MAX_CONNECTIONS} connections for ${MAX_SECONDS}s`);
+      direct[`${name}Max${MAX_CONNECTIONS}Connections`] = await observed(manager, () => maxThroughput(manager!.ports.webhook, ca, [...bodies], check, MAX_CONNECTIONS, MAX_SECONDS));
+    }
+    figures.directWebhook = direct;
+
+    // Through the API server with the webhook: every create calls the manager (and injects).
+    await until('the API server to call the manager', async () => {
+      const probe = await core.createNamespacedPod({ namespace: PODS_NS, body: withMesh(realisticPod('probe', 0)), dryRun: 'All' });
+      return probe.spec!.containers.some((c) => c.name === 'mesh-proxy');
+    }, 60_000, 200);
+    log(`API server + webhook (injecting): ${API_CLIENTS} clients creating pods for ${API_SECONDS}s`);
+    const injecting = await apiCreates(core, (i) => withMesh(realisticPod('mesh', i)), true, API_CLIENTS, API_SECONDS);
+    figures.apiServerPodCreatesWebhookInjecting = injecting;
+    figures.managerMemoryAfter = await memory(manager);
+    log('idle RSS of a webhook-only replica: via tsx and as bundled for the image');
+    figures.webhookOnlyReplicaIdleRss = await idleRss(info.kubeconfigPath);
+    figures.webhookLatencyHistogramOnManager = {
+      count: metricValue(await scrape(manager), 'controller_runtime_webhook_latency_seconds_count', { webhook: Paths.mutatePod }),
+      sumSeconds: metricValue(await scrape(manager), 'controller_runtime_webhook_latency_seconds_sum', { webhook: Paths.mutatePod }),
+    };
+    return {
+      figures,
+      notes: [
+        `one manager replica (node --import tsx lib/runtime/main.ts), envtest kube-apiserver ${info.kubernetesVersion} with etcd --unsafe-no-fsync, all on loopback`,
+        'managerLoopDelayMaxMs / clientLoopDelayMaxMs: the longest event-loop stall in the manager and in the load generator during that run; a p99/max far above the p90 with a similar stall on either side is that stall, not the webhook',
+        `direct: open-loop fixed rates ${RATES.join('/')} per second for ${RATE_SECONDS}s each (latency from the scheduled send time), then ${MAX_CONNECTIONS} keep-alive connections closed-loop for ${MAX_SECONDS}s`,
+        `"inject" reviews match a SidecarSet (answer carries a JSONPatch); "noMatch" reviews are allowed without a patch; review body ${figures.reviewBytes} bytes`,
+        `API server: ${API_CLIENTS} concurrent clients creating realistic pods for ${API_SECONDS}s, before installing the webhook configuration and then with the manager injecting; the manager also runs the SidecarSet controller (leader) over those pods`,
+        'the measured manager runs through tsx (in-process TypeScript transpilation); webhookOnlyReplicaIdleRss compares an idle webhook-only replica run that way with the esbuild bundle the image runs',
+        `machine: ${availableParallelism()} cores shared by the load generator, the manager, kube-apiserver and etcd`,
+      ],
+    };
+  } finally {
+    await manager?.stop().catch(() => undefined);
+    await controlPlane.stop();
+  }
+}
