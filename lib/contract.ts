@@ -174,3 +174,53 @@ export const FeatureGates = {
   enableExternalCerts: 'EnableExternalCerts',
   podWebhook: 'PodWebhook',
 } as const;
+
+/**
+ * The label-selector shape both rooms use (structurally what cdk8s' k8s.LabelSelector and the
+ * API's LabelSelector are).
+ */
+export interface SelectorLike {
+  readonly matchLabels?: { readonly [key: string]: string };
+  readonly matchExpressions?: ReadonlyArray<{ readonly key: string; readonly operator: string; readonly values?: readonly string[] }>;
+}
+
+/** What a selector demands of one label key. */
+type KeyConstraint = { kind: 'any' } | { kind: 'absent' } | { kind: 'present' } | { kind: 'values'; values: Set<string> };
+
+function constraintOn(s: SelectorLike, key: string): KeyConstraint {
+  let values: Set<string> | undefined = s.matchLabels?.[key] !== undefined ? new Set([s.matchLabels[key]]) : undefined;
+  let present = values !== undefined;
+  for (const e of s.matchExpressions ?? []) {
+    if (e.key !== key) continue;
+    if (e.operator === 'DoesNotExist') return present ? { kind: 'values', values: new Set() } : { kind: 'absent' };
+    if (e.operator === 'Exists') present = true;
+    if (e.operator === 'In') {
+      const inValues = new Set(e.values ?? []);
+      values = values ? new Set([...values].filter((v) => inValues.has(v))) : inValues;
+      present = true;
+    }
+  }
+  if (values) return { kind: 'values', values };
+  return present ? { kind: 'present' } : { kind: 'any' };
+}
+
+function compatible(x: KeyConstraint, y: KeyConstraint): boolean {
+  if (x.kind === 'values' && x.values.size === 0) return false;
+  if (y.kind === 'values' && y.values.size === 0) return false;
+  if (x.kind === 'any' || y.kind === 'any') return true;
+  if (x.kind === 'absent' || y.kind === 'absent') return x.kind === y.kind;
+  if (x.kind === 'values' && y.kind === 'values') return [...x.values].some((v) => y.values.has(v));
+  return true;
+}
+
+/**
+ * False only when no label set can satisfy both selectors (a key pinned to disjoint values, or
+ * required by one and forbidden by the other); true otherwise. Conservative on purpose: a
+ * conflict check must never miss a real overlap (NotIn is treated as "any"). Shared so the
+ * synth-time check of the SidecarSet construct and the runtime's webhook can never disagree.
+ */
+export function selectorsMayOverlap(a: SelectorLike, b: SelectorLike): boolean {
+  const keys = new Set([...Object.keys(a.matchLabels ?? {}), ...Object.keys(b.matchLabels ?? {}),
+    ...(a.matchExpressions ?? []).map((e) => e.key), ...(b.matchExpressions ?? []).map((e) => e.key)]);
+  return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
+}

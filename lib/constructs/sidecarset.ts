@@ -1,6 +1,6 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { KRUISE_APPS_GROUP } from '../contract.js';
+import { KRUISE_APPS_GROUP, selectorsMayOverlap } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
 
@@ -417,42 +417,4 @@ function checkSelector(prop: string, selector: k8s.LabelSelector): void {
       if (!validLabelValue(v)) throw propError(`${at}.values[${j}]`, v, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", "."');
     });
   });
-}
-
-/** What a selector demands of one label key. */
-interface KeyConstraint { readonly kind: string; readonly values?: Set<string> }
-
-function constraintOn(s: k8s.LabelSelector, key: string): KeyConstraint {
-  let values: Set<string> | undefined = s.matchLabels?.[key] !== undefined ? new Set([s.matchLabels[key]]) : undefined;
-  let present = values !== undefined;
-  for (const e of s.matchExpressions ?? []) {
-    if (e.key !== key) continue;
-    if (e.operator === 'DoesNotExist') return present ? { kind: 'values', values: new Set() } : { kind: 'absent' };
-    if (e.operator === 'Exists') present = true;
-    if (e.operator === 'In') {
-      const inValues = new Set(e.values ?? []);
-      values = values ? new Set([...values].filter((v) => inValues.has(v))) : inValues;
-      present = true;
-    }
-  }
-  if (values) return { kind: 'values', values };
-  return { kind: present ? 'present' : 'any' };
-}
-
-function compatible(x: KeyConstraint, y: KeyConstraint): boolean {
-  if (x.values?.size === 0 || y.values?.size === 0) return false;
-  if (x.kind === 'any' || y.kind === 'any') return true;
-  if (x.kind === 'absent' || y.kind === 'absent') return x.kind === y.kind;
-  if (x.values && y.values) return [...x.values].some((v) => y.values!.has(v));
-  return true;
-}
-
-/**
- * False only when no pod can match both selectors; conservative like the manager's own check
- * (a key pinned to disjoint values, or required by one and forbidden by the other).
- */
-function selectorsMayOverlap(a: k8s.LabelSelector, b: k8s.LabelSelector): boolean {
-  const keys = new Set([...Object.keys(a.matchLabels ?? {}), ...Object.keys(b.matchLabels ?? {}),
-    ...(a.matchExpressions ?? []).map((e) => e.key), ...(b.matchExpressions ?? []).map((e) => e.key)]);
-  return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
 }
