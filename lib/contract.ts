@@ -175,6 +175,28 @@ export const FeatureGates = {
   podWebhook: 'PodWebhook',
 } as const;
 
+/** Label selector operators (the Kubernetes set). */
+export const SELECTOR_OPERATORS: readonly string[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$/;
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Kubernetes' label key syntax (`[prefix/]name`). Shared so the constructs never accept a
+ * selector the runtime's webhook would reject.
+ */
+export function isValidLabelKey(key: string): boolean {
+  const parts = key.split('/');
+  if (parts.length > 2) return false;
+  const [prefix, name] = parts.length === 2 ? parts : [undefined, parts[0]];
+  return LABEL_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && LABEL_PREFIX.test(prefix)));
+}
+
+/** Kubernetes' label value syntax (empty, or at most 63 letters, digits, `-`, `_`, `.`). */
+export function isValidLabelValue(value: string): boolean {
+  return value === '' || LABEL_NAME.test(value);
+}
+
 /**
  * The label-selector shape both rooms use (structurally what cdk8s' k8s.LabelSelector and the
  * API's LabelSelector are).

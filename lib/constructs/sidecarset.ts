@@ -1,6 +1,6 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { KRUISE_APPS_GROUP, selectorsMayOverlap } from '../contract.js';
+import { isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
 
@@ -381,31 +381,18 @@ function checkProps(props: SidecarSetProps): string[] {
   return [...names.keys()];
 }
 
-const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$/;
-const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-function validLabelKey(key: string): boolean {
-  const parts = key.split('/');
-  if (parts.length > 2) return false;
-  const [prefix, name] = parts.length === 2 ? parts : [undefined, parts[0]];
-  return LABEL_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && LABEL_PREFIX.test(prefix)));
-}
-
-const validLabelValue = (value: string) => value === '' || LABEL_NAME.test(value);
-
 /** Kubernetes' label selector rules, so a bad selector fails at synth rather than at apply. */
 function checkSelector(prop: string, selector: k8s.LabelSelector): void {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (!validLabelKey(key)) throw propError(`${prop}.matchLabels`, key, 'is not a valid label key', 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."');
-    if (typeof value !== 'string' || !validLabelValue(value)) {
+    if (!isValidLabelKey(key)) throw propError(`${prop}.matchLabels`, key, 'is not a valid label key', 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."');
+    if (typeof value !== 'string' || !isValidLabelValue(value)) {
       throw propError(`${prop}.matchLabels["${key}"]`, value, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit');
     }
   }
   (selector.matchExpressions ?? []).forEach((e, i) => {
     const at = `${prop}.matchExpressions[${i}]`;
-    if (!validLabelKey(e.key)) throw propError(`${at}.key`, e.key, 'is not a valid label key', 'use [prefix/]name');
-    if (!OPERATORS.includes(e.operator)) throw propError(`${at}.operator`, e.operator, 'is not a selector operator', `use one of ${OPERATORS.join(', ')}`);
+    if (!isValidLabelKey(e.key)) throw propError(`${at}.key`, e.key, 'is not a valid label key', 'use [prefix/]name');
+    if (!SELECTOR_OPERATORS.includes(e.operator)) throw propError(`${at}.operator`, e.operator, 'is not a selector operator', `use one of ${SELECTOR_OPERATORS.join(', ')}`);
     const values = e.values ?? [];
     if ((e.operator === 'In' || e.operator === 'NotIn') && values.length === 0) {
       throw propError(`${at}.values`, e.values, `must not be empty for ${e.operator}`, 'list at least one value, or use Exists/DoesNotExist');
@@ -414,7 +401,7 @@ function checkSelector(prop: string, selector: k8s.LabelSelector): void {
       throw propError(`${at}.values`, e.values, `must be empty for ${e.operator}`, 'remove values, or use In/NotIn');
     }
     values.forEach((v, j) => {
-      if (!validLabelValue(v)) throw propError(`${at}.values[${j}]`, v, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", "."');
+      if (!isValidLabelValue(v)) throw propError(`${at}.values[${j}]`, v, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", "."');
     });
   });
 }

@@ -1,4 +1,5 @@
 /** Kubernetes label selectors: matching, validation and a conservative overlap test. */
+import { isValidLabelKey, isValidLabelValue, SELECTOR_OPERATORS } from '../contract.js';
 
 export interface LabelSelectorRequirement {
   key: string;
@@ -11,20 +12,6 @@ export interface LabelSelector {
   matchExpressions?: LabelSelectorRequirement[];
 }
 
-const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
-const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$/;
-const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-function validKey(key: string): boolean {
-  const parts = key.split('/');
-  if (parts.length > 2) return false;
-  const [prefix, name] = parts.length === 2 ? parts : [undefined, parts[0]];
-  return NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && PREFIX.test(prefix)));
-}
-
-function validValue(value: string): boolean {
-  return value === '' || NAME.test(value);
-}
 
 /** Every problem with `selector`, each naming the field under `path`. */
 export function validateSelector(selector: unknown, path: string): string[] {
@@ -34,20 +21,20 @@ export function validateSelector(selector: unknown, path: string): string[] {
   if (s.matchLabels !== undefined) {
     if (typeof s.matchLabels !== 'object' || s.matchLabels === null || Array.isArray(s.matchLabels)) errors.push(`${path}.matchLabels: must be a map of label to value`);
     else for (const [k, v] of Object.entries(s.matchLabels)) {
-      if (!validKey(k)) errors.push(`${path}.matchLabels: "${k}" is not a valid label key`);
-      if (typeof v !== 'string' || !validValue(v)) errors.push(`${path}.matchLabels["${k}"]: ${JSON.stringify(v)} is not a valid label value`);
+      if (!isValidLabelKey(k)) errors.push(`${path}.matchLabels: "${k}" is not a valid label key`);
+      if (typeof v !== 'string' || !isValidLabelValue(v)) errors.push(`${path}.matchLabels["${k}"]: ${JSON.stringify(v)} is not a valid label value`);
     }
   }
   if (s.matchExpressions !== undefined) {
     if (!Array.isArray(s.matchExpressions)) return [...errors, `${path}.matchExpressions: must be a list`];
     s.matchExpressions.forEach((e, i) => {
       const at = `${path}.matchExpressions[${i}]`;
-      if (!e || typeof e.key !== 'string' || !validKey(e.key)) errors.push(`${at}.key: ${JSON.stringify(e?.key)} is not a valid label key`);
-      if (!OPERATORS.includes(e?.operator)) errors.push(`${at}.operator: ${JSON.stringify(e?.operator)} is not one of ${OPERATORS.join(', ')}`);
+      if (!e || typeof e.key !== 'string' || !isValidLabelKey(e.key)) errors.push(`${at}.key: ${JSON.stringify(e?.key)} is not a valid label key`);
+      if (!SELECTOR_OPERATORS.includes(e?.operator)) errors.push(`${at}.operator: ${JSON.stringify(e?.operator)} is not one of ${SELECTOR_OPERATORS.join(', ')}`);
       const hasValues = Array.isArray(e?.values) && e.values.length > 0;
       if ((e?.operator === 'In' || e?.operator === 'NotIn') && !hasValues) errors.push(`${at}.values: must be non-empty for ${e.operator}`);
       if ((e?.operator === 'Exists' || e?.operator === 'DoesNotExist') && hasValues) errors.push(`${at}.values: must be empty for ${e.operator}`);
-      if (e?.values !== undefined && (!Array.isArray(e.values) || e.values.some((v) => typeof v !== 'string' || !validValue(v)))) errors.push(`${at}.values: must be valid label values`);
+      if (e?.values !== undefined && (!Array.isArray(e.values) || e.values.some((v) => typeof v !== 'string' || !isValidLabelValue(v)))) errors.push(`${at}.values: must be valid label values`);
     });
   }
   return errors;
