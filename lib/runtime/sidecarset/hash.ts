@@ -16,9 +16,22 @@ function digest(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, 20);
 }
 
+/**
+ * Hashes of frozen SidecarSets (informer-cache objects, which are deep-frozen and replaced,
+ * never mutated, on change). A reconcile asks for them once per matched pod.
+ */
+const memo = new WeakMap<SidecarSet, { hash?: string; withoutImage?: string }>();
+
+function memoized(s: SidecarSet, key: 'hash' | 'withoutImage', compute: () => string): string {
+  if (!Object.isFrozen(s) || !Object.isFrozen(s.spec)) return compute();
+  let entry = memo.get(s);
+  if (!entry) memo.set(s, (entry = {}));
+  return (entry[key] ??= compute());
+}
+
 /** The revision of a SidecarSet's sidecar containers: what a pod must run to be "updated". */
 export function sidecarSetHash(s: SidecarSet): string {
-  return digest(s.spec.containers ?? []);
+  return memoized(s, 'hash', () => digest(s.spec.containers ?? []));
 }
 
 /**
@@ -26,7 +39,7 @@ export function sidecarSetHash(s: SidecarSet): string {
  * is exactly when a pod can be updated in place (a container image is mutable; nothing else is).
  */
 export function sidecarSetHashWithoutImage(s: SidecarSet): string {
-  return digest((s.spec.containers ?? []).map((c) => ({ ...c, image: '' })));
+  return memoized(s, 'withoutImage', () => digest((s.spec.containers ?? []).map((c) => ({ ...c, image: '' }))));
 }
 
 /** Reads one of the JSON hash annotations; a malformed one reads as empty (never throws). */

@@ -127,3 +127,13 @@ describe('status and patches', () => {
     expect([scaled('25%', 10, 0, false), scaled('25%', 10, 0, true), scaled(3, 10, 0, true), scaled(undefined, 10, 1, true)]).toEqual([2, 3, 3, 1]);
   });
 });
+
+describe('hash memoization', () => {
+  it('gives frozen (cached) and unfrozen SidecarSets the same hashes, and sees edits of unfrozen ones', () => {
+    const frozen = Object.freeze({ ...withImage('proxy:9'), spec: Object.freeze(withImage('proxy:9').spec) });
+    const plain = withImage('proxy:9');
+    expect([sidecarSetHash(frozen), sidecarSetHash(frozen)]).toEqual([sidecarSetHash(plain), sidecarSetHash(plain)]);
+    plain.spec.containers![0].image = 'proxy:10';
+    expect(sidecarSetHash(plain)).not.toBe(sidecarSetHash(frozen));
+  });
+});
