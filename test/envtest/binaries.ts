@@ -11,6 +11,10 @@ export interface Binaries {
   pinnedKubernetesVersion: string;
   /** `built`, `KUBEBUILDER_ASSETS` or `TEST_ASSET_KUBE_APISERVER`. */
   kubeApiServerSource: string;
+  /** The real upstream kruise-manager, built from the module pinned in tools/upstream/pin.json. */
+  kruiseManager: string;
+  /** Upstream version of that binary (the pin). */
+  kruiseVersion: string;
 }
 
 export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'binaries', 'build.sh');
@@ -30,7 +34,7 @@ export function resolveBinaries(): Promise<Binaries> {
       }
       const kv = Object.fromEntries(out.split('\n').filter((l) => l.includes('='))
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
-      for (const key of ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE']) {
+      for (const key of ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE', 'KRUISE_MANAGER', 'KRUISE_VERSION']) {
         if (!kv[key]) return reject(new Error(`envtest: ${BUILD_SCRIPT} printed no ${key}=... line; got:\n${out}`));
       }
       resolve({
@@ -38,6 +42,8 @@ export function resolveBinaries(): Promise<Binaries> {
         etcd: kv.ETCD,
         pinnedKubernetesVersion: kv.KUBERNETES_VERSION,
         kubeApiServerSource: kv.KUBE_APISERVER_SOURCE,
+        kruiseManager: kv.KRUISE_MANAGER,
+        kruiseVersion: kv.KRUISE_VERSION,
       });
     });
   });

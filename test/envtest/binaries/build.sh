@@ -7,8 +7,11 @@
 #   3. build from the wrapper Go module next to this script, cached outside the
 #      work tree in ${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}
 #
-# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD,
-# KUBERNETES_VERSION, ETCD_VERSION, *_SOURCE); all logging goes to stderr.
+# The real kruise-manager is built the same way from upstream's own Go module, pinned (with
+# its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it.
+#
+# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD, KRUISE_MANAGER,
+# KUBERNETES_VERSION, ETCD_VERSION, KRUISE_VERSION, *_SOURCE); all logging goes to stderr.
 set -euo pipefail
 shopt -s inherit_errexit # functions below run inside $(...), which would otherwise drop `set -e`
 
@@ -36,15 +39,18 @@ find_go() {
 }
 
 # build <component> <main package> <version> <ldflags...>; prints the cached binary path.
+# The wrapper module in $here/<component> pins the dependency set; BUILD_SRC (a module
+# directory) builds that module's own main package instead, with its own go.mod.
 build() {
   local component="$1" pkg="$2" version="$3"; shift 3
+  local src="${BUILD_SRC:-$here/$component}"
   local ldflags="-s -w $*"
   # GOFLAGS from the caller's environment is replaced, not merged: these are all the flags.
   local goflags=(-mod=readonly -trimpath -buildvcs=false)
   # Key on the exact dependency set and flags, so bumping go.mod/go.sum or the
   # version stamping rebuilds instead of reusing a stale binary.
   local key
-  key="$(cat "$here/$component/go.mod" "$here/$component/go.sum" <(uname -sm) \
+  key="$(cat "$src/go.mod" "$src/go.sum" <(uname -sm) \
     <(echo "${goflags[*]} $ldflags" | sed 's/buildDate=[^ ]*//g') | sha256sum | cut -c1-12)"
   local dir="$cache_root/$component-$version-$key" bin
   bin="$dir/$component"
@@ -60,7 +66,7 @@ build() {
     local tmp="$dir/.$component.tmp.$$" start=$SECONDS
     # A signal becomes a normal exit so the EXIT trap removes the partial file.
     trap "rm -f '$tmp'" EXIT; trap 'exit 130' INT TERM HUP
-    (cd "$here/$component" && GOWORK=off GOFLAGS= CGO_ENABLED=0 "$go" build "${goflags[@]}" \
+    (cd "$src" && GOWORK=off GOFLAGS= CGO_ENABLED=0 "$go" build "${goflags[@]}" \
       -ldflags "$ldflags" -o "$tmp" "$pkg") >&2
     # Rename is atomic on one filesystem: an interrupted build never leaves a broken binary.
     mv -f "$tmp" "$bin"
@@ -103,9 +109,30 @@ else
   etcd="$(build etcd go.etcd.io/etcd/server/v3 "$etcd_version")"; etcd_source=built
 fi
 
+# Upstream's module, checksum-verified against the pin before anything of it is built.
+pin="$here/../../../tools/upstream/pin.json"
+pin_field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$pin"; }
+kruise_module="$(pin_field module)"; kruise_version="$(pin_field version)"; kruise_sum="$(pin_field sum)"
+[[ -n "$kruise_module" && -n "$kruise_version" && -n "$kruise_sum" ]] || die "cannot read module/version/sum from $pin"
+if [[ -n "${TEST_ASSET_KRUISE_MANAGER:-}" ]]; then
+  km="$(given "$TEST_ASSET_KRUISE_MANAGER" TEST_ASSET_KRUISE_MANAGER)"; km_source=TEST_ASSET_KRUISE_MANAGER
+else
+  go="$(find_go)"
+  log "resolving $kruise_module@$kruise_version from the Go module proxy..."
+  info="$(cd / && GOWORK=off GOFLAGS=-mod=mod "$go" mod download -json "$kruise_module@$kruise_version")" \
+    || die "go mod download $kruise_module@$kruise_version failed: $info"
+  got_sum="$(sed -n 's/^[[:space:]]*"Sum": "\([^"]*\)".*/\1/p' <<<"$info")"
+  src_dir="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$info")"
+  [[ "$got_sum" == "$kruise_sum" ]] || die "$kruise_module@$kruise_version has checksum '$got_sum', the pin in $pin says '$kruise_sum'"
+  km="$(BUILD_SRC="$src_dir" build kruise-manager . "$kruise_version")"; km_source=built
+fi
+
 echo "KUBE_APISERVER=$kas"
 echo "KUBE_APISERVER_SOURCE=$kas_source"
 echo "KUBERNETES_VERSION=$k8s_version"
 echo "ETCD=$etcd"
 echo "ETCD_SOURCE=$etcd_source"
 echo "ETCD_VERSION=$etcd_version"
+echo "KRUISE_MANAGER=$km"
+echo "KRUISE_MANAGER_SOURCE=$km_source"
+echo "KRUISE_VERSION=$kruise_version"
