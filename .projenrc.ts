@@ -62,7 +62,7 @@ const project = new typescript.TypeScriptProject({
     },
   },
   tsconfigDev: {
-    include: ['lib/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', '.projenrc.ts'],
+    include: ['lib/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'tools/**/*.ts', '.projenrc.ts'],
     compilerOptions: { noEmit: true, types: ['node', 'jest'] },
   },
   deps: [
@@ -160,7 +160,11 @@ new YamlFile(project, 'cdk8s.yaml', {
 const jestCmd = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
 project.compileTask.reset('tsc --build tsconfig.json');
 project.addTask('typecheck', { exec: 'tsc -p tsconfig.dev.json' });
-project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench .projenrc.ts' });
+project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench tools .projenrc.ts' });
+project.addTask('upstream:generate', {
+  description: "Regenerate lib/constructs/upstream/kruise.generated.ts from upstream's pinned Go module (-- --check, -- --version vX.Y.Z)",
+  exec: 'tsx tools/upstream/generate.ts', receiveArgs: true,
+});
 project.addTask('envtest:binaries', { exec: 'bash test/envtest/binaries/build.sh' });
 project.addTask('envtest', { exec: 'tsx test/envtest/cli.ts', receiveArgs: true });
 project.addTask('envtest:install-runtime', { exec: 'tsx test/envtest/install-runtime.ts' });

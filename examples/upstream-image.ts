@@ -1,15 +1,11 @@
 /**
- * Upstream kruise-manager pinned to a release, with the CRDs from a file kept next to the app
- * (in practice, the CRD bundle of that same release), so synth needs no network and the CRDs
- * never drift from the manager version. Also: ServiceMonitor, NetworkPolicy, Argo CD waves.
+ * Upstream kruise-manager pinned to a release, with its CRDs managed elsewhere (for example by
+ * a platform team's CRD pipeline) and the wildcard reads upstream grants restored for a custom
+ * workload kind. Also: ServiceMonitor, NetworkPolicy, Argo CD waves.
  */
-import { fileURLToPath } from 'node:url';
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CrdSource, KruiseManager, ManagerImage } from '../lib/index.js';
-
-/** Resolved from this file, not the cwd, so synth works from anywhere. */
-export const CRD_FIXTURE = fileURLToPath(new URL('./fixtures/clonesets-crd.yaml', import.meta.url));
+import { CrdSource, CustomResourceAccess, KruiseManager, ManagerImage } from '../lib/index.js';
 
 export class UpstreamImageChart extends Chart {
   public readonly manager: KruiseManager;
@@ -19,7 +15,10 @@ export class UpstreamImageChart extends Chart {
     this.manager = new KruiseManager(this, 'Kruise', {
       // Pin explicitly: upgrading the library then never upgrades the cluster by surprise.
       image: ManagerImage.upstream({ version: 'v1.8.3' }),
-      crds: CrdSource.fromFile(CRD_FIXTURE),
+      // Installed and upgraded by another pipeline; the manager still assumes all 18 are present.
+      crds: CrdSource.none(),
+      // A PodUnavailableBudget guards a custom workload kind: the manager must read its scale.
+      customResourceAccess: CustomResourceAccess.including([{ apiGroup: 'games.example.com', resource: 'gameservers' }]),
       // Needs the prometheus-operator CRDs in the cluster.
       monitoring: { serviceMonitor: true },
       // Most CNIs do not apply NetworkPolicy to host-network pods, so the policy would be

@@ -1,12 +1,15 @@
 import { propError } from './errors.js';
+import { KRUISE_RELEASE } from './upstream/kruise.generated.js';
 
-/** The upstream release this library renders by default. */
-export const UPSTREAM_VERSION = 'v1.8.3';
+/** The upstream release whose definitions (webhooks, RBAC, CRDs) this library renders. */
+export const UPSTREAM_VERSION = KRUISE_RELEASE.version;
 
 /** Options for {@link ManagerImage.upstream}. */
 export interface UpstreamImageOptions {
   /**
-   * Release tag of `openkruise/kruise-manager`.
+   * Release tag of `openkruise/kruise-manager`. Only the release the library's upstream
+   * definitions were generated from is accepted: another release serves other webhook paths
+   * and needs other permissions, and the manager would delete or be denied what does not fit.
    * @default 'v1.8.3'
    */
   readonly version?: string;
@@ -43,7 +46,11 @@ export class ManagerImage {
     const registry = (options.registry ?? 'openkruise').replace(/\/+$/, '');
     checkReferencePart('image.registry', registry);
     if (!/^[\w][\w.-]{0,127}$/.test(version)) {
-      throw propError('image.version', version, 'is not a valid image tag', 'use a release tag such as "v1.8.3"');
+      throw propError('image.version', version, 'is not a valid image tag', `use the release tag "${UPSTREAM_VERSION}"`);
+    }
+    if (version !== UPSTREAM_VERSION) {
+      throw propError('image.version', version, `is not ${UPSTREAM_VERSION}, the release whose own definitions (webhooks, RBAC, CRDs) this library renders; another release serves other webhook paths and needs other permissions`,
+        `use "${UPSTREAM_VERSION}", or regenerate the definitions for ${version} with \`npm run upstream:generate -- --version ${version}\``);
     }
     return new ManagerImage(ManagerFlavor.UPSTREAM, `${registry}/kruise-manager:${version}`);
   }

@@ -1,6 +1,6 @@
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { FeatureGates, LabelValues, Labels, Names, Ports } from '../contract.js';
+import { LabelValues, Labels, Names, Ports } from '../contract.js';
 import { kplus } from './api.js';
 import { CertificateResources, WebhookCertificates } from './certificates.js';
 import { CrdSource, KruiseCrds } from './crds.js';
@@ -12,11 +12,20 @@ import { resolveLeaderElection } from './manager-args.js';
 import { ManagerRole, ManagerWorkload, resolvePorts } from './manager-workload.js';
 import { ManagerMonitoring, MonitoringOptions } from './monitoring.js';
 import { LeaderElectionOptions, ManagerPodOptions } from './options.js';
-import { ManagerRbac } from './rbac.js';
+import { RUNTIME_RESOURCES, runtimeWebhooks } from './kruise-api.js';
+import { ManagerRbac, RUNTIME_LEADER_ELECTION_RULES, runtimeRules } from './rbac.js';
 import { runtimeCrds } from './runtime-crds.js';
 import { ManagerTopology, Rollout, ZoneSpread } from './scheduling.js';
 import { UninstallGuard } from './uninstall-guard.js';
+import { CustomResourceAccess } from './upstream/permissions.js';
+import { resolveUpstreamProfile, UpstreamProfile } from './upstream/profile.js';
 import { WebhookConfigurations, WebhookGroupOptions } from './webhooks.js';
+
+/**
+ * Kinds whose objects carry Secret payloads inline (a ResourceDistribution distributes
+ * Secrets): only the aggregated `admin` role gets them, as upstream does.
+ */
+const SECRET_CARRYING_KINDS = ['ResourceDistribution'];
 
 /** Webhook settings of {@link KruiseManager}. */
 export interface WebhookOptions {
@@ -73,10 +82,18 @@ export interface KruiseManagerProps extends ManagerPodOptions {
   /** Deploy kruise-daemon (upstream image only). @default - true for upstream */
   readonly daemon?: boolean;
   /**
-   * CRDs. @default - runtime image: its own CRDs; upstream: none (pass
-   * `CrdSource.fromFile()` with the release's CRD file)
+   * CRDs, rendered first so that one apply creates a working install. Pass
+   * `CrdSource.none()` when the CRDs are managed elsewhere.
+   * @default - the flavour's own CRDs: upstream's 18 for the upstream image (from the generated
+   * release data), the SidecarSet CRD for the runtime image
    */
   readonly crds?: CrdSource;
+  /**
+   * Upstream image only: cluster-wide reads that upstream grants with wildcards (scale of any
+   * workload, listing any custom resource). See {@link CustomResourceAccess}.
+   * @default CustomResourceAccess.kruiseAndBuiltIn()
+   */
+  readonly customResourceAccess?: CustomResourceAccess;
   /** Metrics Service (always) and ServiceMonitor (optional). @default - Service only */
   readonly monitoring?: MonitoringOptions;
   /**
@@ -118,6 +135,11 @@ export class KruiseManager extends Construct {
   public readonly daemon?: KruiseDaemon;
   public readonly networkPolicy?: kplus.NetworkPolicy;
   public readonly uninstallGuard?: UninstallGuard;
+  /**
+   * Upstream image only: what the binary will run, resolved from upstream's own definitions
+   * (gates, served webhooks, started controllers, permissions).
+   */
+  public readonly upstreamProfile?: UpstreamProfile;
   private readonly waves = new Map<ApiObject, Wave>();
 
   constructor(scope: Construct, id: string, props: KruiseManagerProps = {}) {
@@ -130,7 +152,14 @@ export class KruiseManager extends Construct {
     const certificates = props.certificates ?? WebhookCertificates.selfManaged();
     const replicas = props.replicas ?? 2;
     this.checkProps(props, upstream, topology, replicas);
-    const featureGates = { ...(upstream ? { ImagePullJobGate: true } : {}), ...(upstream && certificates.external ? { [FeatureGates.enableExternalCerts]: true } : {}), ...props.featureGates };
+    if (props.customResourceAccess && !upstream) {
+      throw propError('customResourceAccess', 'set', 'only narrows the upstream manager\'s wildcard grants; the runtime needs none', 'remove customResourceAccess, or use ManagerImage.upstream()');
+    }
+    const profile = upstream
+      ? resolveUpstreamProfile({ namespace: ns, featureGates: props.featureGates, externalCertificates: certificates.external, customResourceAccess: props.customResourceAccess })
+      : undefined;
+    this.upstreamProfile = profile;
+    const featureGates = profile ? { ...profile.flags } : { ...props.featureGates };
     const leaderElection = resolveLeaderElection(props.leaderElection, ns);
 
     if (props.createNamespace ?? true) {
@@ -141,9 +170,17 @@ export class KruiseManager extends Construct {
       const daemonConfig = new kplus.Namespace(this, 'DaemonConfigNamespace', { metadata: { name: Names.daemonConfigNamespace } });
       this.wave(Wave.FOUNDATION, ApiObject.of(daemonConfig));
     }
-    this.crds = new KruiseCrds(this, 'Crds', props.crds ?? (upstream ? CrdSource.none() : CrdSource.fromManifests(runtimeCrds())));
+    this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(profile ? profile.crds : runtimeCrds()));
     this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
-    this.rbac = new ManagerRbac(this, 'Rbac', { namespace: ns, leaseNamespace: leaderElection.namespace, upstream, selfManagedCertificates: !certificates.external, featureGates });
+    this.rbac = new ManagerRbac(this, 'Rbac', {
+      namespace: ns, leaseNamespace: leaderElection.namespace, selfManagedCertificates: !certificates.external,
+      clusterRules: profile ? profile.clusterRules : runtimeRules(RUNTIME_RESOURCES),
+      leaderElectionRules: profile ? profile.leaderElectionRules : RUNTIME_LEADER_ELECTION_RULES,
+      conversionCrds: profile ? profile.conversionCrds : [],
+      aggregated: profile
+        ? profile.release.crds.map((c) => ({ apiGroup: c.group, resource: c.plural, adminOnly: SECRET_CARRYING_KINDS.includes(c.kind) }))
+        : RUNTIME_RESOURCES.map((r) => ({ apiGroup: r.group, resource: r.plural, adminOnly: false })),
+    });
     this.certificates = new CertificateResources(this, 'Certificates', { namespace: ns, certificates });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
 
@@ -185,7 +222,7 @@ export class KruiseManager extends Construct {
     }
     // Last: the webhook configurations block matching writes until a replica answers.
     this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
-      namespace: ns, upstream, ...props.webhooks, annotations: this.certificates.webhookAnnotations,
+      ...props.webhooks, namespace: ns, definitions: profile ? profile.webhooks : runtimeWebhooks(), template: upstream, annotations: this.certificates.webhookAnnotations,
     });
     this.wave(Wave.ADMISSION, ...this.webhooks.apiObjects);
     if (props.argoCdSyncWaves) {

@@ -3,7 +3,8 @@ import { Construct } from 'constructs';
 import { Names } from '../contract.js';
 import { kplus } from './api.js';
 import { bindRole } from './binding.js';
-import { KRUISE_RESOURCES, KruiseResource, RUNTIME_RESOURCES } from './kruise-api.js';
+import { KruiseResource } from './kruise-api.js';
+import type { PolicyRule } from './upstream/release.js';
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
@@ -15,23 +16,39 @@ function res(apiGroup: string, resourceType: string, resourceName?: string): kpl
   return { ...resource, asApiResource: () => resource, asNonApiResource: () => undefined };
 }
 
+/** A Kruise resource the built-in view/edit/admin roles are extended with. */
+export interface AggregatedResource {
+  readonly apiGroup: string;
+  /** Plural resource name. */
+  readonly resource: string;
+  /**
+   * Its objects can carry Secret payloads inline (ResourceDistribution), so only `admin`
+   * gets it: with cluster-wide `view` anyone could read the secrets.
+   */
+  readonly adminOnly: boolean;
+}
+
 /** Props of {@link ManagerRbac}. */
 export interface ManagerRbacProps {
   readonly namespace: string;
   /** Namespace of the leader-election Lease. */
   readonly leaseNamespace: string;
-  /** Upstream (all Kruise controllers) or runtime (the features it carries). */
-  readonly upstream: boolean;
+  /** The manager's cluster-wide rules (what its controllers and webhooks need). */
+  readonly clusterRules: PolicyRule[];
+  /** Rules of the leader-election Role in the Lease namespace. */
+  readonly leaderElectionRules: PolicyRule[];
   /** Whether the manager writes its certificates (and so needs Secret and caBundle writes). */
   readonly selfManagedCertificates: boolean;
-  /** Feature gates, to grant what gated controllers need. */
-  readonly featureGates: { [gate: string]: boolean };
+  /** CRDs whose conversion-webhook caBundle the manager patches. */
+  readonly conversionCrds: string[];
+  /** Resources for the aggregate view/edit/admin roles. */
+  readonly aggregated: AggregatedResource[];
 }
 
 /**
- * Least-privilege RBAC of the manager: explicit verbs on explicit resources (no `*`), the
- * leader-election Role on Leases, the webhook-cert Role on Secrets, caBundle writes limited
- * by resourceNames, and aggregate roles so users can read and edit Kruise resources.
+ * Least-privilege RBAC of the manager: the rules its flavour needs, the leader-election Role
+ * on Leases, the webhook-cert Role on Secrets, caBundle writes limited by resourceNames, and
+ * aggregate roles so users can read and edit Kruise resources.
  */
 export class ManagerRbac extends Construct {
   public readonly serviceAccount: kplus.ServiceAccount;
@@ -46,15 +63,13 @@ export class ManagerRbac extends Construct {
       metadata: { name: Names.managerServiceAccount, namespace: ns },
       automountToken: false, // mounted by the pod spec only where needed
     });
-    const kruise = props.upstream ? KRUISE_RESOURCES : RUNTIME_RESOURCES;
 
     const leader = new kplus.Role(this, 'LeaderElection', { metadata: { name: 'kruise-leader-election-role', namespace: props.leaseNamespace } });
-    leader.allow(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], res('coordination.k8s.io', 'leases'));
-    leader.allow(['create', 'patch'], res('', 'events'));
+    allowAll(leader, props.leaderElectionRules);
     const webhook = new kplus.Role(this, 'Webhook', { metadata: { name: 'kruise-webhook-role', namespace: ns } });
     webhook.allow(props.selfManagedCertificates ? WRITE : READ, res('', 'secrets'));
     this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: 'kruise-manager-role' } });
-    (props.upstream ? upstreamRules : runtimeRules)(this.clusterRole, kruise, props.featureGates);
+    allowAll(this.clusterRole, props.clusterRules);
 
     const bound: ApiObject[] = [leader, webhook, this.clusterRole].flatMap((role) => [ApiObject.of(role), bindRole(this, role, this.serviceAccount)]);
     if (props.selfManagedCertificates) {
@@ -62,64 +77,57 @@ export class ManagerRbac extends Construct {
       certs.allow(['get', 'patch', 'update'],
         res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', Names.mutatingWebhookConfiguration),
         res('admissionregistration.k8s.io', 'validatingwebhookconfigurations', Names.validatingWebhookConfiguration));
-      if (props.upstream) certs.allow(['get', 'update', 'watch'], res('apiextensions.k8s.io', 'customresourcedefinitions', 'statefulsets.apps.kruise.io'));
+      for (const crd of props.conversionCrds) certs.allow(['get', 'patch', 'update'], res('apiextensions.k8s.io', 'customresourcedefinitions', crd));
       bound.push(ApiObject.of(certs), bindRole(this, certs, this.serviceAccount));
     }
-    this.apiObjects.push(ApiObject.of(this.serviceAccount), ...bound, ...this.aggregateRoles(kruise));
+    this.apiObjects.push(ApiObject.of(this.serviceAccount), ...bound, ...this.aggregateRoles(props.aggregated));
   }
 
   /** aggregate-kruise-{view,edit,admin}: give the built-in view/edit/admin roles Kruise resources. */
-  private aggregateRoles(kruise: KruiseResource[]): ApiObject[] {
+  private aggregateRoles(resources: AggregatedResource[]): ApiObject[] {
     return (['view', 'edit', 'admin'] as const).map((level) => {
       // The label (not kplus' aggregate(), which collects other roles) merges these rules into
       // the built-in view/edit/admin ClusterRoles.
       const role = new kplus.ClusterRole(this, `Aggregate-${level}`, {
         metadata: { name: `aggregate-kruise-${level}`, labels: { [`rbac.authorization.k8s.io/aggregate-to-${level}`]: 'true' } },
       });
+      const granted = resources.filter((r) => level === 'admin' || !r.adminOnly);
       const verbs = level === 'view' ? READ : ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
-      for (const r of kruise) role.allow(verbs, res(r.group, r.plural));
-      for (const r of kruise) role.allow(READ, res(r.group, `${r.plural}/status`));
+      for (const r of granted) role.allow(verbs, res(r.apiGroup, r.resource));
+      for (const r of granted) role.allow(READ, res(r.apiGroup, `${r.resource}/status`));
       return ApiObject.of(role);
     });
   }
 }
 
-/** What the upstream controllers need (kruise 1.8 chart inventory) minus its `*` rules. */
-function upstreamRules(role: kplus.ClusterRole, kruise: KruiseResource[], gates: { [gate: string]: boolean }): void {
-  role.allow(['create', 'delete', 'get', 'list', 'update', 'watch'], res('', 'secrets'));
-  role.allow(WRITE, res('', 'configmaps'), res('', 'events'), res('', 'persistentvolumeclaims'), res('', 'pods'));
-  role.allow(STATUS, res('', 'pods/status'), res('', 'pods/ephemeralcontainers'));
-  role.allow(READ, res('', 'namespaces'), res('', 'nodes'));
-  role.allow(READ, res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations'), res('admissionregistration.k8s.io', 'validatingwebhookconfigurations'));
-  role.allow(READ, res('apiextensions.k8s.io', 'customresourcedefinitions'));
-  role.allow(WRITE, res('apps', 'controllerrevisions'), res('apps', 'deployments'), res('apps', 'statefulsets'));
-  role.allow(STATUS, res('apps', 'deployments/status'), res('apps', 'statefulsets/status'));
-  role.allow(READ, res('apps', 'replicasets'), res('apps', 'daemonsets'));
-  role.allow(['get'], res('apps', 'replicasets/status'));
-  role.allow(WRITE, res('batch', 'jobs'));
-  role.allow(STATUS, res('batch', 'jobs/status'));
-  // Upstream grants get/list/watch on */scale of every group; WorkloadSpread and
-  // PodUnavailableBudget only target these workloads.
-  role.allow(READ, ...['deployments', 'replicasets', 'statefulsets'].map((p) => res('apps', `${p}/scale`)), res('apps.kruise.io', 'clonesets/scale'), res('apps.kruise.io', 'statefulsets/scale'));
-  for (const r of kruise) {
-    role.allow(r.managerCreates ? WRITE : ['get', 'list', 'patch', 'update', 'watch'], res(r.group, r.plural));
-    role.allow(['update'], res(r.group, `${r.plural}/finalizers`));
-    role.allow(STATUS, res(r.group, `${r.plural}/status`));
+function allowAll(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
+  for (const rule of rules) {
+    for (const group of rule.apiGroups) {
+      const names = rule.resourceNames?.length ? rule.resourceNames : [undefined];
+      role.allow(rule.verbs, ...rule.resources.flatMap((r) => names.map((n) => res(group, r, n))));
+    }
   }
-  if (gates.StatefulSetAutoResizePVCGate) role.allow(READ, res('storage.k8s.io', 'storageclasses'));
 }
 
 /** What the TypeScript runtime's controllers and webhooks touch. */
-function runtimeRules(role: kplus.ClusterRole, kruise: KruiseResource[]): void {
-  // In-place sidecar updates patch pod images; status counts read pods.
-  role.allow(['get', 'list', 'watch', 'patch', 'update'], res('', 'pods'));
-  role.allow(READ, res('', 'namespaces'));
-  role.allow(['create', 'patch'], res('', 'events'));
-  role.allow(READ, res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations'), res('admissionregistration.k8s.io', 'validatingwebhookconfigurations'));
-  role.allow(WRITE, res('apps', 'controllerrevisions'));
-  for (const r of kruise) {
-    role.allow(['get', 'list', 'watch', 'patch', 'update'], res(r.group, r.plural));
-    role.allow(['update'], res(r.group, `${r.plural}/finalizers`));
-    role.allow(STATUS, res(r.group, `${r.plural}/status`));
-  }
+export function runtimeRules(kruise: KruiseResource[]): PolicyRule[] {
+  return [
+    // In-place sidecar updates patch pod images; status counts read pods.
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['namespaces'], verbs: READ },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: READ },
+    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: WRITE },
+    ...kruise.flatMap((r) => [
+      { apiGroups: [r.group], resources: [r.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+      { apiGroups: [r.group], resources: [`${r.plural}/finalizers`], verbs: ['update'] },
+      { apiGroups: [r.group], resources: [`${r.plural}/status`], verbs: STATUS },
+    ]),
+  ];
 }
+
+/** The runtime's Lease lock and the events it records about leadership. */
+export const RUNTIME_LEADER_ELECTION_RULES: PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];

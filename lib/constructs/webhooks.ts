@@ -1,9 +1,8 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
-import { Labels, Names, Paths, Ports } from '../contract.js';
+import { Labels, Names, Ports } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, propError, wholeSeconds } from './errors.js';
-import { DELETE_PROTECTED, KRUISE_RESOURCES, KruiseResource, RUNTIME_RESOURCES, webhookPath } from './kruise-api.js';
 
 /** What the API server does when the webhook cannot be reached. */
 export enum FailurePolicy {
@@ -28,12 +27,41 @@ export interface WebhookGroupOptions {
   readonly timeout?: Duration;
 }
 
+/** Which group's failure policy and timeout a webhook follows. */
+export enum WebhookGroup {
+  /** Pod admission (sidecar injection, pod validation); skips the excluded namespaces. */
+  PODS = 'pods',
+  /** Admission of Kruise resources. */
+  RESOURCES = 'resources',
+  /** Delete protection of labelled objects (upstream only). */
+  DELETE_PROTECTION = 'deleteProtection',
+}
+
+/** One webhook to render, as the manager serves it. */
+export interface WebhookDefinition {
+  readonly type: 'mutating' | 'validating';
+  readonly name: string;
+  readonly path: string;
+  readonly group: WebhookGroup;
+  readonly rules: { readonly apiGroups: string[]; readonly apiVersions: string[]; readonly operations: string[]; readonly resources: string[]; readonly scope?: string }[];
+  /** @default - every object */
+  readonly objectSelector?: { readonly matchExpressions: { readonly key: string; readonly operator: string; readonly values?: string[] }[] };
+}
+
 /** Props of {@link WebhookConfigurations}. */
 export interface WebhookConfigurationsProps {
   /** Install namespace (where the webhook Service lives). */
   readonly namespace: string;
-  /** Render upstream's webhook set (true) or the runtime's (false). */
-  readonly upstream: boolean;
+  /** The webhooks the manager serves: nothing it would delete, nothing it lacks. */
+  readonly definitions: WebhookDefinition[];
+  /**
+   * Record the rendered webhooks in the `template` annotation. Upstream rebuilds its
+   * configurations from that annotation (or snapshots them into it when empty); rendering
+   * it ourselves means the manager never writes it, so re-applies do not conflict with the
+   * manager's field ownership and a changed output is never reverted to a stale snapshot.
+   * @default false
+   */
+  readonly template?: boolean;
   /**
    * Namespaces the pod webhooks never intercept, matched on the immutable
    * `kubernetes.io/metadata.name` label. Must contain `kube-system` and the install namespace,
@@ -54,8 +82,9 @@ export interface WebhookConfigurationsProps {
   readonly annotations?: { [key: string]: string };
 }
 
-type Group = 'pods' | 'resources' | 'deleteProtection';
-const DEFAULT_POLICY: Record<Group, FailurePolicy> = { pods: FailurePolicy.FAIL, resources: FailurePolicy.FAIL, deleteProtection: FailurePolicy.IGNORE };
+const DEFAULT_POLICY: Record<WebhookGroup, FailurePolicy> = {
+  [WebhookGroup.PODS]: FailurePolicy.FAIL, [WebhookGroup.RESOURCES]: FailurePolicy.FAIL, [WebhookGroup.DELETE_PROTECTION]: FailurePolicy.IGNORE,
+};
 
 /**
  * The mutating and validating webhook configurations. Every entry has `sideEffects: None`,
@@ -70,61 +99,41 @@ export class WebhookConfigurations extends Construct {
   constructor(scope: Construct, id: string, props: WebhookConfigurationsProps) {
     super(scope, id);
     this.podExcludedNamespaces = resolveExcluded(props);
-    const entry = (group: Group, name: string, path: string, rules: k8s.RuleWithOperations[], extra: object = {}) => {
-      const options = props[group] ?? {};
-      const timeout = options.timeout ? wholeSeconds(`webhooks.${group}.timeout`, options.timeout) : 10;
-      if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
-        throw propError(`webhooks.${group}.timeout`, `${timeout}s`, 'must be 1-30 whole seconds (API server limit)', 'use Duration.seconds(n) with n from 1 to 30; keep it small (e.g. 5-10)');
-      }
+    const groups = Object.values(WebhookGroup).map((group) => [group, resolveGroup(group, props[group])] as const);
+    const settings = new Map(groups);
+    const podScope = { matchExpressions: [{ key: Labels.namespaceName, operator: 'NotIn', values: this.podExcludedNamespaces }] };
+    const entry = (d: WebhookDefinition) => {
+      const { failurePolicy, timeoutSeconds } = settings.get(d.group)!;
       return {
-        name,
+        name: d.name,
         admissionReviewVersions: ['v1', 'v1beta1'],
         sideEffects: 'None',
-        failurePolicy: options.failurePolicy ?? DEFAULT_POLICY[group],
-        timeoutSeconds: timeout,
-        clientConfig: { service: { name: Names.webhookService, namespace: props.namespace, path, port: Ports.webhookService } },
-        rules,
-        ...extra,
+        failurePolicy,
+        timeoutSeconds,
+        matchPolicy: 'Equivalent',
+        ...(d.type === 'mutating' ? { reinvocationPolicy: 'Never' } : {}),
+        clientConfig: { service: { name: Names.webhookService, namespace: props.namespace, path: d.path, port: Ports.webhookService } },
+        rules: d.rules.map((r) => ({ ...r })),
+        ...(d.group === WebhookGroup.PODS ? { namespaceSelector: podScope } : {}),
+        ...(d.objectSelector ? { objectSelector: d.objectSelector } : {}),
       };
     };
-    const podScope = {
-      namespaceSelector: { matchExpressions: [{ key: Labels.namespaceName, operator: 'NotIn', values: this.podExcludedNamespaces }] },
-    };
-    const resourceRule = (r: KruiseResource, operations: string[]) => ({
-      apiGroups: [r.group], apiVersions: r.versions, resources: [r.plural], operations, scope: r.namespaced ? 'Namespaced' : 'Cluster',
-    });
-    const resources = props.upstream ? KRUISE_RESOURCES : RUNTIME_RESOURCES;
-
-    const mutating = [
-      entry('pods', 'mpod.kb.io', Paths.mutatePod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }], podScope),
-      ...resources.map((r) => entry('resources', `m${r.kind.toLowerCase()}.kb.io`, webhookPath('mutate', r), [resourceRule(r, ['CREATE', 'UPDATE'])])),
-    ];
-    const validating = [
-      ...(props.upstream ? [
-        entry('pods', 'vpod.kb.io', Paths.validatePod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['UPDATE', 'DELETE'] }], podScope),
-        entry('pods', 'vpodeviction.kb.io', Paths.validatePod, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], operations: ['CREATE'] }], podScope),
-      ] : []),
-      ...resources.map((r) => entry('resources', `v${r.kind.toLowerCase()}.kb.io`, webhookPath('validate', r), [resourceRule(r, ['CREATE', 'UPDATE'])])),
-      ...(props.upstream ? DELETE_PROTECTED.map((w) => entry('deleteProtection', `v${w.short}deletion.kb.io`, `/validate-${w.short}`,
-        [{ apiGroups: [w.group], apiVersions: [w.version], resources: [w.plural], operations: ['DELETE'] }],
-        { objectSelector: { matchExpressions: [{ key: Labels.deleteProtection, operator: 'Exists' }] } })) : []),
-    ];
+    const mutating = props.definitions.filter((d) => d.type === 'mutating').map(entry);
+    const validating = props.definitions.filter((d) => d.type === 'validating').map(entry);
     for (const [kind, list] of [['mutating', mutating], ['validating', validating]] as const) {
       const names = list.map((w) => w.name);
       const duplicate = names.find((n, i) => names.indexOf(n) !== i);
       // The API server rejects a configuration with two webhooks of one name (server-side apply).
       if (duplicate) throw new Error(`internal error: two ${kind} webhooks are named "${duplicate}"`);
     }
-    // Upstream rebuilds its configurations from the `template` annotation; an empty one makes
-    // it snapshot what we rendered instead of reviving a stale copy (kruise #374).
-    const annotations = { ...(props.upstream ? { [Labels.webhookTemplate]: '' } : {}), ...props.annotations };
+    const annotations = (list: object[]) => ({ ...(props.template ? { [Labels.webhookTemplate]: JSON.stringify(list) } : {}), ...props.annotations });
     this.mutating = new k8s.KubeMutatingWebhookConfiguration(this, 'Mutating', {
-      metadata: { name: Names.mutatingWebhookConfiguration, annotations },
-      webhooks: mutating.map((w) => ({ ...w, reinvocationPolicy: 'Never', matchPolicy: 'Equivalent' })),
+      metadata: { name: Names.mutatingWebhookConfiguration, annotations: annotations(mutating) },
+      webhooks: mutating,
     });
     this.validating = new k8s.KubeValidatingWebhookConfiguration(this, 'Validating', {
-      metadata: { name: Names.validatingWebhookConfiguration, annotations },
-      webhooks: validating.map((w) => ({ ...w, matchPolicy: 'Equivalent' })),
+      metadata: { name: Names.validatingWebhookConfiguration, annotations: annotations(validating) },
+      webhooks: validating,
     });
   }
 
@@ -132,6 +141,14 @@ export class WebhookConfigurations extends Construct {
   public get apiObjects(): ApiObject[] {
     return [this.mutating, this.validating];
   }
+}
+
+function resolveGroup(group: WebhookGroup, options: WebhookGroupOptions = {}): { failurePolicy: FailurePolicy; timeoutSeconds: number } {
+  const timeoutSeconds = options.timeout ? wholeSeconds(`webhooks.${group}.timeout`, options.timeout) : 10;
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
+    throw propError(`webhooks.${group}.timeout`, `${timeoutSeconds}s`, 'must be 1-30 whole seconds (API server limit)', 'use Duration.seconds(n) with n from 1 to 30; keep it small (e.g. 5-10)');
+  }
+  return { failurePolicy: options.failurePolicy ?? DEFAULT_POLICY[group], timeoutSeconds };
 }
 
 function resolveExcluded(props: WebhookConfigurationsProps): string[] {

@@ -1,11 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
 import { ManagerRbac, ManagerRbacProps } from '../../../lib/index.js';
+import { RUNTIME_RESOURCES } from '../../../lib/constructs/kruise-api.js';
+import { RUNTIME_LEADER_ELECTION_RULES, runtimeRules } from '../../../lib/constructs/rbac.js';
+import { resolveUpstreamProfile } from '../../../lib/constructs/upstream/profile.js';
 import { find, Manifest } from './synth.js';
 
 function synth(props: Partial<ManagerRbacProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
-  new ManagerRbac(chart, 'r', { namespace: 'ns', leaseNamespace: 'ns', upstream: false, selfManagedCertificates: true, featureGates: {}, ...props });
+  new ManagerRbac(chart, 'r', {
+    namespace: 'ns', leaseNamespace: 'ns', selfManagedCertificates: true, clusterRules: runtimeRules(RUNTIME_RESOURCES),
+    leaderElectionRules: RUNTIME_LEADER_ELECTION_RULES, conversionCrds: [], aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'sidecarsets', adminOnly: false }], ...props,
+  });
   return Testing.synth(chart);
 }
 const resources = (role: Manifest) => role.rules.flatMap((r: { resources: string[] }) => r.resources);
@@ -36,12 +42,19 @@ describe('ManagerRbac', () => {
     expect(objects.some((o) => o.metadata.name === 'kruise-certs-role')).toBe(false);
   });
 
-  it('grants upstream controllers every Kruise resource, and gated extras only when enabled', () => {
-    const upstream = find(synth({ upstream: true }), 'ClusterRole', 'kruise-manager-role');
-    expect(resources(upstream)).toEqual(expect.arrayContaining(['clonesets', 'podunavailablebudgets/status', 'jobs', 'deployments/scale']));
-    expect(resources(upstream)).not.toContain('storageclasses');
-    const gated = find(synth({ upstream: true, featureGates: { StatefulSetAutoResizePVCGate: true } }), 'ClusterRole', 'kruise-manager-role');
-    expect(resources(gated)).toContain('storageclasses');
+  it('renders the upstream profile: controller permissions and name-restricted conversion caBundle writes', () => {
+    const profile = resolveUpstreamProfile({ namespace: 'ns', externalCertificates: false });
+    const objects = synth({ clusterRules: profile.clusterRules, conversionCrds: profile.conversionCrds });
+    // The Advanced StatefulSet controller watches StorageClasses whatever its gates (kruise v1.8.3).
+    expect(resources(find(objects, 'ClusterRole', 'kruise-manager-role'))).toEqual(expect.arrayContaining(['clonesets', 'storageclasses', 'ephemeraljobs']));
+    const crdRule = find(objects, 'ClusterRole', 'kruise-certs-role').rules.find((r: { resources: string[] }) => r.resources[0] === 'customresourcedefinitions');
+    expect(crdRule).toEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['statefulsets.apps.kruise.io'], verbs: ['get', 'patch', 'update'] });
+  });
+
+  it('keeps Secret-carrying kinds out of the aggregated view and edit roles', () => {
+    const objects = synth({ aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'clonesets', adminOnly: false }, { apiGroup: 'apps.kruise.io', resource: 'resourcedistributions', adminOnly: true }] });
+    for (const level of ['view', 'edit']) expect(resources(find(objects, 'ClusterRole', `aggregate-kruise-${level}`))).not.toContain('resourcedistributions');
+    expect(resources(find(objects, 'ClusterRole', 'aggregate-kruise-admin'))).toEqual(expect.arrayContaining(['resourcedistributions', 'resourcedistributions/status']));
   });
 
   it('aggregates Kruise resources into the built-in roles', () => {

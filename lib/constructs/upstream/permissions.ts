@@ -1,0 +1,123 @@
+import { propError } from '../errors.js';
+import { Environment, holds, PolicyRule, UpstreamRelease } from './release.js';
+
+/** A resource of an API group, e.g. `{ apiGroup: 'example.com', resource: 'widgets' }`. */
+export interface GroupResource {
+  /** API group; '' for the core group. */
+  readonly apiGroup: string;
+  /** Plural resource name. */
+  readonly resource: string;
+}
+
+/**
+ * Cluster-wide reads that upstream grants with wildcards, narrowed by default.
+ *
+ * Upstream's manager role allows `get/list/watch` on `*` / `* /scale` (PodUnavailableBudget
+ * and WorkloadSpread read the scale of any workload they target) and `list` on `*` / `*`
+ * (the CRD deletion-protection webhook counts the objects of any CRD being deleted). That
+ * reads every custom resource in the cluster, Secrets-like payloads included. By default the
+ * manager gets these reads only for the built-in workloads and Kruise's own resources.
+ */
+export class CustomResourceAccess {
+  /**
+   * Built-in workloads and Kruise resources only. A PodUnavailableBudget or WorkloadSpread
+   * that targets a custom workload then cannot read its scale, and deleting a custom CRD
+   * labelled for deletion protection cannot be checked (the webhook denies or, with
+   * failurePolicy Ignore, lets it through).
+   */
+  public static kruiseAndBuiltIn(): CustomResourceAccess {
+    return new CustomResourceAccess(false, []);
+  }
+
+  /** Also these custom resources: scale reads for workloads, lists for deletion protection. */
+  public static including(resources: GroupResource[]): CustomResourceAccess {
+    resources.forEach((r, i) => {
+      if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(r.resource)) {
+        throw propError(`customResourceAccess[${i}].resource`, r.resource, 'is not a plural resource name', "use the lower-case plural, e.g. 'widgets'");
+      }
+      if (r.apiGroup !== '' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(r.apiGroup)) {
+        throw propError(`customResourceAccess[${i}].apiGroup`, r.apiGroup, 'is not an API group', "use a DNS name like 'example.com', or '' for the core group");
+      }
+    });
+    return new CustomResourceAccess(false, resources);
+  }
+
+  /** Upstream's wildcards, unchanged: every resource of every group. */
+  public static all(): CustomResourceAccess {
+    return new CustomResourceAccess(true, []);
+  }
+
+  private constructor(private readonly wildcard: boolean, private readonly extra: GroupResource[]) {}
+
+  /**
+   * Replaces a wildcard rule by the resources it is narrowed to; other rules pass through.
+   * @internal
+   */
+  public _narrow(rule: PolicyRule, known: GroupResource[]): PolicyRule[] {
+    const wildGroup = rule.apiGroups.includes('*');
+    const wildResources = rule.resources.filter((r) => r === '*' || r.startsWith('*/'));
+    if (this.wildcard || (!wildGroup && wildResources.length === 0)) return [rule];
+    if (!wildGroup || wildResources.length !== rule.resources.length) {
+      throw new Error(`upstream release data: cannot narrow the rule ${JSON.stringify(rule)}`);
+    }
+    const targets = [...known, ...this.extra];
+    return wildResources.flatMap((wild) => {
+      const sub = wild === '*' ? '' : wild.slice(1); // '/scale' or ''
+      return targets.map((t) => ({ apiGroups: [t.apiGroup], resources: [`${t.resource}${sub}`], verbs: rule.verbs }));
+    });
+  }
+}
+
+/** Workloads whose scale subresource upstream reads: the built-in ones. */
+const BUILT_IN_SCALABLE: GroupResource[] = ['deployments', 'replicasets', 'statefulsets'].map((resource) => ({ apiGroup: 'apps', resource }));
+
+/**
+ * The manager's cluster-wide permissions for an environment: the RBAC markers of every
+ * controller that starts and every webhook handler that is served, plus the webhook server's
+ * reads, with wildcards narrowed by `access`. Writes to the webhook configurations and CRDs
+ * are left to the name-restricted certificate role.
+ */
+export function managerRules(release: UpstreamRelease, env: Environment, access: CustomResourceAccess): PolicyRule[] {
+  const installed = release.crds.filter((c) => env.crds.has(c.kind));
+  const scalable = installed.filter((c) => JSON.stringify(c.manifest).includes('"scale":{')).map((c) => ({ apiGroup: c.group, resource: c.plural }));
+  const kruise = installed.map((c) => ({ apiGroup: c.group, resource: c.plural }));
+  const rules = [
+    ...release.controllers.filter((c) => holds(c.requires, env)).flatMap((c) => c.rbac),
+    ...release.handlerSets.filter((h) => holds(h.requires, env)).flatMap((h) => h.rbac),
+    ...release.webhookServerRbac.map((r) => ({ ...r, verbs: r.verbs.filter((v) => v === 'get' || v === 'list' || v === 'watch') })),
+  ];
+  return mergeRules(rules.flatMap((r) => access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise)));
+}
+
+/**
+ * Folds rules into one per API group and verb set, resources sorted: the same permissions,
+ * stated once. Rules with resourceNames are kept apart.
+ */
+export function mergeRules(rules: PolicyRule[]): PolicyRule[] {
+  const verbs = new Map<string, Set<string>>(); // "group\0resource" -> verbs
+  const named: PolicyRule[] = [];
+  for (const rule of rules) {
+    if (rule.resourceNames?.length) {
+      named.push(rule);
+      continue;
+    }
+    for (const group of rule.apiGroups) {
+      for (const resource of rule.resources) {
+        const key = `${group}\0${resource}`;
+        const set = verbs.get(key) ?? new Set<string>();
+        rule.verbs.forEach((v) => set.add(v));
+        verbs.set(key, set);
+      }
+    }
+  }
+  const grouped = new Map<string, PolicyRule>(); // "group\0verbs" -> rule
+  for (const [key, set] of [...verbs].sort(([a], [b]) => a.localeCompare(b))) {
+    const [group, resource] = key.split('\0');
+    const sortedVerbs = [...set].sort();
+    const id = `${group}\0${sortedVerbs.join(',')}`;
+    const existing = grouped.get(id);
+    if (existing) existing.resources.push(resource);
+    else grouped.set(id, { apiGroups: [group], resources: [resource], verbs: sortedVerbs });
+  }
+  return [...grouped.values(), ...named];
+}

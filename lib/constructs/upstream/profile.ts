@@ -1,0 +1,89 @@
+import { FeatureGates, Names, Ports } from '../../contract.js';
+import { propError } from '../errors.js';
+import type { CrdManifest } from '../crds.js';
+import { WebhookDefinition, WebhookGroup } from '../webhooks.js';
+import { KRUISE_RELEASE } from './kruise.generated.js';
+import { CustomResourceAccess, managerRules } from './permissions.js';
+import { effectiveGates, Environment, PolicyRule, servedWebhooks, startedControllers, unknownGates, UpstreamController, UpstreamRelease, UpstreamWebhook } from './release.js';
+
+/** Inputs that decide what the upstream binary does. */
+export interface UpstreamProfileInput {
+  readonly namespace: string;
+  /** The user's `featureGates` prop. */
+  readonly featureGates?: { readonly [gate: string]: boolean };
+  /** cert-manager certificates (upstream's EnableExternalCerts gate). */
+  readonly externalCertificates: boolean;
+  readonly customResourceAccess?: CustomResourceAccess;
+}
+
+/**
+ * Everything the upstream flavour renders, resolved once from the generated release data:
+ * the gates passed on the command line, the gates the binary then runs with, and from those
+ * the webhooks it serves, the controllers it starts and the permissions they need.
+ */
+export interface UpstreamProfile {
+  readonly release: UpstreamRelease;
+  /** Rendered as `--feature-gates`. */
+  readonly flags: { readonly [gate: string]: boolean };
+  /** What the binary runs with after its defaults and implications. */
+  readonly gates: { readonly [gate: string]: boolean };
+  readonly webhooks: WebhookDefinition[];
+  readonly controllers: UpstreamController[];
+  /** The manager's ClusterRole rules. */
+  readonly clusterRules: PolicyRule[];
+  /** Rules of the leader-election Role (the Lease lock and events). */
+  readonly leaderElectionRules: PolicyRule[];
+  /** CRDs whose conversion webhook caBundle the manager patches. */
+  readonly conversionCrds: string[];
+  /** Upstream's CRDs, conversion webhooks pointed at the install namespace. */
+  readonly crds: CrdManifest[];
+}
+
+/** The chart's default: image pre-pulling jobs on (it ships with kruise-daemon). */
+const CHART_GATES = { ImagePullJobGate: true };
+
+export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamProfile {
+  const release = KRUISE_RELEASE;
+  const user = input.featureGates ?? {};
+  const unknown = unknownGates(release, user);
+  if (unknown.length > 0) {
+    throw propError('featureGates', unknown.join(', '), `is not a feature gate of kruise-manager ${release.version}, which refuses to start with it`,
+      `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`);
+  }
+  const flags = { ...CHART_GATES, ...(input.externalCertificates ? { [FeatureGates.enableExternalCerts]: true } : {}), ...user };
+  const gates = effectiveGates(release, flags);
+  // The CRDs are rendered (or managed elsewhere): every kind counts as installed.
+  const env: Environment = { gates, crds: new Set(release.crds.map((c) => c.kind)) };
+  return {
+    release, flags, gates,
+    webhooks: servedWebhooks(release, env).map(definition),
+    controllers: startedControllers(release, env),
+    clusterRules: managerRules(release, env, input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn()),
+    leaderElectionRules: release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')),
+    conversionCrds: release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`),
+    crds: release.crds.map((c) => ({ manifest: c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest })),
+  };
+}
+
+function definition(w: UpstreamWebhook): WebhookDefinition {
+  // Upstream's patch selects the pod webhooks by namespace and delete protection by label.
+  const group = w.namespaceSelector ? WebhookGroup.PODS : w.objectSelector ? WebhookGroup.DELETE_PROTECTION : WebhookGroup.RESOURCES;
+  return { type: w.type, name: w.name, path: w.path, group, rules: w.rules, ...(w.objectSelector ? { objectSelector: w.objectSelector } : {}) };
+}
+
+function withConversion(manifest: { readonly [key: string]: unknown }, path: string, namespace: string): { [key: string]: unknown } {
+  const spec = manifest.spec as { [key: string]: unknown };
+  return {
+    ...manifest,
+    spec: {
+      ...spec,
+      conversion: {
+        strategy: 'Webhook',
+        webhook: {
+          clientConfig: { service: { namespace, name: Names.webhookService, path, port: Ports.webhookService } },
+          conversionReviewVersions: ['v1', 'v1beta1'],
+        },
+      },
+    },
+  };
+}
