@@ -120,6 +120,7 @@ new JsonFile(project, 'jest.config.json', {
   obj: {
     projects: [
       jestProject('unit', ['<rootDir>/test/unit']),
+      jestProject('linters', ['<rootDir>/test/lint']),
       jestProject('integration', ['<rootDir>/test/integration', '<rootDir>/test/envtest'], {
         globalSetup: '<rootDir>/test/envtest/global-setup.ts',
         globalTeardown: '<rootDir>/test/envtest/global-teardown.ts',
@@ -177,6 +178,14 @@ project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
 project.addTask('image', { description: 'Publish a synthesized runtime image without Docker', exec: 'tsx lib/image/cli.ts', receiveArgs: true });
 // The integration tests push images to Debian's CNCF distribution registry.
 const ensureRegistry = project.addTask('test:ensure-registry', { exec: 'bash test/setup/ensure-docker-registry.sh' });
+// kube-score and checkov judge every example's output (test/lint, allow-list in test/lint/allow-list.ts).
+const ensureLinters = project.addTask('test:ensure-linters', {
+  description: 'Install the pinned kube-score and checkov (first run only; cached in ~/.cache/kruise-ts-envtest)',
+  exec: 'bash test/setup/ensure-linters.sh > /dev/null',
+});
+const linters = project.addTask('test:linters', { description: 'Judge every example with kube-score and checkov' });
+linters.spawn(ensureLinters);
+linters.exec(`${jestCmd} --selectProjects linters`, { receiveArgs: true });
 project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
 const integration = project.addTask('test:integration');
 integration.spawn(project.tasks.tryFind('envtest:binaries')!);
@@ -187,6 +196,7 @@ project.testTask.spawn(project.tasks.tryFind('typecheck')!);
 project.testTask.spawn(project.tasks.tryFind('lint')!);
 project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);
 project.testTask.spawn(ensureRegistry);
+project.testTask.spawn(ensureLinters);
 project.testTask.exec(`${jestCmd} --runInBand`, { receiveArgs: true });
 
 project.synth();

@@ -1,7 +1,8 @@
 /**
- * Air-gapped or mirrored clusters: every image (manager, daemon, uninstall guard) is pulled
- * from one internal registry with a pull secret. Mirror openkruise/kruise-manager and
- * openkruise/kruise-helm-hook at the pinned tags into that path before applying.
+ * Air-gapped or mirrored clusters: every image (manager and daemon; the uninstall guard too
+ * when a hook-running tool renders it) is pulled from one internal registry with a pull secret.
+ * Mirror openkruise/kruise-manager (and openkruise/kruise-helm-hook for the guard) at the
+ * pinned tags into that path before applying.
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';

@@ -5,7 +5,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CrdSource, CustomResourceAccess, KruiseManager, ManagerImage } from '../lib/index.js';
+import { CrdSource, CustomResourceAccess, KruiseManager, ManagerImage, UninstallProtection } from '../lib/index.js';
 
 export class UpstreamImageChart extends Chart {
   public readonly manager: KruiseManager;
@@ -30,6 +30,9 @@ export class UpstreamImageChart extends Chart {
       // Argo CD applies CRDs/namespaces, then RBAC/certs, then workloads, then webhooks, so the
       // webhooks never point at a Service with no ready replica.
       argoCdSyncWaves: true,
+      // Argo CD runs the guard Job when the Application is deleted: it fails while Kruise
+      // workloads exist, so their pods are never deleted with the CRDs by accident.
+      uninstallProtection: UninstallProtection.argoCdPreDelete(),
     });
   }
 }

@@ -1,9 +1,14 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { LabelValues, Labels, Names } from '../contract.js';
-import { kplus } from './api.js';
+import { k8s, kplus } from './api.js';
 import { bindRole } from './binding.js';
 import { ManagerImage } from './image.js';
+import { checkDistinctPorts, pprofArgs, setEphemeralStorage } from './manager-args.js';
+import { IMAGE_PULL_POLICY } from './options.js';
+
+/** The daemon's health endpoint: 200 once its informers (NodeImage, CRR, NodePodProbe) have synced. */
+const HEALTHZ = '/healthz';
 
 /** Props of {@link KruiseDaemon}. */
 export interface KruiseDaemonProps {
@@ -15,6 +20,18 @@ export interface KruiseDaemonProps {
    * @default 10221
    */
   readonly port?: number;
+  /**
+   * Serve Go's pprof endpoints. kruise-daemon serves them by default on every interface of
+   * `:10222`, an undeclared port on every node (host network); this library renders
+   * `--enable-pprof=false` unless asked. `true` binds `--pprof-addr=:<pprofPort>` and declares it.
+   * @default false
+   */
+  readonly pprof?: boolean;
+  /**
+   * Port of the pprof listener when `pprof` is true.
+   * @default 10222
+   */
+  readonly pprofPort?: number;
   /**
    * Host directory holding the container runtime's socket.
    * @default '/var/run'
@@ -44,6 +61,8 @@ export class KruiseDaemon extends Construct {
   constructor(scope: Construct, id: string, props: KruiseDaemonProps) {
     super(scope, id);
     const port = props.port ?? 10221;
+    const pprofPort = props.pprof ? props.pprofPort ?? 10222 : undefined;
+    checkDistinctPorts({ port, pprofPort }, 'give the health/metrics and pprof listeners different ports', '');
     const labels = { [Labels.controlPlane]: LabelValues.daemon };
     this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', { metadata: { name: Names.daemonServiceAccount, namespace: props.namespace }, automountToken: false });
     const role = new kplus.ClusterRole(this, 'Role', { metadata: { name: 'kruise-daemon-role' } });
@@ -63,6 +82,8 @@ export class KruiseDaemon extends Construct {
       automountServiceAccountToken: true,
       hostNetwork: true,
       dns: { policy: kplus.DnsPolicy.CLUSTER_FIRST_WITH_HOST_NET },
+      // As upstream: a new pod counts as available 3 s after its informers synced (readiness).
+      minReadySeconds: 3,
       terminationGracePeriod: Duration.seconds(10),
       // The daemon talks to the container runtime socket, which is root-owned on the node.
       securityContext: { ensureNonRoot: false },
@@ -73,19 +94,35 @@ export class KruiseDaemon extends Construct {
     const container = this.daemonSet.addContainer({
       name: 'daemon',
       image: props.image.reference,
+      imagePullPolicy: IMAGE_PULL_POLICY,
       command: ['/kruise-daemon'],
-      args: ['--logtostderr=true', '--v=4', `--addr=:${port}`, ...(gates ? [`--feature-gates=${gates}`] : [])],
+      args: ['--logtostderr=true', '--v=4', `--addr=:${port}`, ...pprofArgs(pprofPort), ...(gates ? [`--feature-gates=${gates}`] : [])],
       envVariables: { NODE_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.NODE_NAME) },
-      ports: [{ name: 'http', number: port }],
-      liveness: kplus.Probe.fromTcpSocket({ port, initialDelaySeconds: Duration.seconds(60), periodSeconds: Duration.seconds(10) }),
-      resources: { cpu: { limit: kplus.Cpu.millis(50) }, memory: { request: Size.mebibytes(64), limit: Size.mebibytes(128) } },
+      ports: [{ name: 'http', number: port }, ...(pprofPort !== undefined ? [{ name: 'pprof', number: pprofPort }] : [])],
+      // Upstream's HTTP check, not just an open port: /healthz fails until the informers sync.
+      // Readiness paces the rollout (maxUnavailable 10%, minReadySeconds 3); liveness is slower
+      // to give up, so a slow first sync on a large node is not a restart loop.
+      readiness: kplus.Probe.fromHttpGet(HEALTHZ, { port, periodSeconds: Duration.seconds(5), failureThreshold: 3, timeoutSeconds: Duration.seconds(3) }),
+      liveness: kplus.Probe.fromHttpGet(HEALTHZ, {
+        port, initialDelaySeconds: Duration.seconds(60), periodSeconds: Duration.seconds(10), failureThreshold: 3, timeoutSeconds: Duration.seconds(5),
+      }),
+      resources: {
+        cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(50) },
+        memory: { request: Size.mebibytes(64), limit: Size.mebibytes(128) },
+      },
       securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, privileged: false,
         capabilities: { drop: [kplus.Capability.ALL] }, seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT } },
     });
-    container.mount('/hostvarrun', kplus.Volume.fromHostPath(this, 'runtime-socket', 'runtime-socket', { path: props.socketLocation ?? '/var/run' }));
+    // Read-only, as upstream: connecting to the runtime socket needs no write access to the mount.
+    container.mount('/hostvarrun', kplus.Volume.fromHostPath(this, 'runtime-socket', 'runtime-socket', { path: props.socketLocation ?? '/var/run' }), { readOnly: true });
     const ds = ApiObject.of(this.daemonSet);
+    // Read-only root filesystem and no emptyDir: only its kubelet-rotated logs count.
+    setEphemeralStorage(ds, Size.mebibytes(32), Size.mebibytes(128));
     ds.addJsonPatch(JsonPatch.add('/spec/template/spec/tolerations', [{ operator: 'Exists' }]));
-    ds.addJsonPatch(JsonPatch.add('/spec/updateStrategy', { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } }));
+    // The L1 KubeDaemonSet re-serializes the patched spec through its typed toJson, which reads
+    // an IntOrString's `.value`: a bare '10%' here renders `rollingUpdate: {}` (the API then
+    // defaults to one node at a time), so the value must be an IntOrString.
+    ds.addJsonPatch(JsonPatch.add('/spec/updateStrategy', { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: k8s.IntOrString.fromString('10%') } }));
     // Virtual nodes have no container runtime to manage.
     ds.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: {
       nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }] } } }));

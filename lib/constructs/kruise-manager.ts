@@ -16,7 +16,7 @@ import { RUNTIME_RESOURCES, runtimeWebhooks } from './kruise-api.js';
 import { ManagerRbac, RUNTIME_LEADER_ELECTION_RULES, runtimeRules } from './rbac.js';
 import { runtimeCrds } from './runtime-crds.js';
 import { ManagerTopology, Rollout, ZoneSpread } from './scheduling.js';
-import { UninstallGuard } from './uninstall-guard.js';
+import { resolveUninstallProtection, UninstallGuard, UninstallProtection } from './uninstall-guard.js';
 import { CustomResourceAccess } from './upstream/permissions.js';
 import { resolveUpstreamProfile, UpstreamProfile } from './upstream/profile.js';
 import { WebhookConfigurations, WebhookGroupOptions } from './webhooks.js';
@@ -102,8 +102,12 @@ export interface KruiseManagerProps extends ManagerPodOptions {
    * @default false
    */
   readonly networkPolicy?: boolean;
-  /** Uninstall guard Job (upstream image only). @default - true for upstream */
-  readonly uninstallGuard?: boolean;
+  /**
+   * How uninstalling is kept from deleting Kruise workloads (upstream image only): a guard Job
+   * only for deploy tools that run hooks, CRD deletion protection for plain kubectl.
+   * @default - UninstallProtection.deletionProtection() for upstream, none for the runtime
+   */
+  readonly uninstallProtection?: UninstallProtection;
   /** Argo CD sync-wave annotations encoding the apply order. @default false */
   readonly argoCdSyncWaves?: boolean;
 }
@@ -155,8 +159,12 @@ export class KruiseManager extends Construct {
     if (props.customResourceAccess && !upstream) {
       throw propError('customResourceAccess', 'set', 'only narrows the upstream manager\'s wildcard grants; the runtime needs none', 'remove customResourceAccess, or use ManagerImage.upstream()');
     }
+    const protection = resolveUninstallProtection(props.uninstallProtection, upstream);
     const profile = upstream
-      ? resolveUpstreamProfile({ namespace: ns, featureGates: props.featureGates, externalCertificates: certificates.external, customResourceAccess: props.customResourceAccess })
+      ? resolveUpstreamProfile({
+        namespace: ns, featureGates: props.featureGates, externalCertificates: certificates.external, customResourceAccess: props.customResourceAccess,
+        protectionGates: protection.featureGates, crdLabels: protection.crdLabels,
+      })
       : undefined;
     this.upstreamProfile = profile;
     const featureGates = profile ? { ...profile.flags } : { ...props.featureGates };
@@ -217,9 +225,9 @@ export class KruiseManager extends Construct {
       this.networkPolicy = this.renderNetworkPolicy(ns);
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
-    if (props.uninstallGuard ?? upstream) {
-      this.uninstallGuard = new UninstallGuard(this, 'UninstallGuard', { namespace: ns, image, imagePullSecrets: props.imagePullSecrets });
-    }
+    // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
+    this.uninstallGuard = protection.renderGuard(this, 'UninstallGuard', { namespace: ns, image, imagePullSecrets: props.imagePullSecrets });
+    if (this.uninstallGuard) this.wave(Wave.ACCESS, ...this.uninstallGuard.accessObjects);
     // Last: the webhook configurations block matching writes until a replica answers.
     this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
       ...props.webhooks, namespace: ns, definitions: profile ? profile.webhooks : runtimeWebhooks(), template: upstream, annotations: this.certificates.webhookAnnotations,
@@ -254,9 +262,6 @@ export class KruiseManager extends Construct {
     }
     if (props.daemon && !upstream) {
       throw propError('daemon', true, 'kruise-daemon ships only in the upstream image', 'remove daemon, or use ManagerImage.upstream()');
-    }
-    if (props.uninstallGuard && !upstream) {
-      throw propError('uninstallGuard', true, 'guards upstream Kruise workloads only', 'remove uninstallGuard, or use ManagerImage.upstream()');
     }
     resolvePorts(props);
     if (props.expectedNodes !== undefined) this.checkNodes(props, topology, replicas);

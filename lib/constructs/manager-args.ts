@@ -1,6 +1,7 @@
-import { Duration } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Flags, LeaderElectionDefaults, Roles, workersFlag } from '../contract.js';
-import { checkDnsSubdomain, propError, wholeSeconds } from './errors.js';
+import { k8s } from './api.js';
+import { checkDnsSubdomain, checkPort, propError, wholeSeconds } from './errors.js';
 import { LeaderElectionOptions } from './options.js';
 
 /** Leader election with every default filled in and the timing invariant checked. */
@@ -35,6 +36,33 @@ export function resolveLeaderElection(options: LeaderElectionOptions | undefined
   return le;
 }
 
+/**
+ * Checks each port and that no two share a number. `ports` maps prop names (after `prefix`) to
+ * numbers, in the order the error should blame; undefined entries are skipped.
+ */
+export function checkDistinctPorts<T extends { [K in keyof T]: number | undefined }>(ports: T, fix: string, prefix = 'ports.'): void {
+  const seen = new Map<number, string>();
+  for (const [name, port] of Object.entries(ports) as Array<[string, number | undefined]>) {
+    if (port === undefined) continue;
+    checkPort(`${prefix}${name}`, port);
+    const other = seen.get(port);
+    if (other) throw propError(`${prefix}${name}`, port, `collides with ${prefix}${other}`, fix);
+    seen.set(port, name);
+  }
+}
+
+/**
+ * Sets the ephemeral-storage request and limit of the first container of a workload's pod
+ * template. cdk8s-plus renders ephemeral storage in whole GiB only, so this patches the L1
+ * object instead. The typed L1 class re-serializes the patched spec, reading each quantity's
+ * `.value`: the values must be `k8s.Quantity`, a bare string would vanish.
+ */
+export function setEphemeralStorage(workload: ApiObject, request: Size, limit: Size): void {
+  const resources = '/spec/template/spec/containers/0/resources';
+  const mi = (size: Size) => k8s.Quantity.fromString(`${size.toMebibytes()}Mi`);
+  workload.addJsonPatch(JsonPatch.add(`${resources}/requests/ephemeral-storage`, mi(request)), JsonPatch.add(`${resources}/limits/ephemeral-storage`, mi(limit)));
+}
+
 /** Everything the command line is rendered from. */
 export interface ManagerArgsInput {
   readonly upstream: boolean;
@@ -46,6 +74,27 @@ export interface ManagerArgsInput {
   readonly controllerWorkers: { [controller: string]: number };
   readonly certMode: string;
   readonly extraArgs: string[];
+  /** Port of the pprof listener; undefined turns pprof off (upstream's default is on, `:8090`). */
+  readonly pprofPort?: number;
+}
+
+/**
+ * Flags only upstream kruise-manager (and kruise-daemon) parse; the runtime rejects them, so
+ * they stay out of the shared contract.
+ */
+export const UpstreamFlags = {
+  enablePprof: 'enable-pprof',
+  pprofAddr: 'pprof-addr',
+} as const;
+
+/**
+ * pprof flags of an upstream binary: explicitly off (both binaries default to on, on every
+ * interface), or on at the given port.
+ */
+export function pprofArgs(port: number | undefined): string[] {
+  return port === undefined
+    ? [`--${UpstreamFlags.enablePprof}=false`]
+    : [`--${UpstreamFlags.enablePprof}=true`, `--${UpstreamFlags.pprofAddr}=:${port}`];
 }
 
 const GATE = /^[A-Z][A-Za-z0-9]*$/;
@@ -67,8 +116,13 @@ export function renderManagerArgs(input: ManagerArgsInput): string[] {
   }
   args.push(`--${Flags.metricsAddr}=:${input.metricsPort}`, `--${Flags.healthProbeAddr}=:${input.healthPort}`);
   if (input.upstream) {
-    args.push(`--${Flags.leaderElectionResourceLock}=leases`, `--${Flags.logToStderr}=true`, `--${Flags.verbosity}=4`, `--${Flags.syncPeriod}=0`);
+    args.push(`--${Flags.leaderElectionResourceLock}=leases`, `--${Flags.logToStderr}=true`, `--${Flags.verbosity}=4`, `--${Flags.syncPeriod}=0`,
+      ...pprofArgs(input.pprofPort));
   } else {
+    if (input.pprofPort !== undefined) {
+      throw propError('pprof', true, 'is served by upstream kruise-manager only; this project\'s runtime has no pprof listener',
+        'remove pprof, or use ManagerImage.upstream() (profile the runtime with node --cpu-prof / --heap-prof instead)');
+    }
     args.push(`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`);
   }
   const gates = Object.keys(input.featureGates).sort();

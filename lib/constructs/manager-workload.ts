@@ -2,10 +2,9 @@ import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports } from '../contract.js';
 import { kplus } from './api.js';
-import { checkPort, propError } from './errors.js';
 import { ManagerImage } from './image.js';
-import { renderManagerArgs, ResolvedLeaderElection } from './manager-args.js';
-import { ManagerPodOptions } from './options.js';
+import { checkDistinctPorts, renderManagerArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
+import { IMAGE_PULL_POLICY, ManagerPodOptions } from './options.js';
 import { Rollout, ZoneSpread } from './scheduling.js';
 
 /** What one manager Deployment runs. */
@@ -56,24 +55,22 @@ export interface ResolvedPorts {
   readonly webhook: number;
   readonly metrics: number;
   readonly health: number;
+  /** Set only when pprof is on. */
+  readonly pprof?: number;
 }
+
+/** Upstream kruise-manager's default pprof address (`--pprof-addr=:8090`). */
+const DEFAULT_PPROF_PORT = 8090;
 
 /** Fills port defaults and rejects collisions. */
 export function resolvePorts(options: ManagerPodOptions): ResolvedPorts {
-  const ports = {
+  const ports: ResolvedPorts = {
     webhook: options.ports?.webhook ?? Ports.webhook,
     metrics: options.ports?.metrics ?? Ports.metrics,
     health: options.ports?.health ?? Ports.health,
+    ...(options.pprof ? { pprof: options.ports?.pprof ?? DEFAULT_PPROF_PORT } : {}),
   };
-  const seen = new Map<number, string>();
-  for (const [name, port] of Object.entries(ports)) {
-    checkPort(`ports.${name}`, port);
-    const other = seen.get(port);
-    if (other) {
-      throw propError(`ports.${name}`, port, `collides with ports.${other}`, 'give webhook, metrics and health three different ports');
-    }
-    seen.set(port, name);
-  }
+  checkDistinctPorts(ports, 'give every listener of the manager its own port');
   return ports;
 }
 
@@ -127,12 +124,14 @@ export class ManagerWorkload extends Construct {
     });
     this.deployment.select(kplus.LabelSelector.of({ labels: this.selectorLabels }));
     this.apiObject = ApiObject.of(this.deployment);
+    // Covers the /tmp (64Mi) and /log (256Mi) emptyDirs plus the kubelet-rotated logs.
+    if (!props.resources) setEphemeralStorage(this.apiObject, sizeMi(64), sizeMi(512));
 
     const needsLowPort = [ports.webhook, ports.metrics, ports.health].some((p) => p < 1024);
     this.container = this.deployment.addContainer({
       name: Names.managerContainer,
       image: props.image.reference,
-      imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+      imagePullPolicy: IMAGE_PULL_POLICY,
       command: upstream ? ['/manager'] : undefined,
       args: renderManagerArgs({
         upstream,
@@ -144,6 +143,7 @@ export class ManagerWorkload extends Construct {
         controllerWorkers: props.controllerWorkers ?? {},
         certMode: props.selfManagedCertificates === false ? CertModes.external : CertModes.selfManaged,
         extraArgs: props.extraArgs ?? [],
+        pprofPort: ports.pprof,
       }),
       envVariables: {
         [Env.podNamespace]: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
@@ -157,6 +157,7 @@ export class ManagerWorkload extends Construct {
         ...(props.role === ManagerRole.CONTROLLERS ? [] : [{ name: 'webhook-server', number: ports.webhook }]),
         { name: 'metrics', number: ports.metrics },
         { name: 'health', number: ports.health },
+        ...(ports.pprof !== undefined ? [{ name: 'pprof', number: ports.pprof }] : []),
       ],
       readiness: kplus.Probe.fromHttpGet(Paths.readyz, {
         port: ports.health, periodSeconds: Duration.seconds(5), failureThreshold: 3, timeoutSeconds: Duration.seconds(3),

@@ -1,6 +1,14 @@
 import { Duration } from 'cdk8s';
 import { k8s, kplus } from './api.js';
 
+/**
+ * Pull policy of every container this library renders. Its images are pinned (a release tag, or
+ * a content-addressed tag for the runtime), so `IfNotPresent` pulls each once per node and a
+ * control-plane pod restarts even while the registry is unreachable; `Always` would make every
+ * restart of the admission webhook, which pod creation waits on, depend on the registry.
+ */
+export const IMAGE_PULL_POLICY = kplus.ImagePullPolicy.IF_NOT_PRESENT;
+
 /** Ports of the manager container; all three must differ. */
 export interface ManagerPorts {
   /**
@@ -18,6 +26,11 @@ export interface ManagerPorts {
    * @default 8000
    */
   readonly health?: number;
+  /**
+   * Go pprof listener, bound and declared as a container port only when `pprof` is true.
+   * @default 8090
+   */
+  readonly pprof?: number;
 }
 
 /** Leader election of the controllers (client-go semantics). */
@@ -63,8 +76,9 @@ export interface ManagerPodOptions {
    */
   readonly ports?: ManagerPorts;
   /**
-   * Container resources.
-   * @default - requests 100m CPU / 256Mi, limits 500m CPU / 512Mi
+   * Container resources. Ephemeral storage counts the `/tmp` and `/log` emptyDirs and the
+   * container's logs.
+   * @default - requests 100m CPU / 256Mi memory / 64Mi ephemeral storage, limits 500m CPU / 512Mi memory / 512Mi ephemeral storage
    */
   readonly resources?: kplus.ContainerResources;
   /**
@@ -113,6 +127,16 @@ export interface ManagerPodOptions {
    * @default Duration.seconds(30)
    */
   readonly terminationGracePeriod?: Duration;
+  /**
+   * Serve Go's pprof profiling endpoints (upstream image only). Upstream kruise-manager serves
+   * them by default on every interface of `:8090`, which with host network is an undeclared,
+   * unauthenticated port on the node; so this library renders `--enable-pprof=false` unless
+   * asked. `true` binds `--pprof-addr=:<ports.pprof>` and declares that container port (a host
+   * port with host network). Anyone who reaches that address can read heap and goroutine
+   * profiles; `networkPolicy` does not open it, `kubectl port-forward` reaches it.
+   * @default false
+   */
+  readonly pprof?: boolean;
   /**
    * Extra arguments appended to the manager's command line.
    * @default - none

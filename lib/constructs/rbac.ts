@@ -1,9 +1,10 @@
-import { ApiObject } from 'cdk8s';
+import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Names } from '../contract.js';
 import { kplus } from './api.js';
 import { bindRole } from './binding.js';
 import { KruiseResource } from './kruise-api.js';
+import { mergeRules } from './upstream/permissions.js';
 import type { PolicyRule } from './upstream/release.js';
 
 const READ = ['get', 'list', 'watch'];
@@ -65,11 +66,11 @@ export class ManagerRbac extends Construct {
     });
 
     const leader = new kplus.Role(this, 'LeaderElection', { metadata: { name: 'kruise-leader-election-role', namespace: props.leaseNamespace } });
-    allowAll(leader, props.leaderElectionRules);
+    setRules(leader, props.leaderElectionRules);
     const webhook = new kplus.Role(this, 'Webhook', { metadata: { name: 'kruise-webhook-role', namespace: ns } });
     webhook.allow(props.selfManagedCertificates ? WRITE : READ, res('', 'secrets'));
     this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: 'kruise-manager-role' } });
-    allowAll(this.clusterRole, props.clusterRules);
+    setRules(this.clusterRole, props.clusterRules);
 
     const bound: ApiObject[] = [leader, webhook, this.clusterRole].flatMap((role) => [ApiObject.of(role), bindRole(this, role, this.serviceAccount)]);
     if (props.selfManagedCertificates) {
@@ -100,13 +101,12 @@ export class ManagerRbac extends Construct {
   }
 }
 
-function allowAll(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
-  for (const rule of rules) {
-    for (const group of rule.apiGroups) {
-      const names = rule.resourceNames?.length ? rule.resourceNames : [undefined];
-      role.allow(rule.verbs, ...rule.resources.flatMap((r) => names.map((n) => res(group, r, n))));
-    }
-  }
+/**
+ * Renders the rules as given: cdk8s-plus would split them into one rule per resource with an
+ * empty `resourceNames`, which hides the grouping an auditor compares with upstream's role.
+ */
+function setRules(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
+  ApiObject.of(role).addJsonPatch(JsonPatch.add('/rules', mergeRules(rules)));
 }
 
 /** What the TypeScript runtime's controllers and webhooks touch. */

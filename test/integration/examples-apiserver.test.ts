@@ -8,26 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
-import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { ChartClass, exampleCharts } from '../support/example-charts.js';
 import { kubeConfig, serverSideApply, uninstallWebhooks, waitEstablished } from './support/runtime-cluster.js';
 
 const kc = kubeConfig();
 const api = KubernetesObjectApi.makeApiClient(kc);
-const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url));
-
-type ChartClass = new (scope: Chart, id: string) => Chart;
-async function exampleCharts(): Promise<Array<[string, ChartClass]>> {
-  const found: Array<[string, ChartClass]> = [];
-  for (const file of readdirSync(examplesDir).filter((f) => f.endsWith('.ts')).sort()) {
-    const module = (await import(`${examplesDir}${file}`)) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(module)) {
-      // Chart overrides Symbol.hasInstance, so `instanceof` cannot test a class's prototype.
-      if (typeof value === 'function' && Object.prototype.isPrototypeOf.call(Chart.prototype, value.prototype)) found.push([`${file}:${name}`, value as ChartClass]);
-    }
-  }
-  return found;
-}
 
 function standInCrd(group: string, kind: string, plural: string): KubernetesObject {
   return {

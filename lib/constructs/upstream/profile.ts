@@ -14,6 +14,10 @@ export interface UpstreamProfileInput {
   /** cert-manager certificates (upstream's EnableExternalCerts gate). */
   readonly externalCertificates: boolean;
   readonly customResourceAccess?: CustomResourceAccess;
+  /** Gates another choice needs (uninstall protection); the user's gates still win. */
+  readonly protectionGates?: { readonly [gate: string]: boolean };
+  /** Labels for every CRD (uninstall protection). */
+  readonly crdLabels?: { readonly [key: string]: string };
 }
 
 /**
@@ -50,7 +54,7 @@ export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamPro
     throw propError('featureGates', unknown.join(', '), `is not a feature gate of kruise-manager ${release.version}, which refuses to start with it`,
       `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`);
   }
-  const flags = { ...CHART_GATES, ...(input.externalCertificates ? { [FeatureGates.enableExternalCerts]: true } : {}), ...user };
+  const flags = { ...CHART_GATES, ...input.protectionGates, ...(input.externalCertificates ? { [FeatureGates.enableExternalCerts]: true } : {}), ...user };
   const gates = effectiveGates(release, flags);
   // The CRDs are rendered (or managed elsewhere): every kind counts as installed.
   const env: Environment = { gates, crds: new Set(release.crds.map((c) => c.kind)) };
@@ -61,7 +65,7 @@ export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamPro
     clusterRules: managerRules(release, env, input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn()),
     leaderElectionRules: release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')),
     conversionCrds: release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`),
-    crds: release.crds.map((c) => ({ manifest: c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest })),
+    crds: release.crds.map((c) => ({ manifest: withLabels(c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest, input.crdLabels ?? {}) })),
   };
 }
 
@@ -69,6 +73,12 @@ function definition(w: UpstreamWebhook): WebhookDefinition {
   // Upstream's patch selects the pod webhooks by namespace and delete protection by label.
   const group = w.namespaceSelector ? WebhookGroup.PODS : w.objectSelector ? WebhookGroup.DELETE_PROTECTION : WebhookGroup.RESOURCES;
   return { type: w.type, name: w.name, path: w.path, group, rules: w.rules, ...(w.objectSelector ? { objectSelector: w.objectSelector } : {}) };
+}
+
+function withLabels(manifest: { readonly [key: string]: unknown }, labels: { readonly [key: string]: string }): { [key: string]: unknown } {
+  if (Object.keys(labels).length === 0) return { ...manifest };
+  const metadata = manifest.metadata as { labels?: { [key: string]: string } };
+  return { ...manifest, metadata: { ...metadata, labels: { ...metadata.labels, ...labels } } };
 }
 
 function withConversion(manifest: { readonly [key: string]: unknown }, path: string, namespace: string): { [key: string]: unknown } {

@@ -43,6 +43,19 @@ describe('renderManagerArgs', () => {
     expect(args).toContain('--leader-election-resource-lock=leases');
   });
 
+  // Upstream serves pprof on every interface of :8090 unless told otherwise: with host network
+  // an undeclared port on the node.
+  it('turns upstream pprof off unless a port is given', () => {
+    const upstream = { ...base, upstream: true };
+    expect(renderManagerArgs(upstream)).toContain('--enable-pprof=false');
+    const on = renderManagerArgs({ ...upstream, pprofPort: 8091 });
+    expect(on).toEqual(expect.arrayContaining(['--enable-pprof=true', '--pprof-addr=:8091']));
+    expect(on).not.toContain('--enable-pprof=false');
+    // The runtime parses no pprof flag.
+    expect(renderManagerArgs(base).some((a) => a.includes('pprof'))).toBe(false);
+    expect(() => renderManagerArgs({ ...base, pprofPort: 8090 })).toThrow(/^pprof: is served by upstream kruise-manager only.*\(got true\)\. Fix: remove pprof, or use ManagerImage.upstream\(\)/);
+  });
+
   it('rejects bad gates and worker counts by name', () => {
     expect(() => renderManagerArgs({ ...base, featureGates: { 'bad gate': true } })).toThrow(/featureGates: is not a feature gate name \(got "bad gate"\)/);
     expect(() => renderManagerArgs({ ...base, controllerWorkers: { sidecarset: 0 } })).toThrow(/controllerWorkers.sidecarset: must be a whole number from 1 to 1000 \(got 0\)/);

@@ -70,5 +70,34 @@ describe('ManagerWorkload', () => {
   it('checks ports', () => {
     expect(() => resolvePorts({ ports: { webhook: 8080 } })).toThrow(/ports.metrics: collides with ports.webhook \(got 8080\)/);
     expect(() => resolvePorts({ ports: { health: 0 } })).toThrow(/ports.health: is not a TCP port/);
+    // The pprof port is checked only when pprof is on.
+    expect(resolvePorts({ ports: { pprof: 8000 } })).toEqual({ webhook: 9876, metrics: 8080, health: 8000 });
+    expect(() => resolvePorts({ pprof: true, ports: { pprof: 8000 } })).toThrow(/^ports.pprof: collides with ports.health \(got 8000\)/);
+  });
+
+  it('requests and limits ephemeral storage for its emptyDirs and logs unless resources are given', () => {
+    const resources = (props: Partial<ManagerWorkloadProps>) => synth(props).deployment.spec.template.spec.containers[0].resources;
+    expect(resources({})).toEqual({
+      requests: { cpu: '100m', memory: '256Mi', 'ephemeral-storage': '64Mi' },
+      limits: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '512Mi' },
+    });
+    expect(resources({ resources: { cpu: { request: kplus.Cpu.millis(200) } } })).toEqual({ requests: { cpu: '200m' } });
+  });
+
+  it('pulls IfNotPresent, like the daemon and the uninstall guard', () => {
+    expect(synth().deployment.spec.template.spec.containers[0].imagePullPolicy).toBe('IfNotPresent');
+  });
+
+  it('declares the pprof port and binds pprof to it only when asked (upstream image)', () => {
+    const upstream = { image: ManagerImage.upstream() };
+    const off = synth(upstream).deployment.spec.template.spec.containers[0];
+    expect(off.args).toContain('--enable-pprof=false');
+    expect(off.ports.map((p: { name: string }) => p.name)).toEqual(['webhook-server', 'metrics', 'health']);
+    const { deployment, workload } = synth({ ...upstream, pprof: true });
+    const on = deployment.spec.template.spec.containers[0];
+    expect(on.args).toEqual(expect.arrayContaining(['--enable-pprof=true', '--pprof-addr=:8090']));
+    expect(on.ports).toContainEqual({ name: 'pprof', containerPort: 8090 });
+    expect(workload.ports.pprof).toBe(8090);
+    expect(() => synth({ pprof: true })).toThrow(/^pprof: is served by upstream kruise-manager only/);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { CrdSource, CustomResourceAccess, ManagerImage } from '../../../lib/index.js';
+import { CrdSource, CustomResourceAccess, KruiseManagerProps, ManagerImage, UninstallProtection } from '../../../lib/index.js';
 import { KRUISE_RELEASE } from '../../../lib/constructs/upstream/kruise.generated.js';
 import { resolveUpstreamProfile, UpstreamProfileInput } from '../../../lib/constructs/upstream/profile.js';
 import { effectiveGates, holds } from '../../../lib/constructs/upstream/release.js';
@@ -65,7 +65,8 @@ describe('upstream profile', () => {
   it('follows PodWebhook=false through upstream\'s implications', () => {
     const p = profile({ featureGates: { PodWebhook: false } });
     expect(webhookNames(p)).not.toEqual(expect.arrayContaining(['mpod.kb.io']));
-    expect(webhookNames(p).filter((n) => n.startsWith('vpod'))).toEqual([]);
+    expect(webhookNames(p)).not.toContain('vpod.kb.io');
+    expect(webhookNames(p)).not.toContain('vpodeviction.kb.io');
     expect(controllerNames(p)).not.toContain('workloadspread-controller');
     expect(controllerNames(p)).not.toContain('podunavailablebudget-controller');
   });
@@ -87,7 +88,7 @@ describe('upstream profile', () => {
   });
 
   it('refuses a feature gate kruise-manager does not know, naming it', () => {
-    expect(() => profile({ featureGates: { NotAGate: true } })).toThrow(/featureGates: NotAGate .*kruise-manager v1\.8\.3, which refuses to start with it.*use one of: .*PodWebhook/);
+    expect(() => profile({ featureGates: { NotAGate: true } })).toThrow(/^featureGates: is not a feature gate of kruise-manager v1\.8\.3, which refuses to start with it \(got "NotAGate"\)\. Fix: use one of: .*PodWebhook/);
   });
 });
 
@@ -106,9 +107,17 @@ describe('KruiseManager (upstream image)', () => {
     expect(synthManager({ crds: CrdSource.none() }).filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
   });
 
-  it('passes the chart\'s gates and the user\'s on the command line', () => {
-    const args: string[] = find(synthManager({ featureGates: { ResourcesDeletionProtection: true } }), 'Deployment').spec.template.spec.containers[0].args;
-    expect(args).toContain('--feature-gates=ImagePullJobGate=true,ResourcesDeletionProtection=true');
+  it('passes the chart\'s gates, uninstall protection\'s and the user\'s on the command line; the user wins', () => {
+    const args = (props: KruiseManagerProps): string[] => find(synthManager(props), 'Deployment').spec.template.spec.containers[0].args;
+    expect(args({})).toContain('--feature-gates=DeletionProtectionForCRDCascadingGate=true,ImagePullJobGate=true,ResourcesDeletionProtection=true');
+    expect(args({ uninstallProtection: UninstallProtection.none(), featureGates: { ImagePullJobGate: false } })).toContain('--feature-gates=ImagePullJobGate=false');
+  });
+
+  it('labels the CRDs for upstream\'s cascading deletion protection by default', () => {
+    for (const crd of synthManager().filter((o) => o.kind === 'CustomResourceDefinition')) {
+      expect(crd.metadata.labels).toEqual({ 'policy.kruise.io/delete-protection': 'Cascading' });
+    }
+    expect(find(synthManager({ uninstallProtection: UninstallProtection.none() }), 'CustomResourceDefinition').metadata.labels).toBeUndefined();
   });
 
   it('refuses customResourceAccess with the runtime image', () => {
