@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
 import { ChartClass, exampleCharts } from '../support/example-charts.js';
+import { apiRequest } from '../envtest/http.js';
+import { envtest } from '../envtest/state.js';
 import { kubeConfig, serverSideApply, uninstallWebhooks, waitEstablished } from './support/runtime-cluster.js';
 
 const kc = kubeConfig();
@@ -67,7 +69,7 @@ describe('examples on a real API server', () => {
     for (const o of objects) await serverSideApply(kc, o);
     const lost: string[] = [];
     for (const o of objects) {
-      const stored = await api.read({ apiVersion: o.apiVersion!, kind: o.kind!, metadata: { name: o.metadata!.name!, namespace: o.metadata!.namespace } });
+      const stored = await readRaw(o);
       // Raw JSON on both sides: the server may add defaults, but everything we set must survive.
       lost.push(...containsAll(toPlain(stored), o).map((d) => `${o.kind}/${o.metadata!.name}${d}`));
     }
@@ -80,6 +82,19 @@ describe('examples on a real API server', () => {
     await expect(serverSideApply(kc, broken as KubernetesObject, { dryRun: true })).rejects.toThrow(/HTTP 422.*(selector|image)/s);
   });
 });
+
+/**
+ * CRDs are read as raw JSON: client-node's typed model drops the `x-kubernetes-*` schema
+ * extensions (int-or-string, preserve-unknown-fields, list types) that upstream's CRDs carry.
+ */
+async function readRaw(o: KubernetesObject): Promise<unknown> {
+  if (o.kind !== 'CustomResourceDefinition') {
+    return api.read({ apiVersion: o.apiVersion!, kind: o.kind!, metadata: { name: o.metadata!.name!, namespace: o.metadata!.namespace } });
+  }
+  const res = await apiRequest(envtest(), 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${o.metadata!.name}`);
+  if (res.status !== 200) throw new Error(`GET CRD ${o.metadata!.name}: HTTP ${res.status} ${res.body}`);
+  return JSON.parse(res.body);
+}
 
 /** client-node returns typed models; compare on their JSON form. */
 function toPlain(value: unknown): unknown {
