@@ -8,6 +8,7 @@ export * from './constructs/daemon.js';
 export * from './constructs/disruption-budget.js';
 export * from './constructs/image.js';
 export * from './constructs/kruise-manager.js';
+export * from './constructs/lease-timing.js';
 export * from './constructs/manager-workload.js';
 export * from './constructs/monitoring.js';
 export * from './constructs/options.js';

@@ -1,5 +1,5 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
-import { Flags, LeaderElectionDefaults, Roles, workersFlag } from '../contract.js';
+import { Flags, LeaderElectionDefaults, Names, Roles, workersFlag } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsSubdomain, checkPort, propError, wholeSeconds } from './errors.js';
 import { LeaderElectionOptions } from './options.js';
@@ -16,12 +16,17 @@ export interface ResolvedLeaderElection {
 /** Applies defaults and checks LeaseDuration > RenewDeadline > 1.2 x RetryPeriod (client-go's rule). */
 export function resolveLeaderElection(options: LeaderElectionOptions | undefined, installNamespace: string): ResolvedLeaderElection {
   const seconds = (prop: string, d: Duration | undefined, fallback: number) => (d ? wholeSeconds(`leaderElection.${prop}`, d) : fallback);
+  const timing = options?.timing;
+  if (timing && (options.leaseDuration || options.renewDeadline || options.retryPeriod)) {
+    throw propError('leaderElection.timing', 'set with leaseDuration/renewDeadline/retryPeriod', 'gives the timing twice',
+      'use timing (e.g. LeaseTiming.fastHandover(), or LeaseTiming.of(...)) or the three durations, not both');
+  }
   const le: ResolvedLeaderElection = {
     namespace: options?.namespace ?? installNamespace,
-    id: options?.id ?? 'kruise-manager',
-    leaseDurationSeconds: seconds('leaseDuration', options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
-    renewDeadlineSeconds: seconds('renewDeadline', options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
-    retryPeriodSeconds: seconds('retryPeriod', options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
+    id: options?.id ?? Names.leaderElectionId,
+    leaseDurationSeconds: timing?.leaseDurationSeconds ?? seconds('leaseDuration', options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
+    renewDeadlineSeconds: timing?.renewDeadlineSeconds ?? seconds('renewDeadline', options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
+    retryPeriodSeconds: timing?.retryPeriodSeconds ?? seconds('retryPeriod', options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
   };
   checkDnsSubdomain('leaderElection.id', le.id);
   checkDnsSubdomain('leaderElection.namespace', le.namespace);

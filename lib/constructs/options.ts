@@ -1,5 +1,6 @@
 import { Duration } from 'cdk8s';
 import { k8s, kplus } from './api.js';
+import type { LeaseTiming } from './lease-timing.js';
 
 /**
  * Pull policy of every container this library renders. Its images are pinned (a release tag, or
@@ -45,6 +46,12 @@ export interface LeaderElectionOptions {
    * @default 'kruise-manager'
    */
   readonly id?: string;
+  /**
+   * Lease duration, renew deadline and retry period together, as a named trade-off. Give this
+   * or the three durations below, not both.
+   * @default LeaseTiming.standard()
+   */
+  readonly timing?: LeaseTiming;
   /**
    * How long a standby waits, after it last saw the Lease change, before taking over.
    * @default Duration.seconds(15)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration } from 'cdk8s';
-import { renderManagerArgs, resolveLeaderElection } from '../../../lib/index.js';
+import { LeaseTiming, renderManagerArgs, resolveLeaderElection } from '../../../lib/index.js';
 
 const base = {
   upstream: false, role: 'all', metricsPort: 8080, healthPort: 8000, featureGates: {}, controllerWorkers: {}, certMode: 'self-managed', extraArgs: [],
@@ -17,6 +17,27 @@ describe('resolveLeaderElection', () => {
     expect(() => resolveLeaderElection({ renewDeadline: Duration.seconds(5), retryPeriod: Duration.seconds(5) }, 'ns')).toThrow(/leaderElection.renewDeadline: must exceed 1.2 x retryPeriod/);
     expect(() => resolveLeaderElection({ retryPeriod: Duration.millis(500) }, 'ns')).toThrow(/leaderElection.retryPeriod: must be a whole number of seconds/);
     expect(() => resolveLeaderElection({ id: 'Bad_Id' }, 'ns')).toThrow(/leaderElection.id: is not a valid DNS subdomain/);
+  });
+});
+
+describe('LeaseTiming', () => {
+  const timing = (t: LeaseTiming) => {
+    const le = resolveLeaderElection({ timing: t }, 'ns');
+    return [le.leaseDurationSeconds, le.renewDeadlineSeconds, le.retryPeriodSeconds];
+  };
+
+  it('names the trade-offs, each valid under client-go\'s rule', () => {
+    expect(timing(LeaseTiming.standard())).toEqual([15, 10, 2]);
+    expect(timing(LeaseTiming.fastHandover())).toEqual([8, 5, 2]);
+    expect(timing(LeaseTiming.tolerant())).toEqual([30, 20, 4]);
+    expect(timing(LeaseTiming.of(Duration.seconds(20), Duration.seconds(12), Duration.seconds(3)))).toEqual([20, 12, 3]);
+  });
+
+  it('checks explicit timings like the separate durations, and refuses both at once', () => {
+    expect(() => timing(LeaseTiming.of(Duration.seconds(5), Duration.seconds(5), Duration.seconds(1)))).toThrow(/^leaderElection.leaseDuration: must exceed renewDeadline/);
+    expect(() => LeaseTiming.of(Duration.seconds(5), Duration.millis(4500), Duration.seconds(1))).toThrow(/^leaderElection.renewDeadline: must be a whole number of seconds/);
+    expect(() => resolveLeaderElection({ timing: LeaseTiming.standard(), retryPeriod: Duration.seconds(1) }, 'ns'))
+      .toThrow(/^leaderElection.timing: gives the timing twice .*Fix: use timing .* or the three durations, not both/);
   });
 });
 
