@@ -6,6 +6,8 @@ import { bindRole } from './binding.js';
 import { ManagerImage } from './image.js';
 import { checkDistinctPorts, pprofArgs, setEphemeralStorage } from './manager-args.js';
 import { IMAGE_PULL_POLICY } from './options.js';
+import { setRules } from './rbac.js';
+import { KRUISE_RELEASE } from './upstream/kruise.generated.js';
 
 /** The daemon's health endpoint: 200 once its informers (NodeImage, CRR, NodePodProbe) have synced. */
 const HEALTHZ = '/healthz';
@@ -65,13 +67,10 @@ export class KruiseDaemon extends Construct {
     checkDistinctPorts({ port, pprofPort }, 'give the health/metrics and pprof listeners different ports', '');
     const labels = { [Labels.controlPlane]: LabelValues.daemon };
     this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', { metadata: { name: Names.daemonServiceAccount, namespace: props.namespace }, automountToken: false });
+    // Upstream's own daemon role (config/rbac/daemon_role.yaml, from the generated release data).
     const role = new kplus.ClusterRole(this, 'Role', { metadata: { name: 'kruise-daemon-role' } });
+    setRules(role, KRUISE_RELEASE.daemonRbac);
     const r = (apiGroup: string, resourceType: string) => kplus.ApiResource.custom({ apiGroup, resourceType });
-    role.allow(['get', 'list', 'watch', 'patch', 'update'], r('apps.kruise.io', 'nodeimages'), r('', 'pods'));
-    role.allow(['get', 'list', 'watch'], r('apps.kruise.io', 'containerrecreaterequests'), r('apps.kruise.io', 'nodepodprobes'));
-    role.allow(['get', 'patch', 'update'], r('apps.kruise.io', 'nodeimages/status'), r('apps.kruise.io', 'containerrecreaterequests/status'),
-      r('apps.kruise.io', 'nodepodprobes/status'), r('', 'pods/status'));
-    role.allow(['create', 'update', 'patch'], r('', 'events'));
     const secrets = new kplus.Role(this, 'SecretRole', { metadata: { name: 'kruise-daemon-secret-role', namespace: Names.daemonConfigNamespace } });
     secrets.allow(['get', 'list', 'watch'], r('', 'secrets'));
 

@@ -105,7 +105,7 @@ export class ManagerRbac extends Construct {
  * Renders the rules as given: cdk8s-plus would split them into one rule per resource with an
  * empty `resourceNames`, which hides the grouping an auditor compares with upstream's role.
  */
-function setRules(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
+export function setRules(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
   ApiObject.of(role).addJsonPatch(JsonPatch.add('/rules', mergeRules(rules)));
 }
 
