@@ -13,6 +13,21 @@ export const FILES = {
   adminCert: 'admin.crt', adminKey: 'admin.key', saKey: 'sa.key', saPub: 'sa.pub',
 } as const;
 
+/** kube-apiserver's audit log (JSON lines, one event per line) and its policy, inside the dir. */
+export const AUDIT_LOG = 'audit.log';
+const AUDIT_POLICY = 'audit-policy.json';
+
+/**
+ * Every request at level Metadata (who, verb, resource, response code, admission annotations;
+ * no bodies), so a test can prove e.g. that a user met no RBAC denial. RequestReceived is
+ * omitted: each request still logs ResponseComplete (or ResponseStarted for watches).
+ */
+export function writeAuditPolicy(dir: string): void {
+  writeFileSync(join(dir, AUDIT_POLICY), JSON.stringify({
+    apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'], rules: [{ level: 'Metadata' }],
+  }));
+}
+
 /** Writes a fresh CA, serving cert, admin (system:masters) client cert and service-account keys. */
 export async function writePki(dir: string): Promise<{ caPem: string; admin: KeyPairPem }> {
   const ca = await createCertificateAuthority();
@@ -62,6 +77,9 @@ export function apiServerFlags(dir: string, ports: Ports, extra: string[] = []):
     '--allow-privileged=true',
     // On SIGTERM, end open watches within 2s instead of holding shutdown for the 60s request timeout.
     '--shutdown-watch-termination-grace-period=2s',
+    // Audit log (see writeAuditPolicy); 1 GiB before rotation, i.e. never within a test run.
+    `--audit-policy-file=${join(dir, AUDIT_POLICY)}`, `--audit-log-path=${join(dir, AUDIT_LOG)}`,
+    '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=1024',
     ...extra, // last, so a repeated flag overrides the default above
   ];
 }

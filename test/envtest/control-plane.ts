@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { resolveBinaries, type Binaries } from './binaries.js';
-import { apiServerFlags, etcdFlags, FILES, writePki, type Ports } from './config.js';
+import { apiServerFlags, AUDIT_LOG, etcdFlags, FILES, writeAuditPolicy, writePki, type Ports } from './config.js';
 import { apiRequest, plainHttp } from './http.js';
 import { renderKubeconfig } from './pki.js';
 import { DIR_PREFIX, freePort, isRunning, killGroup, killOnExit, reapLeftovers, recordPids, spawnLogged, stopProcess, tail } from './process.js';
@@ -39,6 +39,11 @@ export interface ControlPlaneInfo {
   kubernetesVersion: string;
   pinnedKubernetesVersion: string;
   kubeApiServerSource: string;
+  /** kube-apiserver's audit log: JSON lines, every request at level Metadata (see config.ts). */
+  auditLogPath: string;
+  /** The real upstream kruise-manager binary (binaries/build.sh) and its version, e.g. `v1.8.3`. */
+  kruiseManager: string;
+  kruiseVersion: string;
 }
 
 export class ControlPlane {
@@ -81,6 +86,7 @@ export class ControlPlane {
     const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
     const f = (name: keyof typeof FILES) => join(dir, FILES[name]);
     const { caPem, admin } = await writePki(dir);
+    writeAuditPolicy(dir);
 
     this.log(`starting etcd on ${etcdUrl}`);
     const etcdLog = join(dir, 'etcd.log');
@@ -96,6 +102,7 @@ export class ControlPlane {
       caCertPath: f('caCert'), caKeyPath: f('caKey'), adminCertPath: f('adminCert'), adminKeyPath: f('adminKey'),
       kubernetesVersion: stdout.trim().replace(/^Kubernetes /, ''),
       pinnedKubernetesVersion: bins.pinnedKubernetesVersion, kubeApiServerSource: bins.kubeApiServerSource,
+      auditLogPath: join(dir, AUDIT_LOG), kruiseManager: bins.kruiseManager, kruiseVersion: bins.kruiseVersion,
     };
     await this.startApiServer();
 

@@ -1,5 +1,5 @@
 import { propError } from '../errors.js';
-import { Environment, holds, PolicyRule, UpstreamRelease } from './release.js';
+import { Environment, holds, PolicyRule, UpstreamCrd, UpstreamRelease } from './release.js';
 
 /** A resource of an API group, e.g. `{ apiGroup: 'example.com', resource: 'widgets' }`. */
 export interface GroupResource {
@@ -79,7 +79,7 @@ const BUILT_IN_SCALABLE: GroupResource[] = ['deployments', 'replicasets', 'state
  */
 export function managerRules(release: UpstreamRelease, env: Environment, access: CustomResourceAccess): PolicyRule[] {
   const installed = release.crds.filter((c) => env.crds.has(c.kind));
-  const scalable = installed.filter((c) => JSON.stringify(c.manifest).includes('"scale":{')).map((c) => ({ apiGroup: c.group, resource: c.plural }));
+  const scalable = installed.filter(hasScaleSubresource).map((c) => ({ apiGroup: c.group, resource: c.plural }));
   const kruise = installed.map((c) => ({ apiGroup: c.group, resource: c.plural }));
   const rules = [
     ...release.controllers.filter((c) => holds(c.requires, env)).flatMap((c) => c.rbac),
@@ -87,6 +87,11 @@ export function managerRules(release: UpstreamRelease, env: Environment, access:
     ...release.webhookServerRbac.map((r) => ({ ...r, verbs: r.verbs.filter((v) => v === 'get' || v === 'list' || v === 'watch') })),
   ];
   return mergeRules(rules.flatMap((r) => access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise)));
+}
+
+function hasScaleSubresource(crd: UpstreamCrd): boolean {
+  const versions = (crd.manifest.spec as { versions?: Array<{ subresources?: { scale?: object } }> }).versions ?? [];
+  return versions.some((v) => v.subresources?.scale !== undefined);
 }
 
 /**
