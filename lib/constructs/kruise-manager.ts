@@ -174,7 +174,9 @@ export class KruiseManager extends Construct {
       const namespace = new kplus.Namespace(this, 'Namespace', { metadata: { name: ns, labels: { [Labels.controlPlane]: LabelValues.openkruise, ...props.labels } } });
       this.wave(Wave.FOUNDATION, ApiObject.of(namespace));
     }
-    if (props.daemon ?? upstream) {
+    // The daemon reads pull secrets there, and the manager's image-pull controllers (which run
+    // with the KruiseDaemon gate, daemon rendered or not) copy them there.
+    if ((props.daemon ?? upstream) || Names.daemonConfigNamespace in (profile?.namespacedRules ?? {})) {
       const daemonConfig = new kplus.Namespace(this, 'DaemonConfigNamespace', { metadata: { name: Names.daemonConfigNamespace } });
       this.wave(Wave.FOUNDATION, ApiObject.of(daemonConfig));
     }
@@ -183,6 +185,7 @@ export class KruiseManager extends Construct {
     this.rbac = new ManagerRbac(this, 'Rbac', {
       namespace: ns, leaseNamespace: leaderElection.namespace, selfManagedCertificates: !certificates.external,
       clusterRules: profile ? profile.clusterRules : runtimeRules(RUNTIME_RESOURCES),
+      namespacedRules: profile?.namespacedRules,
       leaderElectionRules: profile ? profile.leaderElectionRules : RUNTIME_LEADER_ELECTION_RULES,
       conversionCrds: profile ? profile.conversionCrds : [],
       aggregated: profile

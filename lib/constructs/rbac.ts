@@ -36,6 +36,11 @@ export interface ManagerRbacProps {
   readonly leaseNamespace: string;
   /** The manager's cluster-wide rules (what its controllers and webhooks need). */
   readonly clusterRules: PolicyRule[];
+  /**
+   * Rules the manager needs only in one namespace, by namespace: a Role and binding each.
+   * @default - none
+   */
+  readonly namespacedRules?: { readonly [namespace: string]: PolicyRule[] };
   /** Rules of the leader-election Role in the Lease namespace. */
   readonly leaderElectionRules: PolicyRule[];
   /** Whether the manager writes its certificates (and so needs Secret and caBundle writes). */
@@ -72,7 +77,12 @@ export class ManagerRbac extends Construct {
     this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: 'kruise-manager-role' } });
     setRules(this.clusterRole, props.clusterRules);
 
-    const bound: ApiObject[] = [leader, webhook, this.clusterRole].flatMap((role) => [ApiObject.of(role), bindRole(this, role, this.serviceAccount)]);
+    const scoped = Object.entries(props.namespacedRules ?? {}).map(([namespace, rules]) => {
+      const role = new kplus.Role(this, `Namespaced-${namespace}`, { metadata: { name: 'kruise-manager-role', namespace } });
+      setRules(role, rules);
+      return role;
+    });
+    const bound: ApiObject[] = [leader, webhook, this.clusterRole, ...scoped].flatMap((role) => [ApiObject.of(role), bindRole(this, role, this.serviceAccount)]);
     if (props.selfManagedCertificates) {
       const certs = new kplus.ClusterRole(this, 'Certs', { metadata: { name: 'kruise-certs-role' } });
       certs.allow(['get', 'patch', 'update'],

@@ -174,12 +174,12 @@ const webhook = (m: Manifest[], name: string): Manifest =>
 
 const EXAMPLES: Example[] = [
   {
-    name: 'default-ha', file: 'default-ha.ts', objects: 45,
+    name: 'default-ha', file: 'default-ha.ts', objects: 47,
     chart: (app) => new DefaultHaChart(app, 'kruise'),
     intent: (m) => expect(of(m, 'Deployment').map((d) => d.spec.replicas)).toEqual([2]),
   },
   {
-    name: 'strict-zone-spread', file: 'strict-zone-spread.ts', objects: 45,
+    name: 'strict-zone-spread', file: 'strict-zone-spread.ts', objects: 47,
     chart: (app) => new StrictZoneSpreadChart(app, 'kruise'),
     intent: (m) => {
       const [deployment] = of(m, 'Deployment');
@@ -204,7 +204,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'cert-manager (private CA)', file: 'cert-manager.ts', objects: 46,
+    name: 'cert-manager (private CA)', file: 'cert-manager.ts', objects: 48,
     chart: (app) => new CertManagerChart(app, 'kruise'),
     intent: (m) => {
       expect(of(m, 'Secret')).toEqual([]);
@@ -216,7 +216,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'cert-manager (ClusterIssuer)', file: 'cert-manager.ts', objects: 43,
+    name: 'cert-manager (ClusterIssuer)', file: 'cert-manager.ts', objects: 45,
     chart: (app) => new CertManagerChart(app, 'kruise', { clusterIssuer: 'corp-ca' }),
     intent: (m) => {
       expect(of(m, 'Issuer')).toEqual([]);
@@ -224,7 +224,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'offline-registry', file: 'offline-registry.ts', objects: 45,
+    name: 'offline-registry', file: 'offline-registry.ts', objects: 47,
     chart: (app) => new OfflineRegistryChart(app, 'kruise'),
     intent: (m) => {
       const specs = podSpecs(m);
@@ -236,7 +236,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'small-cluster', file: 'small-cluster.ts', objects: 45,
+    name: 'small-cluster', file: 'small-cluster.ts', objects: 47,
     chart: (app) => new SmallClusterChart(app, 'kruise'),
     intent: (m) => {
       const [deployment] = of(m, 'Deployment');
@@ -281,7 +281,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'upstream-image', file: 'upstream-image.ts', objects: 33,
+    name: 'upstream-image', file: 'upstream-image.ts', objects: 35,
     chart: (app) => new UpstreamImageChart(app, 'kruise'),
     intent: (m) => {
       expect(of(m, 'CustomResourceDefinition')).toEqual([]);

@@ -21,12 +21,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type {
-  Condition, GateImplication, PolicyRule, UpstreamController, UpstreamCrd, UpstreamFeatureGate, UpstreamHandlerSet, UpstreamRelease, UpstreamWebhook,
+  Condition, GateImplication, PolicyRule, UndeclaredNeed, UpstreamController, UpstreamCrd, UpstreamFeatureGate, UpstreamHandlerSet, UpstreamRelease, UpstreamWebhook,
 } from '../../lib/constructs/upstream/release.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PIN = join(ROOT, 'tools/upstream/pin.json');
 const OUT = join(ROOT, 'lib/constructs/upstream/kruise.generated.ts');
+const UNDECLARED = join(ROOT, 'tools/upstream/undeclared.json');
 
 interface Pin { module: string; version: string; sum: string }
 interface Facts {
@@ -124,7 +125,23 @@ function triples(rules: PolicyRule[]): Set<string> {
   return out;
 }
 
-function checkMarkersAddUp(release: Omit<UpstreamRelease, 'managerRbac'>, role: PolicyRule[]): void {
+/** The hand-kept needs, each proven by its cited line and bounded by upstream's own union role. */
+function undeclared(dir: string, version: string, role: PolicyRule[], components: Set<string>): UndeclaredNeed[] {
+  const file = JSON.parse(readFileSync(UNDECLARED, 'utf8')) as { version: string; entries: UndeclaredNeed[] };
+  if (file.version !== version) fail(`${UNDECLARED} was confirmed for ${file.version}, not ${version}: re-run the real-binary test and update it`);
+  const allowed = triples(role);
+  for (const need of file.entries) {
+    if (!components.has(need.component)) fail(`${UNDECLARED}: unknown component ${need.component}`);
+    let code = '';
+    try { code = readFileSync(join(dir, need.evidence.file), 'utf8'); } catch { /* reported below */ }
+    if (!code.includes(need.evidence.contains)) fail(`${UNDECLARED}: ${need.evidence.file} no longer contains "${need.evidence.contains}" (${need.component})`);
+    const beyond = [...triples(need.rules)].filter((t) => !allowed.has(t));
+    if (beyond.length) fail(`${UNDECLARED}: ${need.component} asks for more than upstream's role.yaml grants: ${beyond.join(', ')}`);
+  }
+  return file.entries;
+}
+
+function checkMarkersAddUp(release: Omit<UpstreamRelease, 'managerRbac' | 'undeclared'>, role: PolicyRule[]): void {
   const fromCode = triples([...release.webhookServerRbac, ...release.handlerSets.flatMap((h) => h.rbac), ...release.controllers.flatMap((c) => c.rbac)]);
   const fromRole = triples(role);
   const missing = [...fromRole].filter((t) => !fromCode.has(t));
@@ -181,7 +198,8 @@ function main(): void {
   };
   const managerRbac = rulesOf(join(dir, 'config/rbac/role.yaml'), 'ClusterRole');
   checkMarkersAddUp(partial, managerRbac);
-  const text = render({ ...partial, managerRbac });
+  const components = new Set([...partial.controllers.map((c) => c.name), ...partial.handlerSets.map((h) => h.package)]);
+  const text = render({ ...partial, undeclared: undeclared(dir, pin.version, managerRbac, components), managerRbac });
   const conditionCount = (c: Condition): number => 1 + [...(c.all ?? []), ...(c.any ?? []), ...(c.not ? [c.not] : [])].reduce((n, t) => n + conditionCount(t), 0);
   const summary = `${partial.crds.length} CRDs, ${partial.webhooks.length} webhooks, ${partial.controllers.length} controllers, ` +
     `${partial.featureGates.length} feature gates, ${partial.controllers.reduce((n, c) => n + conditionCount(c.requires), 0)} condition terms`;

@@ -3868,6 +3868,163 @@ export const KRUISE_RELEASE: UpstreamRelease = { crds: CRDS, ...{
       ]
     }
   ],
+  "undeclared": [
+    {
+      "component": "imagepulljob-controller",
+      "evidence": {
+        "file": "pkg/controller/imagepulljob/imagepulljob_controller.go",
+        "contains": "c.Watch(source.Kind(mgr.GetCache(), &v1.Secret{}"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "secrets"
+          ],
+          "verbs": [
+            "get",
+            "list",
+            "watch"
+          ]
+        }
+      ]
+    },
+    {
+      "component": "imagepulljob-controller",
+      "namespace": "kruise-daemon-config",
+      "evidence": {
+        "file": "pkg/controller/imagepulljob/imagepulljob_controller.go",
+        "contains": "if err := r.Create(context.TODO(), target); err != nil {"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "secrets"
+          ],
+          "verbs": [
+            "create",
+            "delete",
+            "update"
+          ]
+        }
+      ]
+    },
+    {
+      "component": "imagepulljob-controller",
+      "evidence": {
+        "file": "pkg/controller/imagepulljob/imagepulljob_controller.go",
+        "contains": "namespace := v1.Namespace{}"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "namespaces"
+          ],
+          "verbs": [
+            "get",
+            "list",
+            "watch"
+          ]
+        }
+      ]
+    },
+    {
+      "component": "sidecarset-controller",
+      "evidence": {
+        "file": "pkg/control/sidecarcontrol/util.go",
+        "contains": "nsObj := &corev1.Namespace{}"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "namespaces"
+          ],
+          "verbs": [
+            "get",
+            "list",
+            "watch"
+          ]
+        }
+      ]
+    },
+    {
+      "component": "pkg/webhook/pod/mutating",
+      "evidence": {
+        "file": "pkg/webhook/pod/mutating/sidecarset.go",
+        "contains": "sidecarcontrol.PodMatchedSidecarSet(h.Client, pod, &sidecarSet)"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "namespaces"
+          ],
+          "verbs": [
+            "get",
+            "list",
+            "watch"
+          ]
+        }
+      ]
+    },
+    {
+      "component": "pkg/webhook/sidecarset/validating",
+      "evidence": {
+        "file": "pkg/webhook/sidecarset/validating/utils.go",
+        "contains": "sidecarcontrol.IsSelectorNamespace(c, originNamespace"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "namespaces"
+          ],
+          "verbs": [
+            "get",
+            "list",
+            "watch"
+          ]
+        }
+      ]
+    },
+    {
+      "component": "pkg/webhook/namespace/validating",
+      "evidence": {
+        "file": "pkg/webhook/namespace/validating/namespace_handler.go",
+        "contains": "obj := &v1.Namespace{}"
+      },
+      "rules": [
+        {
+          "apiGroups": [
+            ""
+          ],
+          "resources": [
+            "namespaces"
+          ],
+          "verbs": [
+            "get",
+            "list",
+            "watch"
+          ]
+        }
+      ]
+    }
+  ],
   "managerRbac": [
     {
       "apiGroups": [

@@ -1,5 +1,5 @@
 import { propError } from '../errors.js';
-import { Environment, holds, PolicyRule, UpstreamCrd, UpstreamRelease } from './release.js';
+import { Environment, holds, PolicyRule, UndeclaredNeed, UpstreamCrd, UpstreamRelease } from './release.js';
 
 /** A resource of an API group, e.g. `{ apiGroup: 'example.com', resource: 'widgets' }`. */
 export interface GroupResource {
@@ -84,6 +84,7 @@ export function managerRules(release: UpstreamRelease, env: Environment, access:
   const rules = [
     ...release.controllers.filter((c) => holds(c.requires, env)).flatMap((c) => c.rbac),
     ...release.handlerSets.filter((h) => holds(h.requires, env)).flatMap((h) => h.rbac),
+    ...activeNeeds(release, env).filter((n) => !n.namespace).flatMap((n) => n.rules),
     ...release.webhookServerRbac.map((r) => ({ ...r, verbs: r.verbs.filter((v) => v === 'get' || v === 'list' || v === 'watch') })),
   ];
   return mergeRules(rules.flatMap((r) => access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise)));
@@ -92,6 +93,24 @@ export function managerRules(release: UpstreamRelease, env: Environment, access:
 function hasScaleSubresource(crd: UpstreamCrd): boolean {
   const versions = (crd.manifest.spec as { versions?: Array<{ subresources?: { scale?: object } }> }).versions ?? [];
   return versions.some((v) => v.subresources?.scale !== undefined);
+}
+
+/** Namespaced needs of the active components, by namespace (each becomes a Role there). */
+export function namespacedRules(release: UpstreamRelease, env: Environment): { [namespace: string]: PolicyRule[] } {
+  const out: { [namespace: string]: PolicyRule[] } = {};
+  for (const need of activeNeeds(release, env)) {
+    if (need.namespace) out[need.namespace] = mergeRules([...(out[need.namespace] ?? []), ...need.rules]);
+  }
+  return out;
+}
+
+/** Undeclared needs of the controllers that start and the handlers that are served. */
+function activeNeeds(release: UpstreamRelease, env: Environment): UndeclaredNeed[] {
+  const active = new Set([
+    ...release.controllers.filter((c) => holds(c.requires, env)).map((c) => c.name),
+    ...release.handlerSets.filter((h) => holds(h.requires, env)).map((h) => h.package),
+  ]);
+  return release.undeclared.filter((n) => active.has(n.component));
 }
 
 /**

@@ -3,7 +3,7 @@ import { propError } from '../errors.js';
 import type { CrdManifest } from '../crds.js';
 import { WebhookDefinition, WebhookGroup } from '../webhooks.js';
 import { KRUISE_RELEASE } from './kruise.generated.js';
-import { CustomResourceAccess, managerRules } from './permissions.js';
+import { CustomResourceAccess, managerRules, namespacedRules } from './permissions.js';
 import { effectiveGates, Environment, PolicyRule, servedWebhooks, startedControllers, unknownGates, UpstreamController, UpstreamRelease, UpstreamWebhook } from './release.js';
 
 /** Inputs that decide what the upstream binary does. */
@@ -35,6 +35,8 @@ export interface UpstreamProfile {
   readonly controllers: UpstreamController[];
   /** The manager's ClusterRole rules. */
   readonly clusterRules: PolicyRule[];
+  /** Rules the manager needs only in one namespace (a Role there), by namespace. */
+  readonly namespacedRules: { readonly [namespace: string]: PolicyRule[] };
   /** Rules of the leader-election Role (the Lease lock and events). */
   readonly leaderElectionRules: PolicyRule[];
   /** CRDs whose conversion webhook caBundle the manager patches. */
@@ -63,6 +65,7 @@ export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamPro
     webhooks: servedWebhooks(release, env).map(definition),
     controllers: startedControllers(release, env),
     clusterRules: managerRules(release, env, input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn()),
+    namespacedRules: namespacedRules(release, env),
     leaderElectionRules: release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')),
     conversionCrds: release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`),
     crds: release.crds.map((c) => ({ manifest: withLabels(c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest, input.crdLabels ?? {}) })),

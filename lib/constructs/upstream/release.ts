@@ -87,6 +87,20 @@ export interface UpstreamController {
   readonly rbac: PolicyRule[];
 }
 
+/**
+ * A permission upstream's code uses without declaring it in the component that uses it (upstream
+ * grants it only through the union role). Hand-kept in tools/upstream/undeclared.json, each
+ * with the line of code that proves it; the generator checks the line still exists.
+ */
+export interface UndeclaredNeed {
+  /** Controller name or handler package (as in `controllers` / `handlerSets`). */
+  readonly component: string;
+  readonly rules: PolicyRule[];
+  /** The code only writes in this namespace: granted by a Role there, not cluster-wide. */
+  readonly namespace?: string;
+  readonly evidence: { readonly file: string; readonly contains: string };
+}
+
 export interface UpstreamCrd {
   readonly kind: string;
   readonly group: string;
@@ -115,6 +129,8 @@ export interface UpstreamRelease {
   /** RBAC markers of the webhook server itself (configurations and CRD caBundles). */
   readonly webhookServerRbac: PolicyRule[];
   readonly controllers: UpstreamController[];
+  /** Needs the code has beyond the markers of the component that has them. */
+  readonly undeclared: UndeclaredNeed[];
   /** config/rbac/leader_election_role.yaml. */
   readonly leaderElectionRbac: PolicyRule[];
   /** config/rbac/daemon_role.yaml (kruise-daemon's ClusterRole). */

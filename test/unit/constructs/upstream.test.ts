@@ -77,6 +77,17 @@ describe('upstream profile', () => {
     expect(triples(profile({ featureGates: { KruiseDaemon: false } }))).not.toContain('apps.kruise.io/nodeimages:create');
   });
 
+  it('adds what upstream\'s code uses without a marker in that component, writes only where the code writes', () => {
+    // imagepulljob-controller watches Secrets cluster-wide and copies pull secrets into kruise-daemon-config;
+    // SidecarSet namespace selectors read Namespaces (tools/upstream/undeclared.json cites the code).
+    expect(triples()).toEqual(expect.arrayContaining(['/secrets:list', '/secrets:watch', '/namespaces:list']));
+    expect(triples()).not.toContain('/secrets:create');
+    expect(profile().namespacedRules).toEqual({ 'kruise-daemon-config': [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'update'] }] });
+    const noDaemon = profile({ featureGates: { KruiseDaemon: false } });
+    expect(noDaemon.namespacedRules).toEqual({});
+    expect(synthManager({ daemon: false }).some((o) => o.kind === 'Namespace' && o.metadata.name === 'kruise-daemon-config')).toBe(true);
+  });
+
   it('narrows upstream\'s wildcard reads unless asked for them', () => {
     const narrow = triples();
     expect(narrow.filter((t) => t.startsWith('*/'))).toEqual([]);
