@@ -31,6 +31,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Chart, Testing } from 'cdk8s';
+import { CustomResourceAccess, KruiseManager } from '../../lib/index.js';
 import { apiRequest } from '../envtest/http.js';
 import { envtest } from '../envtest/state.js';
 import { applyServerSide, discover, kubectlApply, kubectlVersion, objectId, objectPath, type ApplyResult } from './support/apply.js';
@@ -614,6 +616,59 @@ describe(`real kruise-manager ${state.kruiseVersion} on the synthesized default 
     // Positive control: the replicas did talk to the API server as that user.
     expect(auditEvents({ user: saUser, since: t0 }).length).toBeGreaterThan(0);
   }, 60_000);
+
+  // Last: it provokes a denial on purpose, after the zero-denial check above.
+  check('what the narrowed wildcard breaks: a PodUnavailableBudget on a custom workload is denied its scale until CustomResourceAccess.including() grants it', async () => {
+    requireStarted();
+    const group = `widgets-${run}.example.com`;
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `widgets.${group}` },
+      spec: {
+        group, scope: 'Namespaced', names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+        versions: [{
+          name: 'v1', served: true, storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+        }],
+      },
+    } as KubernetesObject;
+    createdClusterScoped.push(crd);
+    expect((await applyServerSide(crd, { fieldManager: FIELD_MANAGER, force: true })).status).toBeLessThan(300);
+    await until(`CRD ${crd.metadata!.name} established`, async () => {
+      const res = await apiRequest(state, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`);
+      return (JSON.parse(res.body) as { status?: { conditions?: Array<{ type: string; status: string }> } }).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    }, 30_000, 200);
+    const widget = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: testNs }, spec: { replicas: 2 } } as KubernetesObject;
+    expect((await applyServerSide(widget, { fieldManager: FIELD_MANAGER, force: true })).status).toBeLessThan(300);
+    const pub = (annotation: string) => ({
+      apiVersion: 'policy.kruise.io/v1alpha1', kind: 'PodUnavailableBudget', metadata: { name: 'widget-pub', namespace: testNs, annotations: { 'upstream-real/round': annotation } },
+      spec: { targetRef: { apiVersion: `${group}/v1`, kind: 'Widget', name: 'w1' }, maxUnavailable: 1 },
+    }) as KubernetesObject;
+    const scaleDenials = (since: number) => auditEvents({ user: saUser, code: 403, since })
+      .filter((e) => e.objectRef?.apiGroup === group && e.objectRef.resource === 'widgets' && e.objectRef.subresource === 'scale');
+    const before = Date.now();
+    expect((await applyServerSide(pub('narrow'), { fieldManager: FIELD_MANAGER, force: true })).status).toBeLessThan(300);
+    await until('the leader to be denied the Widget scale (default CustomResourceAccess)', () => scaleDenials(before).length > 0, 60_000, 500);
+
+    // The same app with the custom workload granted: only its manager ClusterRole changes.
+    const widened = Testing.synth(new (class extends Chart {
+      constructor() {
+        super(Testing.app(), 'kruise');
+        new KruiseManager(this, 'Kruise', { customResourceAccess: CustomResourceAccess.including([{ apiGroup: group, resource: 'widgets' }]) });
+      }
+    })()) as KubernetesObject[];
+    const role = widened.find((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'kruise-manager-role')!;
+    expect((await applyServerSide(role, { fieldManager: FIELD_MANAGER, force: false })).status).toBeLessThan(300);
+    await sleep(1_000); // the authorizer's RBAC cache follows a watch
+    const granted = Date.now();
+    expect((await applyServerSide(pub('including'), { fieldManager: FIELD_MANAGER, force: true })).status).toBeLessThan(300);
+    await until('the leader to read the Widget scale once granted', () => auditEvents({ user: saUser, since: granted })
+      .some((e) => e.objectRef?.apiGroup === group && e.objectRef.subresource === 'scale' && e.responseStatus?.code === 200), 90_000, 500);
+    expect(scaleDenials(granted)).toEqual([]);
+    // Put the default ClusterRole back for whatever runs after this file.
+    const original = objects.find((o) => o.kind === 'ClusterRole' && o.metadata?.name === 'kruise-manager-role')!;
+    expect((await applyServerSide(original, { fieldManager: FIELD_MANAGER, force: false })).status).toBeLessThan(300);
+  }, 240_000);
 });
 
 /** A minimal v1 AdmissionReview for the first rule of `entry`. */
