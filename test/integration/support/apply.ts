@@ -92,13 +92,15 @@ export async function kubectlVersion(): Promise<string | undefined> {
 }
 
 /**
- * `kubectl apply -f` (client-side) of `objects` as the envtest admin. kubectl goes on after a
- * failed object, so `output` names every object's outcome; `ok` is its exit status.
+ * `kubectl apply -f` of `objects` as the envtest admin: client-side (three-way merge, the
+ * default) or `--server-side` with a field manager. kubectl goes on after a failed object, so
+ * `output` names every object's outcome; `ok` is its exit status.
  */
-export async function kubectlApply(objects: KubernetesObject[], file: string): Promise<{ ok: boolean; output: string }> {
+export async function kubectlApply(objects: KubernetesObject[], file: string, opts: { serverSide?: boolean; fieldManager?: string } = {}): Promise<{ ok: boolean; output: string }> {
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
+  const mode = opts.serverSide ? ['--server-side', `--field-manager=${opts.fieldManager ?? 'kubectl'}`] : [];
   try {
-    const { stdout, stderr } = await promisify(execFile)('kubectl', ['--kubeconfig', envtest().kubeconfigPath, 'apply', '-f', file],
+    const { stdout, stderr } = await promisify(execFile)('kubectl', ['--kubeconfig', envtest().kubeconfigPath, 'apply', ...mode, '-f', file],
       { timeout: 180_000, maxBuffer: 16 << 20 });
     return { ok: true, output: `${stdout}${stderr}` };
   } catch (e) {
