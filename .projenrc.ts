@@ -102,7 +102,7 @@ project.package.addField('exports', {
   './contract': { types: './dist/lib/contract.d.ts', default: './dist/lib/contract.js' },
   './image': { types: './dist/lib/image/index.d.ts', default: './dist/lib/image/index.js' },
 });
-project.addBins({ 'kruise-ha-image': 'dist/lib/image/cli.js' });
+project.addBins({ 'kruise-ha-image': 'dist/lib/image/cli.js', 'kruise-ha': 'dist/lib/doctor/cli.js' });
 project.gitignore.exclude('.envtest/', '.scratch*/', 'bench/results/', 'dist/', 'cdk8s.out/', 'coverage/', '.runtime-build/');
 
 // Jest in ESM mode: ts-jest transpiles, `tsc -p tsconfig.dev.json` type-checks once.
@@ -175,6 +175,7 @@ project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });
 project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
+project.addTask('doctor', { description: 'Check a live kruise-manager install (npx kruise-ha doctor), from source', exec: 'tsx lib/doctor/cli.ts doctor', receiveArgs: true });
 project.addTask('image', { description: 'Publish a synthesized runtime image without Docker', exec: 'tsx lib/image/cli.ts', receiveArgs: true });
 // The integration tests push images to Debian's CNCF distribution registry.
 const ensureRegistry = project.addTask('test:ensure-registry', { exec: 'bash test/setup/ensure-docker-registry.sh' });
