@@ -81,7 +81,9 @@ export function checkCaBundles(s: ClusterSnapshot, e: Expectations | undefined):
   const id = 'ca-bundle';
   const certs = stored(s);
   if (!certs || certs.ca.length === 0) return { id, status: 'skip', message: 'no CA in the Secret to compare with (see certificate)' };
-  const fingerprints = new Set(certs.ca.map((c) => c.fingerprint256));
+  // The CA that signed the serving certificate must be trusted (the Secret may hold older CAs too).
+  const issuers = certs.ca.filter((ca) => certs.serving?.checkIssued(ca));
+  const fingerprints = new Set((issuers.length > 0 ? issuers : certs.ca).map((c) => c.fingerprint256));
   const targets: Array<{ what: string; bundle?: string }> = [
     ...entriesOnService(s, Names.webhookService).map((w) => ({ what: `${w.kind} webhook ${w.name}`, bundle: w.clientConfig.caBundle })),
     ...(e?.conversionCrds ?? []).flatMap((name) => {

@@ -95,5 +95,5 @@ export function checkNamespaceExclusion(s: ClusterSnapshot): CheckResult {
       details: caught,
     };
   }
-  return { id, status: 'pass', message: `${podWebhooks.length} pod webhook${podWebhooks.length === 1 ? '' : 's'} skip kube-system and ${s.namespace}` };
+  return { id, status: 'pass', message: `${podWebhooks.length} pod webhook${podWebhooks.length === 1 ? ' skips' : 's skip'} kube-system and ${s.namespace}` };
 }
