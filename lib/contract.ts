@@ -76,6 +76,15 @@ export const Paths = {
   validateSidecarSet: '/validate-apps-kruise-io-v1alpha1-sidecarset',
 } as const;
 
+/**
+ * Metric names the runtime exports beyond controller-runtime's (which both flavours share), so
+ * the dashboard and alert constructs query what the runtime serves.
+ */
+export const Metrics = {
+  /** Gauge: when the serving certificate a replica presents expires (Unix seconds). */
+  certificateExpiry: 'kruise_webhook_certificate_expiration_timestamp_seconds',
+} as const;
+
 /** Names of the objects the manager reads and writes at runtime. */
 export const Names = {
   namespace: 'kruise-system',
