@@ -121,6 +121,21 @@ describe('kruise-ha doctor on a live install (runtime flavour, manager processes
     process.stdout.write(`\n--- doctor on a healthy install ---\n${table.stdout}`);
   }, 120_000);
 
+  it('exports every metric the dashboard and the alerts query from the manager job', async () => {
+    const chart = new Chart(Testing.app(), 'metrics');
+    new KruiseManager(chart, 'kruise', { namespace, image: ManagerImage.runtime('example.com/kruise-ha:test'), monitoring: { grafanaDashboard: true, alertRules: true } });
+    const out = Testing.synth(chart);
+    const dashboard = out.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'kruise-manager-dashboard').data['kruise-manager.json'];
+    const rules = JSON.stringify(out.find((o) => o.kind === 'PrometheusRule').spec);
+    // Series selected by the manager's scrape job (`job="$job"` in the dashboard, `job="kruise-manager-metrics"` in the rules).
+    const names = new Set([...`${dashboard}\n${rules}`.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{[^}]*job=\\?"(?:\$job|kruise-manager-metrics)/g)].map((m) => m[1].replace(/_bucket$/, '')));
+    expect(names.size).toBeGreaterThanOrEqual(9);
+    const leader = (await Promise.all(managers.map(async (m) => (await m.leading()) ? m : undefined))).find(Boolean)!;
+    const scraped = (await leader.get('/metrics', leader.ports.metrics)).body;
+    const missing = [...names].filter((n) => n !== 'up' && !new RegExp(`^# TYPE ${n} `, 'm').test(scraped));
+    expect(missing).toEqual([]);
+  }, 60_000);
+
   /** Injects a fault, runs the doctor, restores; the doctor must fail exactly `id` with `message`. */
   async function fault(id: string, message: RegExp, inject: () => Promise<void>, restore: () => Promise<void>): Promise<void> {
     await inject();

@@ -16,7 +16,7 @@ const find = (checks: CheckResult[], id: string) => checks.find((c) => c.id === 
 const FAULTS: Array<[string, string, (f: Fixture) => void | Promise<void>, RegExp]> = [
   ['no ready endpoint', 'webhook-endpoints', (f) => { f.snapshot.endpointSlices = []; }, /no ready endpoint: \d+ webhooks fail closed now .*pod creation fails cluster-wide/],
   ['no ready endpoint (all not ready)', 'webhook-endpoints', (f) => {
-    f.snapshot.endpointSlices = f.snapshot.endpointSlices.map((s) => ({ ...s, endpoints: s.endpoints.map((e) => ({ ...e, conditions: { ready: false } })) }));
+    f.snapshot.endpointSlices = f.snapshot.endpointSlices.map((s) => ({ ...s, endpoints: (s.endpoints ?? []).map((e) => ({ ...e, conditions: { ready: false } })) }));
   }, /no ready endpoint/],
   ['stale caBundle', 'ca-bundle', async (f) => {
     const other = await generateCA({ commonName: 'other', now: NOW, validityMs: 86400_000 });
