@@ -92,6 +92,10 @@ const project = new typescript.TypeScriptProject({
     '@types/tar-stream@^3.1.4',
     'typedoc@^0.28.0',
     'typedoc-plugin-markdown@^4.9.0',
+    // Grafana's dashboard schema (its CUE kind, generated to TypeScript) turned into JSON Schema for the dashboard test.
+    '@grafana/schema@13.2.3',
+    'ts-json-schema-generator@^2.9.0',
+    'ajv@^8.20.0',
   ],
 });
 
@@ -102,7 +106,7 @@ project.package.addField('exports', {
   './contract': { types: './dist/lib/contract.d.ts', default: './dist/lib/contract.js' },
   './image': { types: './dist/lib/image/index.d.ts', default: './dist/lib/image/index.js' },
 });
-project.addBins({ 'kruise-ha-image': 'dist/lib/image/cli.js' });
+project.addBins({ 'kruise-ha-image': 'dist/lib/image/cli.js', 'kruise-ha': 'dist/lib/doctor/cli.js' });
 project.gitignore.exclude('.envtest/', '.scratch*/', 'bench/results/', 'dist/', 'cdk8s.out/', 'coverage/', '.runtime-build/');
 
 // Jest in ESM mode: ts-jest transpiles, `tsc -p tsconfig.dev.json` type-checks once.
@@ -175,6 +179,7 @@ project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });
 project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
+project.addTask('doctor', { description: 'Check a live kruise-manager install (npx kruise-ha doctor), from source', exec: 'tsx lib/doctor/cli.ts doctor', receiveArgs: true });
 project.addTask('image', { description: 'Publish a synthesized runtime image without Docker', exec: 'tsx lib/image/cli.ts', receiveArgs: true });
 // The integration tests push images to Debian's CNCF distribution registry.
 const ensureRegistry = project.addTask('test:ensure-registry', { exec: 'bash test/setup/ensure-docker-registry.sh' });
@@ -183,8 +188,14 @@ const ensureLinters = project.addTask('test:ensure-linters', {
   description: 'Install the pinned kube-score and checkov (first run only; cached in ~/.cache/kruise-ts-envtest)',
   exec: 'bash test/setup/ensure-linters.sh > /dev/null',
 });
-const linters = project.addTask('test:linters', { description: 'Judge every example with kube-score and checkov' });
+// promtool checks and unit-tests the PrometheusRule (test/lint/alert-rules.test.ts).
+const ensurePromtool = project.addTask('test:ensure-promtool', {
+  description: 'Build the pinned promtool from the Prometheus Go module (first run only; cached in ~/.cache/kruise-ts-envtest)',
+  exec: 'bash test/setup/ensure-promtool.sh > /dev/null',
+});
+const linters = project.addTask('test:linters', { description: 'Judge every example with kube-score and checkov, the alert rules with promtool' });
 linters.spawn(ensureLinters);
+linters.spawn(ensurePromtool);
 linters.exec(`${jestCmd} --selectProjects linters`, { receiveArgs: true });
 project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
 const integration = project.addTask('test:integration');
@@ -197,6 +208,7 @@ project.testTask.spawn(project.tasks.tryFind('lint')!);
 project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);
 project.testTask.spawn(ensureRegistry);
 project.testTask.spawn(ensureLinters);
+project.testTask.spawn(ensurePromtool);
 project.testTask.exec(`${jestCmd} --runInBand`, { receiveArgs: true });
 
 project.synth();

@@ -76,6 +76,15 @@ export const Paths = {
   validateSidecarSet: '/validate-apps-kruise-io-v1alpha1-sidecarset',
 } as const;
 
+/**
+ * Metric names the runtime exports beyond controller-runtime's (which both flavours share), so
+ * the dashboard and alert constructs query what the runtime serves.
+ */
+export const Metrics = {
+  /** Gauge: when the serving certificate a replica presents expires (Unix seconds). */
+  certificateExpiry: 'kruise_webhook_certificate_expiration_timestamp_seconds',
+} as const;
+
 /** Names of the objects the manager reads and writes at runtime. */
 export const Names = {
   namespace: 'kruise-system',
@@ -246,3 +255,74 @@ export function selectorsMayOverlap(a: SelectorLike, b: SelectorLike): boolean {
     ...(a.matchExpressions ?? []).map((e) => e.key), ...(b.matchExpressions ?? []).map((e) => e.key)]);
   return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
 }
+
+/** An RBAC rule (the shape of rbac.authorization.k8s.io/v1 PolicyRule). */
+export interface RbacRule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+  readonly resourceNames?: string[];
+}
+
+/** A Kruise custom resource the runtime serves. */
+export interface RuntimeResource {
+  readonly group: string;
+  readonly versions: string[];
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+/**
+ * What this project's runtime serves and needs, so the constructs render exactly that and the
+ * doctor checks a live install against the same list. (The upstream flavour's equivalents are
+ * generated from upstream's module: lib/constructs/upstream.)
+ */
+export const RuntimeApi = {
+  /** Kruise resources the runtime serves today (their CRDs must be installed). */
+  resources: [
+    { group: KRUISE_APPS_GROUP, versions: ['v1alpha1'], kind: 'SidecarSet', plural: 'sidecarsets', namespaced: false },
+  ] as readonly RuntimeResource[],
+  /** The admission webhooks the runtime registers: configuration entry name and served path. */
+  webhooks: [
+    { type: 'mutating', name: 'mpod.kb.io', path: Paths.mutatePod },
+    { type: 'mutating', name: 'msidecarset.kb.io', path: Paths.mutateSidecarSet },
+    { type: 'validating', name: 'vsidecarset.kb.io', path: Paths.validateSidecarSet },
+  ] as ReadonlyArray<{ readonly type: 'mutating' | 'validating'; readonly name: string; readonly path: string }>,
+} as const;
+
+const READ_VERBS = ['get', 'list', 'watch'];
+
+/** What the runtime's controllers, webhooks and caches touch cluster-wide. */
+export function runtimeClusterRules(resources: readonly RuntimeResource[] = RuntimeApi.resources): RbacRule[] {
+  return [
+    // In-place sidecar updates patch pod images; status counts read pods.
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['namespaces'], verbs: READ_VERBS },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: READ_VERBS },
+    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+    ...resources.flatMap((r) => [
+      { apiGroups: [r.group], resources: [r.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+      { apiGroups: [r.group], resources: [`${r.plural}/finalizers`], verbs: ['update'] },
+      { apiGroups: [r.group], resources: [`${r.plural}/status`], verbs: ['get', 'patch', 'update'] },
+    ]),
+  ];
+}
+
+/** The runtime's Lease lock and the events it records about leadership (in the Lease namespace). */
+export const RUNTIME_LEADER_ELECTION_RULES: readonly RbacRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/**
+ * What a self-managed manager (either flavour) writes besides its cluster rules: the
+ * certificate Secret in its namespace, and the caBundle of its own webhook configurations
+ * (and of CRDs it converts), by name.
+ */
+export const CERTIFICATE_RULES = {
+  secretVerbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  externalSecretVerbs: READ_VERBS,
+  caBundleVerbs: ['get', 'patch', 'update'],
+} as const;

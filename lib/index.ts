@@ -2,7 +2,9 @@
  * kruise-ha: CDK8s constructs for a highly available OpenKruise control plane.
  * The runtime lives under `kruise-ha/runtime`; the shared contract under `kruise-ha/contract`.
  */
+export * from './constructs/alerts.js';
 export * from './constructs/certificates.js';
+export * from './constructs/dashboard.js';
 export * from './constructs/crds.js';
 export * from './constructs/daemon.js';
 export * from './constructs/disruption-budget.js';

@@ -218,6 +218,8 @@ export class KruiseManager extends Construct {
     this.monitoring = new ManagerMonitoring(this, 'Monitoring', {
       ...props.monitoring, name: 'kruise-manager-metrics', namespace: ns, metricsPort: serving.ports.metrics,
       selectorLabels: { [Labels.controlPlane]: LabelValues.controllerManager },
+      deployments: this.workloads.map((w) => w.deployment.name), replicas: Math.min(...this.workloads.map((w) => w.deployment.replicas ?? replicas)),
+      leaseName: leaderElection.id, webhookNames: (profile ? profile.webhooks : runtimeWebhooks()).map((w) => w.name),
     });
     this.wave(Wave.WORKLOAD, ApiObject.of(this.webhookService), ...this.monitoring.apiObjects);
     if (props.daemon ?? upstream) {

@@ -1,7 +1,9 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Paths } from '../contract.js';
+import { AlertOptions, ManagerAlerts } from './alerts.js';
 import { kplus } from './api.js';
+import { DashboardOptions, ManagerDashboard } from './dashboard.js';
 import { wholeSeconds } from './errors.js';
 
 /** Options for metrics scraping. */
@@ -21,6 +23,23 @@ export interface MonitoringOptions {
    * @default - none
    */
   readonly serviceMonitorLabels?: { [key: string]: string };
+  /**
+   * Render the Grafana dashboard: a ConfigMap labelled for Grafana's dashboard sidecar (leader,
+   * admission, controllers, certificate expiry, replicas, CPU and memory; both flavours).
+   * @default false
+   */
+  readonly grafanaDashboard?: boolean;
+  /** Where and how the dashboard is rendered. @default - see DashboardOptions */
+  readonly dashboard?: DashboardOptions;
+  /**
+   * Render a prometheus-operator PrometheusRule with alerts for the known failure modes (no
+   * leader, flapping, webhook errors, unreachable or slow webhooks, too few replicas, certificate
+   * expiry, growing queues, replicas in one zone). Needs the PrometheusRule CRD.
+   * @default false
+   */
+  readonly alertRules?: boolean;
+  /** Thresholds and labels of the alerts. @default - see AlertOptions */
+  readonly alerts?: AlertOptions;
 }
 
 /** Props of {@link ManagerMonitoring}. */
@@ -28,13 +47,24 @@ export interface ManagerMonitoringProps extends MonitoringOptions {
   readonly namespace: string;
   readonly selectorLabels: { [key: string]: string };
   readonly metricsPort: number;
+  /** Name of the metrics Service (the scraped `job`). */
   readonly name: string;
+  /** The manager Deployments. @default - none (no dashboard or alerts) */
+  readonly deployments?: string[];
+  /** Replicas per Deployment. @default 2 */
+  readonly replicas?: number;
+  /** The leader-election Lease. @default 'kruise-manager' */
+  readonly leaseName?: string;
+  /** The webhook entry names. @default - none */
+  readonly webhookNames?: string[];
 }
 
 /** A metrics Service over every manager replica, and optionally a ServiceMonitor. */
 export class ManagerMonitoring extends Construct {
   public readonly service: kplus.Service;
   public readonly apiObjects: ApiObject[];
+  public readonly dashboard?: ManagerDashboard;
+  public readonly alerts?: ManagerAlerts;
 
   constructor(scope: Construct, id: string, props: ManagerMonitoringProps) {
     super(scope, id);
@@ -55,6 +85,17 @@ export class ManagerMonitoring extends Construct {
           endpoints: [{ port: 'metrics', path: Paths.metrics, interval: `${wholeSeconds('monitoring.interval', props.interval ?? Duration.seconds(30))}s` }],
         },
       }));
+    }
+    const watched = {
+      namespace: props.namespace, deployments: props.deployments ?? [], leaseName: props.leaseName ?? 'kruise-manager', webhookNames: props.webhookNames ?? [], metricsJob: props.name,
+    };
+    if (props.grafanaDashboard) {
+      this.dashboard = new ManagerDashboard(this, 'Dashboard', { ...props.dashboard, ...watched });
+      this.apiObjects.push(this.dashboard.apiObject);
+    }
+    if (props.alertRules) {
+      this.alerts = new ManagerAlerts(this, 'Alerts', { ...props.alerts, ...watched, replicas: props.replicas ?? 2 });
+      this.apiObjects.push(this.alerts.apiObject);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct } from 'constructs';
-import { Names } from '../contract.js';
+import { CERTIFICATE_RULES, Names, RUNTIME_LEADER_ELECTION_RULES as LEADER_RULES, runtimeClusterRules } from '../contract.js';
 import { kplus } from './api.js';
 import { bindRole } from './binding.js';
 import { KruiseResource } from './kruise-api.js';
@@ -8,8 +8,6 @@ import { mergeRules } from './upstream/permissions.js';
 import type { PolicyRule } from './upstream/release.js';
 
 const READ = ['get', 'list', 'watch'];
-const WRITE = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-const STATUS = ['get', 'patch', 'update'];
 
 /** An RBAC resource reference that cdk8s-plus accepts for Roles and ClusterRoles. */
 function res(apiGroup: string, resourceType: string, resourceName?: string): kplus.IApiResource & kplus.IApiEndpoint {
@@ -73,7 +71,7 @@ export class ManagerRbac extends Construct {
     const leader = new kplus.Role(this, 'LeaderElection', { metadata: { name: 'kruise-leader-election-role', namespace: props.leaseNamespace } });
     setRules(leader, props.leaderElectionRules);
     const webhook = new kplus.Role(this, 'Webhook', { metadata: { name: 'kruise-webhook-role', namespace: ns } });
-    webhook.allow(props.selfManagedCertificates ? WRITE : READ, res('', 'secrets'));
+    webhook.allow([...(props.selfManagedCertificates ? CERTIFICATE_RULES.secretVerbs : CERTIFICATE_RULES.externalSecretVerbs)], res('', 'secrets'));
     this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: 'kruise-manager-role' } });
     setRules(this.clusterRole, props.clusterRules);
 
@@ -85,10 +83,10 @@ export class ManagerRbac extends Construct {
     const bound: ApiObject[] = [leader, webhook, this.clusterRole, ...scoped].flatMap((role) => [ApiObject.of(role), bindRole(this, role, this.serviceAccount)]);
     if (props.selfManagedCertificates) {
       const certs = new kplus.ClusterRole(this, 'Certs', { metadata: { name: 'kruise-certs-role' } });
-      certs.allow(['get', 'patch', 'update'],
+      certs.allow([...CERTIFICATE_RULES.caBundleVerbs],
         res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', Names.mutatingWebhookConfiguration),
         res('admissionregistration.k8s.io', 'validatingwebhookconfigurations', Names.validatingWebhookConfiguration));
-      for (const crd of props.conversionCrds) certs.allow(['get', 'patch', 'update'], res('apiextensions.k8s.io', 'customresourcedefinitions', crd));
+      for (const crd of props.conversionCrds) certs.allow([...CERTIFICATE_RULES.caBundleVerbs], res('apiextensions.k8s.io', 'customresourcedefinitions', crd));
       bound.push(ApiObject.of(certs), bindRole(this, certs, this.serviceAccount));
     }
     this.apiObjects.push(ApiObject.of(this.serviceAccount), ...bound, ...this.aggregateRoles(props.aggregated));
@@ -119,25 +117,10 @@ export function setRules(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule
   ApiObject.of(role).addJsonPatch(JsonPatch.add('/rules', mergeRules(rules)));
 }
 
-/** What the TypeScript runtime's controllers and webhooks touch. */
+/** What the TypeScript runtime's controllers and webhooks touch (from the contract, which the doctor checks too). */
 export function runtimeRules(kruise: KruiseResource[]): PolicyRule[] {
-  return [
-    // In-place sidecar updates patch pod images; status counts read pods.
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-    { apiGroups: [''], resources: ['namespaces'], verbs: READ },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: READ },
-    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: WRITE },
-    ...kruise.flatMap((r) => [
-      { apiGroups: [r.group], resources: [r.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-      { apiGroups: [r.group], resources: [`${r.plural}/finalizers`], verbs: ['update'] },
-      { apiGroups: [r.group], resources: [`${r.plural}/status`], verbs: STATUS },
-    ]),
-  ];
+  return runtimeClusterRules(kruise);
 }
 
 /** The runtime's Lease lock and the events it records about leadership. */
-export const RUNTIME_LEADER_ELECTION_RULES: PolicyRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-];
+export const RUNTIME_LEADER_ELECTION_RULES: PolicyRule[] = [...LEADER_RULES];

@@ -1,7 +1,8 @@
 import { CoordinationV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, sleep, type Clock } from './clock.js';
+import { Metrics } from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
@@ -61,6 +62,14 @@ export class Manager {
       kubeConfig: this.kubeConfig, mode: o.certMode, namespace: o.podNamespace, certDir: o.certDir, secretName: o.secretName, serviceName: o.serviceName,
       logger: this.logger.child({ component: 'certs' }), clock: this.clock, policy: { renewBeforeMs: o.certsRenewBeforeMs },
       onCertificatesWritten: () => this.webhooks.reloadCertificates(),
+    });
+    const certs = this.certs;
+    new Gauge({
+      name: Metrics.certificateExpiry, help: 'When the serving certificate this replica presents expires (Unix seconds).', registers: [this.registry],
+      collect() {
+        const expiresAt = certs.expiresAt();
+        if (expiresAt !== undefined) this.set(Math.floor(expiresAt / 1000));
+      },
     });
     if (o.role !== 'webhook' && o.leaderElection) {
       this.elector = new LeaderElector({

@@ -27,6 +27,9 @@ describe('manager process (smoke)', () => {
     const metrics = (await manager.get('/metrics', manager.ports.metrics)).body;
     expect(metrics).toMatch(/^controller_runtime_max_concurrent_reconciles\{controller="sidecarset"\} 3$/m);
     expect(metrics).toMatch(/^process_resident_memory_bytes /m);
+    // The serving certificate's expiry, for the dashboard and the expiry alert (about a year ahead).
+    const expiry = Number(/^kruise_webhook_certificate_expiration_timestamp_seconds (\d+)$/m.exec(metrics)?.[1]);
+    expect(expiry * 1000 - Date.now()).toBeGreaterThan(300 * 86400_000);
   });
 
   it('releases the Lease and exits 0 on SIGTERM', async () => {

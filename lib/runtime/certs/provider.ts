@@ -17,6 +17,8 @@ export interface CertificateProvider {
   ready(): boolean;
   /** Why `ready()` is false, in one sentence; undefined when ready. */
   notReadyReason(): string | undefined;
+  /** When the installed serving certificate expires (epoch ms); undefined before the first install. */
+  expiresAt(): number | undefined;
   /** The CA bundle the serving certificate chains to (for the readiness self-check). */
   caPem(): string | undefined;
   /** Resolves once ready; rejects if `signal` aborts first. */
@@ -76,6 +78,10 @@ export abstract class ProviderLoop implements CertificateProvider {
 
   ready(): boolean {
     return this.installed !== undefined && this.clock.now() < this.installed.notAfter;
+  }
+
+  expiresAt(): number | undefined {
+    return this.installed?.notAfter;
   }
 
   notReadyReason(): string | undefined {

@@ -1,0 +1,176 @@
+/**
+ * What a healthy install of the manager found in the namespace looks like: the webhooks it
+ * serves, the CRDs it needs, the permissions it uses. Read from the manager's Deployment (image,
+ * flags) and, for the upstream image, from upstream's own generated release definitions — the
+ * same pure data the constructs render from (lib/constructs/upstream: no cdk8s, no I/O).
+ */
+import type { V1Deployment } from '@kubernetes/client-node';
+import {
+  CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RuntimeApi, runtimeClusterRules, type RbacRule,
+} from '../contract.js';
+import { KRUISE_RELEASE } from '../constructs/upstream/kruise.generated.js';
+import { CustomResourceAccess, managerRules } from '../constructs/upstream/permissions.js';
+import { effectiveGates, servedWebhooks, startedControllers, type Condition, type Environment } from '../constructs/upstream/release.js';
+import type { Permission } from './model.js';
+
+export type Flavour = 'upstream' | 'runtime';
+
+export interface ExpectedWebhook {
+  readonly type: 'mutating' | 'validating';
+  readonly name: string;
+  readonly path: string;
+}
+
+export interface ExpectedCrd {
+  /** `<plural>.<group>`. */
+  readonly name: string;
+  /** Controllers and webhooks that need it (what breaks without it). */
+  readonly neededBy: string[];
+}
+
+export interface Expectations {
+  readonly flavour: Flavour;
+  readonly image: string;
+  /** Set when the upstream image's tag is not the release the definitions come from. */
+  readonly versionNote?: string;
+  readonly webhooks: ExpectedWebhook[];
+  readonly crds: ExpectedCrd[];
+  readonly permissions: Permission[];
+  readonly serviceAccount: string;
+  readonly lease: { readonly name: string; readonly namespace: string };
+  readonly externalCertificates: boolean;
+  /** CRDs converted by the manager's webhook: their caBundle must trust the CA too. */
+  readonly conversionCrds: string[];
+}
+
+const UPSTREAM_IMAGE = /(^|\/)openkruise\/kruise-manager(:|@|$)/;
+
+/** The manager container of a Deployment (named `manager`, else the first). */
+export function managerContainer(d: V1Deployment) {
+  const containers = d.spec?.template?.spec?.containers ?? [];
+  return containers.find((c) => c.name === Names.managerContainer) ?? containers[0];
+}
+
+/** The value of `--flag=value` (or `--flag value`) in a container's command line. */
+export function flagValue(d: V1Deployment, flag: string): string | undefined {
+  const c = managerContainer(d);
+  const argv = [...(c?.command ?? []), ...(c?.args ?? [])];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith(`--${flag}=`) || a.startsWith(`-${flag}=`)) return a.slice(a.indexOf('=') + 1);
+    if ((a === `--${flag}` || a === `-${flag}`) && i + 1 < argv.length && !argv[i + 1].startsWith('-')) return argv[i + 1];
+  }
+  return undefined;
+}
+
+function parseGates(value: string | undefined): Record<string, boolean> {
+  const gates: Record<string, boolean> = {};
+  for (const part of (value ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [gate, enabled] = part.split('=');
+    gates[gate] = enabled === 'true';
+  }
+  return gates;
+}
+
+export function expectations(namespace: string, deployments: V1Deployment[]): Expectations | undefined {
+  if (deployments.length === 0) return undefined;
+  const image = managerContainer(deployments[0])?.image ?? '';
+  const leader = deployments.find((d) => flagValue(d, Flags.leaderElectionId) !== undefined) ?? deployments[0];
+  const lease = {
+    name: flagValue(leader, Flags.leaderElectionId) ?? Names.leaderElectionId,
+    namespace: flagValue(leader, Flags.leaderElectionNamespace) ?? namespace,
+  };
+  const serviceAccount = deployments[0].spec?.template?.spec?.serviceAccountName ?? 'default';
+  return UPSTREAM_IMAGE.test(image)
+    ? upstream(namespace, image, deployments, lease, serviceAccount)
+    : runtime(namespace, image, deployments, lease, serviceAccount);
+}
+
+function upstream(namespace: string, image: string, deployments: V1Deployment[], lease: Expectations['lease'], serviceAccount: string): Expectations {
+  const release = KRUISE_RELEASE;
+  const gates = effectiveGates(release, parseGates(flagValue(deployments[0], Flags.featureGates)));
+  // What the binary runs when every CRD is installed; a missing CRD is the CRD check's finding.
+  const env: Environment = { gates, crds: new Set(release.crds.map((c) => c.kind)) };
+  const webhooks = servedWebhooks(release, env);
+  const controllers = startedControllers(release, env);
+  const needs = new Map<string, Set<string>>();
+  const need = (kind: string, who: string) => needs.set(kind, (needs.get(kind) ?? new Set()).add(who));
+  for (const c of controllers) crdKinds(c.requires).forEach((k) => need(k, c.name));
+  for (const w of webhooks) {
+    crdKinds(w.requires).forEach((k) => need(k, w.name));
+    for (const crd of release.crds) {
+      if (w.rules.some((r) => r.apiGroups.includes(crd.group) && r.resources.some((x) => x.split('/')[0] === crd.plural))) need(crd.kind, w.name);
+    }
+  }
+  for (const crd of release.crds.filter((c) => c.conversionWebhook)) need(crd.kind, `${release.conversionPath} (conversion)`);
+  const external = gates[FeatureGates.enableExternalCerts] === true;
+  const conversionCrds = release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`);
+  const tag = /:([^:/@]+)$/.exec(image)?.[1];
+  return {
+    flavour: 'upstream', image,
+    versionNote: tag && tag !== release.version ? `the image tag is ${tag}, but this doctor knows upstream ${release.version}'s definitions` : undefined,
+    webhooks: webhooks.map((w) => ({ type: w.type, name: w.name, path: w.path })),
+    crds: release.crds.filter((c) => needs.has(c.kind)).map((c) => ({ name: `${c.plural}.${c.group}`, neededBy: [...needs.get(c.kind)!].sort() })),
+    permissions: [
+      ...expand(managerRules(release, env, CustomResourceAccess.kruiseAndBuiltIn())),
+      ...expand(release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')), lease.namespace),
+      ...certificatePermissions(namespace, external, conversionCrds),
+    ],
+    serviceAccount, lease, externalCertificates: external, conversionCrds,
+  };
+}
+
+function runtime(namespace: string, image: string, deployments: V1Deployment[], lease: Expectations['lease'], serviceAccount: string): Expectations {
+  const external = deployments.some((d) => flagValue(d, Flags.certMode) === CertModes.external);
+  return {
+    flavour: 'runtime', image,
+    webhooks: RuntimeApi.webhooks.map((w) => ({ ...w })),
+    crds: RuntimeApi.resources.map((r) => ({ name: `${r.plural}.${r.group}`, neededBy: RuntimeApi.webhooks.filter((w) => w.path.includes(r.kind.toLowerCase())).map((w) => w.name) })),
+    permissions: [
+      ...expand(runtimeClusterRules()),
+      ...expand([...RUNTIME_LEADER_ELECTION_RULES], lease.namespace),
+      ...certificatePermissions(namespace, external, []),
+    ],
+    serviceAccount, lease, externalCertificates: external, conversionCrds: [],
+  };
+}
+
+function certificatePermissions(namespace: string, external: boolean, conversionCrds: string[]): Permission[] {
+  if (external) return expand([{ apiGroups: [''], resources: ['secrets'], verbs: [...CERTIFICATE_RULES.externalSecretVerbs] }], namespace);
+  const verbs = [...CERTIFICATE_RULES.caBundleVerbs];
+  return [
+    ...expand([{ apiGroups: [''], resources: ['secrets'], verbs: [...CERTIFICATE_RULES.secretVerbs] }], namespace),
+    ...expand([
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs, resourceNames: [Names.mutatingWebhookConfiguration] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs, resourceNames: [Names.validatingWebhookConfiguration] },
+      ...(conversionCrds.length > 0 ? [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs, resourceNames: conversionCrds }] : []),
+    ]),
+  ];
+}
+
+/** Kinds named by `crd` leaves of a start condition (negated leaves excluded). */
+function crdKinds(c: Condition): string[] {
+  if (c.crd !== undefined) return [c.crd];
+  return [...(c.all ?? []), ...(c.any ?? [])].flatMap(crdKinds);
+}
+
+/** One permission per verb, resource and name of each rule; wildcards cannot be asked and are skipped. */
+export function expand(rules: readonly RbacRule[], namespace?: string): Permission[] {
+  const out = new Map<string, Permission>();
+  for (const rule of rules) {
+    for (const group of rule.apiGroups) {
+      for (const full of rule.resources) {
+        const [resource, subresource] = full.split('/');
+        if (group === '*' || resource === '*') continue;
+        for (const verb of rule.verbs) {
+          if (verb === '*') continue;
+          for (const name of rule.resourceNames?.length ? rule.resourceNames : [undefined]) {
+            const p: Permission = { verb, group, resource, ...(subresource ? { subresource } : {}), ...(name ? { name } : {}), ...(namespace ? { namespace } : {}) };
+            out.set(JSON.stringify(p), p);
+          }
+        }
+      }
+    }
+  }
+  return [...out.values()];
+}
