@@ -276,9 +276,12 @@ const compileRuntime = project.addTask('compile:runtime', {
 project.compileTask.reset();
 project.compileTask.spawn(compileConstructs);
 project.compileTask.spawn(compileRuntime);
-// npm runs `prepare` before `npm pack` and `npm publish`, and when installing from git, so the
-// package always has its build.
-project.addTask('prepare', { description: 'Build the kruise-ha package before npm packs it' }).spawn(compileConstructs);
+// The package always has its build: npm runs `prepack` before `npm pack` and `npm publish`,
+// and `preprepare` on `npm install` in a checkout, which is how npm prepares a git dependency.
+// Not `prepare`: npm 11 lists a tarball dependency's `prepare` as an install script awaiting
+// review (allowScripts), although it never runs it.
+project.addTask('prepack', { description: 'Build the kruise-ha package before npm packs it' }).spawn(compileConstructs);
+project.addTask('preprepare', { description: 'Build the kruise-ha package when npm installs a checkout (a git dependency)' }).spawn(compileConstructs);
 project.packageTask.reset(`npm pack --pack-destination .packages && npm pack ./${RUNTIME_DIR} --pack-destination .packages`);
 project.tasks.tryFind('watch')!.reset('tsc -p tsconfig.dev.json --watch');
 project.addTask('typecheck', { exec: 'tsc -p tsconfig.dev.json' });
