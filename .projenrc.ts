@@ -282,7 +282,8 @@ project.compileTask.spawn(compileRuntime);
 // review (allowScripts), although it never runs it.
 project.addTask('prepack', { description: 'Build the kruise-ha package before npm packs it' }).spawn(compileConstructs);
 project.addTask('preprepare', { description: 'Build the kruise-ha package when npm installs a checkout (a git dependency)' }).spawn(compileConstructs);
-project.packageTask.reset(`npm pack --pack-destination .packages && npm pack ./${RUNTIME_DIR} --pack-destination .packages`);
+project.packageTask.reset('mkdir -p .packages');
+project.packageTask.exec(`npm pack --pack-destination .packages && npm pack ./${RUNTIME_DIR} --pack-destination .packages`);
 project.tasks.tryFind('watch')!.reset('tsc -p tsconfig.dev.json --watch');
 project.addTask('typecheck', { exec: 'tsc -p tsconfig.dev.json' });
 project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench tools .projenrc.ts' });
