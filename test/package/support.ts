@@ -4,7 +4,7 @@
  * PATH instead of the repository's node_modules/.bin.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,24 +121,13 @@ export function entryFiles(manifest: PackageManifest): string[] {
   return [...files].sort();
 }
 
-/** Bytes and package count of a node_modules tree (symlinks not followed). */
-export function footprint(nodeModules: string): { bytes: number; packages: number } {
+/** Bytes of the files under a folder (symlinks not followed). */
+export function folderBytes(dir: string): number {
   let bytes = 0;
-  let packages = 0;
-  const walk = (dir: string, inNodeModules: boolean) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isSymbolicLink()) continue;
-      if (entry.isDirectory()) {
-        if (inNodeModules && entry.name !== '.bin' && !entry.name.startsWith('@') && existsSync(join(path, 'package.json'))) packages++;
-        walk(path, entry.name === 'node_modules' || (inNodeModules && entry.name.startsWith('@')));
-      } else {
-        bytes += lstatSync(path).size;
-      }
-    }
-  };
-  walk(nodeModules, true);
-  return { bytes, packages };
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;
+  }
+  return bytes;
 }
 
 export const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
