@@ -8,7 +8,7 @@ import { propError } from './errors.js';
 // Validation of RuntimeImage's props: every error names the prop, the value and the fix.
 
 /** The runtime package RuntimeImage bundles by default (an optional peer dependency of kruise-ha). */
-export const RUNTIME_PACKAGE = 'kruise-ha-runtime';
+const RUNTIME_PACKAGE = 'kruise-ha-runtime';
 
 /** The runtime: its TypeScript source in a checkout of this repository, else the installed kruise-ha-runtime. */
 export function defaultEntrypoint(): string {

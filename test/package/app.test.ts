@@ -186,13 +186,21 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       expect({ nested, installed: existsSync(join(app, 'node_modules', nested)) }).toEqual({ nested, installed: false });
     }
     // Only RuntimeImage needs the runtime, and it says so.
-    const image = inApp('node', ['-e', [
+    const image = (props: string) => inApp('node', ['-e', [
       "const { App } = require('cdk8s');",
       "const { RuntimeImage } = require('kruise-ha');",
-      "new RuntimeImage(new App(), 'Image', { repository: 'registry.example.com/team/manager' });",
+      `new RuntimeImage(new App(), 'Image', { repository: 'registry.example.com/team/manager'${props} });`,
     ].join('\n')], { allowFailure: true });
-    expect(image.status).toBe(1);
-    expect(image.stderr).toMatch(/Error: entrypoint: has no default: kruise-ha-runtime is not installed .*\(got undefined\)\. Fix: npm install kruise-ha-runtime, or pass entrypoint/);
+    const bundled = image('');
+    expect({ status: bundled.status, stderr: bundled.stderr }).toEqual({
+      status: 1,
+      stderr: expect.stringMatching(/Error: entrypoint: has no default: kruise-ha-runtime is not installed .*\(got undefined\)\. Fix: npm install kruise-ha-runtime, or pass entrypoint/),
+    });
+    const own = image(", entrypoint: './main.ts'");
+    expect({ status: own.status, stderr: own.stderr }).toEqual({
+      status: 1,
+      stderr: expect.stringMatching(/Error: entrypoint: cannot be bundled: esbuild is not installed .*\(got ".*main\.ts"\)\. Fix: npm install kruise-ha-runtime \(it brings esbuild\)/),
+    });
   }, 300_000);
 
   describe('the README app and its snapshot test', () => {
