@@ -2,7 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 export default tseslint.config(
-  { ignores: ['dist/**', 'cdk8s.out/**', 'coverage/**', 'docs/**', 'node_modules/**', '.envtest/**', '**/*.js', '**/*.d.ts'] },
+  { ignores: ['dist/**', 'packages/*/dist/**', '.packages/**', 'cdk8s.out/**', 'coverage/**', 'docs/**', 'node_modules/**', '.envtest/**', '**/*.js', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,7 +5,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KruiseManager, WebhookCertificates } from '../lib/index.js';
+import { KruiseManager, WebhookCertificates } from 'kruise-ha';
 
 export interface CertManagerChartProps {
   /**
@@ -29,7 +29,8 @@ export class CertManagerChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node cert-manager.ts`), not when a test imports the chart.
+if (/cert-manager\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   // Set KRUISE_CLUSTER_ISSUER to sign with an existing ClusterIssuer instead of a private CA.
   new CertManagerChart(app, 'kruise-cert-manager', { clusterIssuer: process.env.KRUISE_CLUSTER_ISSUER });

@@ -4,7 +4,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KruiseManager } from '../lib/index.js';
+import { KruiseManager } from 'kruise-ha';
 
 export class DefaultHaChart extends Chart {
   public readonly manager: KruiseManager;
@@ -15,7 +15,8 @@ export class DefaultHaChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node default-ha.ts`), not when a test imports the chart.
+if (/default-ha\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new DefaultHaChart(app, 'kruise');
   app.synth();

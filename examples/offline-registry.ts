@@ -6,7 +6,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KruiseManager, ManagerImage } from '../lib/index.js';
+import { KruiseManager, ManagerImage } from 'kruise-ha';
 
 export class OfflineRegistryChart extends Chart {
   public readonly manager: KruiseManager;
@@ -23,7 +23,8 @@ export class OfflineRegistryChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node offline-registry.ts`), not when a test imports the chart.
+if (/offline-registry\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new OfflineRegistryChart(app, 'kruise-offline-registry');
   app.synth();

@@ -5,7 +5,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KruiseManager, ManagerImage, RuntimeImage } from '../lib/index.js';
+import { KruiseManager, ManagerImage, RuntimeImage } from 'kruise-ha';
 
 export class RuntimeImageChart extends Chart {
   public readonly image: RuntimeImage;
@@ -18,7 +18,8 @@ export class RuntimeImageChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node runtime-image.ts`), not when a test imports the chart.
+if (/runtime-image\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new RuntimeImageChart(app, 'kruise-runtime-image');
   app.synth();

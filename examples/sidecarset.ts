@@ -4,11 +4,11 @@
  * that opt in, rolled to new images 10% of the pods at a time.
  */
 import { App, Chart } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-28';
+import { k8s } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import {
   IntOrPercent, KruiseManager, ManagerImage, PodInjectPolicy, ShareVolumePolicy, SidecarSet, SidecarSetUpdateStrategy,
-} from '../lib/index.js';
+} from 'kruise-ha';
 
 export class SidecarSetChart extends Chart {
   public readonly manager: KruiseManager;
@@ -51,7 +51,8 @@ export class SidecarSetChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node sidecarset.ts`), not when a test imports the chart.
+if (/sidecarset\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new SidecarSetChart(app, 'kruise-sidecarset');
   app.synth();

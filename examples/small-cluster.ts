@@ -4,7 +4,7 @@
  */
 import { App, Chart, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
-import { FailurePolicy, KruiseManager, Rollout } from '../lib/index.js';
+import { FailurePolicy, KruiseManager, Rollout } from 'kruise-ha';
 
 export class SmallClusterChart extends Chart {
   public readonly manager: KruiseManager;
@@ -29,7 +29,8 @@ export class SmallClusterChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node small-cluster.ts`), not when a test imports the chart.
+if (/small-cluster\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new SmallClusterChart(app, 'kruise-small-cluster');
   app.synth();

@@ -5,7 +5,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KruiseManager, ManagerImage, ManagerTopology } from '../lib/index.js';
+import { KruiseManager, ManagerImage, ManagerTopology } from 'kruise-ha';
 
 export class SplitWebhookControllerChart extends Chart {
   public readonly manager: KruiseManager;
@@ -23,7 +23,8 @@ export class SplitWebhookControllerChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node split-webhook-controller.ts`), not when a test imports the chart.
+if (/split-webhook-controller\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new SplitWebhookControllerChart(app, 'kruise-split-webhook-controller');
   app.synth();

@@ -5,7 +5,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KruiseManager, ZoneSpread } from '../lib/index.js';
+import { KruiseManager, ZoneSpread } from 'kruise-ha';
 
 export class StrictZoneSpreadChart extends Chart {
   public readonly manager: KruiseManager;
@@ -24,7 +24,8 @@ export class StrictZoneSpreadChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node strict-zone-spread.ts`), not when a test imports the chart.
+if (/strict-zone-spread\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new StrictZoneSpreadChart(app, 'kruise-strict-zone-spread');
   app.synth();

@@ -5,7 +5,7 @@
  */
 import { App, Chart } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CrdSource, CustomResourceAccess, KruiseManager, ManagerImage, UninstallProtection } from '../lib/index.js';
+import { CrdSource, CustomResourceAccess, KruiseManager, ManagerImage, UninstallProtection } from 'kruise-ha';
 
 export class UpstreamImageChart extends Chart {
   public readonly manager: KruiseManager;
@@ -37,7 +37,8 @@ export class UpstreamImageChart extends Chart {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node upstream-image.ts`), not when a test imports the chart.
+if (/upstream-image\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new UpstreamImageChart(app, 'kruise-upstream-image');
   app.synth();

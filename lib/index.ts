@@ -1,6 +1,6 @@
 /**
  * kruise-ha: CDK8s constructs for a highly available OpenKruise control plane.
- * The runtime lives under `kruise-ha/runtime`; the shared contract under `kruise-ha/contract`.
+ * The shared contract is `kruise-ha/contract`; the runtime is the separate package `kruise-ha-runtime`.
  */
 export * from './constructs/alerts.js';
 export * from './constructs/certificates.js';

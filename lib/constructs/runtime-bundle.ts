@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, parse } from 'node:path';
-import { buildSync, type Message } from 'esbuild';
+import type * as Esbuild from 'esbuild';
 import { propError } from './errors.js';
 
 /** The bundled runtime: one ESM file and its source map. */
@@ -21,9 +22,10 @@ const REQUIRE_BANNER = "import { createRequire as __kruiseHaCreateRequire } from
  */
 export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBundle {
   const root = packageRoot(entrypoint);
+  const esbuild = loadEsbuild(entrypoint);
   let result;
   try {
-    result = buildSync({
+    result = esbuild.buildSync({
       entryPoints: [entrypoint],
       absWorkingDir: root,
       // Never written (write: false); it only anchors the map's relative source paths.
@@ -42,7 +44,7 @@ export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBu
       logLevel: 'silent',
     });
   } catch (e) {
-    const errors = (e as { errors?: Message[] }).errors ?? [];
+    const errors = (e as { errors?: Esbuild.Message[] }).errors ?? [];
     const detail = errors.slice(0, 5).map(formatMessage).join('; ') || (e as Error).message;
     throw propError('entrypoint', entrypoint, `could not be bundled by esbuild: ${detail}`,
       'fix the import above, or point entrypoint at a module that bundles for Node (no native addons)');
@@ -53,7 +55,23 @@ export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBu
   return { code: code.contents, map: map.contents };
 }
 
-function formatMessage(m: Message): string {
+/**
+ * esbuild is kruise-ha-runtime's dependency, not the constructs' (only RuntimeImage needs it):
+ * loaded from where the entrypoint is, else from beside this package or the working folder.
+ */
+function loadEsbuild(entrypoint: string): typeof Esbuild {
+  for (const from of [entrypoint, import.meta.url, join(process.cwd(), 'package.json')]) {
+    try {
+      return createRequire(from)('esbuild') as typeof Esbuild;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+    }
+  }
+  throw propError('entrypoint', entrypoint, 'cannot be bundled: esbuild is not installed (RuntimeImage bundles with it at synth)',
+    'npm install kruise-ha-runtime (it brings esbuild), or npm install --save-dev esbuild');
+}
+
+function formatMessage(m: Esbuild.Message): string {
   return m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text;
 }
 

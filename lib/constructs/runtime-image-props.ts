@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseReference } from '../image/reference.js';
@@ -6,15 +7,20 @@ import { propError } from './errors.js';
 
 // Validation of RuntimeImage's props: every error names the prop, the value and the fix.
 
-/** This package's runtime: the TypeScript source in a checkout, the compiled module in a built package. */
+/** The runtime package RuntimeImage bundles by default (an optional peer dependency of kruise-ha). */
+const RUNTIME_PACKAGE = 'kruise-ha-runtime';
+
+/** The runtime: its TypeScript source in a checkout of this repository, else the installed kruise-ha-runtime. */
 export function defaultEntrypoint(): string {
-  const candidates = ['../runtime/main.ts', '../runtime/main.js'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) {
-    throw propError('entrypoint', undefined, `has no default: neither ${candidates.join(' nor ')} exists`,
-      'build the package (npm run compile), or pass entrypoint: "<path to your main module>"');
+  const source = fileURLToPath(new URL('../runtime/main.ts', import.meta.url));
+  if (existsSync(source)) return source;
+  try {
+    return createRequire(import.meta.url).resolve(`${RUNTIME_PACKAGE}/main`);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+    throw propError('entrypoint', undefined, `has no default: ${RUNTIME_PACKAGE} is not installed (kruise-ha does not depend on it, so synthesizing without RuntimeImage downloads no runtime dependencies)`,
+      `npm install ${RUNTIME_PACKAGE}, or pass entrypoint: "<path to your main module>"`);
   }
-  return found;
 }
 
 export function checkEntrypoint(entrypoint: string): string {

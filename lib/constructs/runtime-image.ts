@@ -26,7 +26,7 @@ export interface RuntimeImageProps {
   readonly repository: string;
   /**
    * Module to bundle.
-   * @default - this package's runtime: `lib/runtime/main.ts` from a source checkout, else `dist/lib/runtime/main.js`
+   * @default - the installed kruise-ha-runtime package's manager (`lib/runtime/main.ts` in a checkout of this repository)
    */
   readonly entrypoint?: string;
   /**

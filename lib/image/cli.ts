@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
- * `image publish <synth-output-dir>`: pushes every RuntimeImage build context found there.
+ * `kruise-ha-image publish <synth-output-dir>`: pushes every RuntimeImage build context found there.
  * Prints `<repository>:<tag>@<digest>` per image on stdout (for scripts), progress on stderr.
  */
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { isEntrypoint } from '../runtime/entrypoint.js';
 import { findBuildContexts } from './context-files.js';
 import { publishImage } from './publish.js';
 
-const USAGE = `usage: image publish <synth-output-dir | context-dir> [options]
+const PROGRAM = 'kruise-ha-image';
+const USAGE = `usage: ${PROGRAM} publish <synth-output-dir | context-dir> [options]
 
 Pushes the runtime image(s) RuntimeImage synthesized, without Docker. Credentials come
 from $DOCKER_CONFIG/config.json or ~/.docker/config.json (docker login).
@@ -43,18 +44,18 @@ export async function main(argv: readonly string[], io: CliIo = processIo, fetch
       },
     });
   } catch (e) {
-    io.err(`image: ${(e as Error).message}\n\n${USAGE}`);
+    io.err(`${PROGRAM}: ${(e as Error).message}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) { io.out(USAGE); return 0; }
   if (positionals[0] !== 'publish' || positionals.length !== 2) {
-    io.err(`image: expected "publish <dir>", got "${positionals.join(' ')}"\n\n${USAGE}`);
+    io.err(`${PROGRAM}: expected "publish <dir>", got "${positionals.join(' ')}"\n\n${USAGE}`);
     return 2;
   }
   const chunkSize = values['chunk-size'] === undefined ? undefined : Number(values['chunk-size']);
   if (chunkSize !== undefined && (!Number.isInteger(chunkSize) || chunkSize < 1024)) {
-    io.err(`image: --chunk-size must be a whole number of bytes >= 1024 (got ${values['chunk-size']})\n`);
+    io.err(`${PROGRAM}: --chunk-size must be a whole number of bytes >= 1024 (got ${values['chunk-size']})\n`);
     return 2;
   }
   try {
@@ -69,11 +70,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo, fetch
     }
     return 0;
   } catch (e) {
-    io.err(`image publish: ${(e as Error).message}\n`);
+    io.err(`${PROGRAM} publish: ${(e as Error).message}\n`);
     return 1;
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isEntrypoint(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -4,8 +4,7 @@
  * (the container restarts), 2 on bad flags.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { isEntrypoint } from './entrypoint.js';
 import { Logger } from './log.js';
 import { Manager, type ExitCode } from './manager.js';
 import { helpText, OptionsError, parseOptions } from './options.js';
@@ -57,12 +56,4 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<void
   }
 }
 
-function isEntrypoint(): boolean {
-  try {
-    return Boolean(process.argv[1]) && realpathSync(fileURLToPath(import.meta.url)) === realpathSync(process.argv[1]);
-  } catch {
-    return false;
-  }
-}
-
-if (isEntrypoint()) await main(process.argv.slice(2), process.env);
+if (isEntrypoint(import.meta.url)) await main(process.argv.slice(2), process.env);

@@ -425,7 +425,9 @@ describe('example mains', () => {
       // Unset, so the mains fall back to cdk8s' default outdir (`dist`, relative to the cwd).
       const env = { ...process.env };
       delete env.CDK8S_OUTDIR;
-      await Promise.all(files.map((f) => run(process.execPath, [tsx, join(examplesDir, f)], { cwd, env })));
+      // The examples import kruise-ha by name; tsconfig.dev.json maps the name to the source.
+      const tsconfig = fileURLToPath(new URL('../../tsconfig.dev.json', import.meta.url));
+      await Promise.all(files.map((f) => run(process.execPath, [tsx, '--tsconfig', tsconfig, join(examplesDir, f)], { cwd, env })));
       const written = readdirSync(join(cwd, 'cdk8s.out')).filter((f) => f.endsWith('.k8s.yaml'));
       // One file per example: the mains use distinct chart ids so they never overwrite each other.
       expect(written).toHaveLength(files.length);

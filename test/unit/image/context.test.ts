@@ -49,7 +49,7 @@ describe('build context handoff', () => {
     const err: string[] = [];
     const io = { out: () => undefined, err: (t: string) => { err.push(t); } };
     expect(await main(['push', outdir], io)).toBe(2);
-    expect(err.join('')).toMatch(/expected "publish <dir>", got "push .*"\n\nusage: image publish/);
+    expect(err.join('')).toMatch(/expected "publish <dir>", got "push .*"\n\nusage: kruise-ha-image publish/);
     expect(await main(['publish', outdir, '--chunk-size', '12'], io)).toBe(2);
     expect(await main(['publish', join(dir, 'nowhere')], io)).toBe(1);
     expect(err.join('')).toMatch(/image publish: .*nowhere is not a folder/);

@@ -1,0 +1,84 @@
+/**
+ * `npm pack` of a checkout that was never built gives complete packages (npm's lifecycle
+ * scripts compile first), holding only what users need: no sources, source maps, tests,
+ * examples, benchmarks or CI files, and every path a package.json names.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { kb, packPackages, PackedPackage, REPO, RUNTIME_DIR, entryFiles } from './support.js';
+
+const temp = mkdtempSync(join(tmpdir(), 'kruise-pack-'));
+let constructs: PackedPackage;
+let runtime: PackedPackage;
+
+beforeAll(() => {
+  // As a fresh clone has it: no build output.
+  rmSync(join(REPO, 'dist'), { recursive: true, force: true });
+  rmSync(join(RUNTIME_DIR, 'dist'), { recursive: true, force: true });
+  ({ constructs, runtime } = packPackages(temp));
+}, 300_000);
+afterAll(() => {
+  for (const p of [constructs, runtime]) {
+    if (p) process.stderr.write(`${p.name}: ${p.files.length} files, tarball ${kb(p.size)}, unpacked ${kb(p.unpackedSize)}\n`);
+  }
+  rmSync(temp, { recursive: true, force: true });
+});
+
+/** Files outside `allowed`, and modules without their declarations. */
+function unexpected(pkg: PackedPackage, allowed: RegExp): string[] {
+  const files = new Set(pkg.files);
+  const outside = pkg.files.filter((f) => !allowed.test(f));
+  const undeclared = pkg.files.filter((f) => f.endsWith('.js') && !files.has(f.replace(/\.js$/, '.d.ts'))).map((f) => `${f} (no .d.ts)`);
+  return [...outside, ...undeclared];
+}
+
+describe('kruise-ha (constructs)', () => {
+  it('holds the CommonJS build and its declarations, nothing else', () => {
+    expect(unexpected(constructs, /^(package\.json|README\.md|LICENSE|dist\/package\.json|dist\/.+\.(js|d\.ts))$/)).toEqual([]);
+    expect(JSON.parse(readFileSync(join(REPO, 'dist', 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+    expect(constructs.files).toEqual(expect.arrayContaining([
+      'dist/index.js', 'dist/contract.js', 'dist/constructs/kruise-manager.js', 'dist/constructs/upstream/kruise.generated.js',
+    ]));
+  });
+
+  it('holds none of the runtime: only the two dependency-free image modules RuntimeImage shares with publish', () => {
+    expect(constructs.files.filter((f) => f.startsWith('dist/runtime/'))).toEqual([]);
+    expect(constructs.files.filter((f) => f.startsWith('dist/image/'))).toEqual([
+      'dist/image/build-context.d.ts', 'dist/image/build-context.js', 'dist/image/reference.d.ts', 'dist/image/reference.js',
+    ]);
+  });
+
+  it('holds every file its package.json names', () => {
+    expect(entryFiles(constructs.manifest).filter((f) => !constructs.files.includes(f))).toEqual([]);
+    expect(Object.keys(constructs.manifest.exports ?? {})).toEqual(['.', './contract', './package.json']);
+  });
+
+  it('depends only on what synthesis needs; the runtime is an optional peer of the same version', () => {
+    expect(constructs.manifest.dependencies).toEqual({ 'cdk8s-plus-28': expect.any(String) });
+    expect(constructs.manifest.peerDependencies).toEqual({ 'cdk8s': expect.any(String), 'constructs': expect.any(String), 'kruise-ha-runtime': runtime.version });
+    expect(constructs.manifest.peerDependenciesMeta).toEqual({ 'kruise-ha-runtime': { optional: true } });
+    expect(constructs.manifest.engines).toEqual({ node: '>= 20.19.0' });
+  });
+});
+
+describe('kruise-ha-runtime', () => {
+  it('holds the ESM build and its declarations, nothing else', () => {
+    expect(unexpected(runtime, /^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/)).toEqual([]);
+    expect(runtime.files.filter((f) => f.startsWith('dist/constructs/'))).toEqual([]);
+    expect(runtime.files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'dist/runtime/main.js', 'dist/image/cli.js']));
+  });
+
+  it('holds every file its package.json names, and its bin is a node script', () => {
+    expect(entryFiles(runtime.manifest).filter((f) => !runtime.files.includes(f))).toEqual([]);
+    expect(runtime.manifest.bin).toEqual({ 'kruise-ha-image': 'dist/image/cli.js' });
+    expect(readFileSync(join(RUNTIME_DIR, 'dist', 'image', 'cli.js'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+  });
+
+  it('needs Node 24 and brings the runtime\'s dependencies', () => {
+    expect(runtime.manifest.engines).toEqual({ node: '>= 24.0.0' });
+    expect(Object.keys(runtime.manifest.dependencies ?? {})).toEqual(expect.arrayContaining(['@kubernetes/client-node', 'esbuild', 'prom-client']));
+    expect(runtime.version).toBe(constructs.version);
+  });
+});
