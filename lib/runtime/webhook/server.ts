@@ -143,8 +143,8 @@ export class WebhookServer {
     this.draining = true;
   }
 
-  /** Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded). */
-  async stop(): Promise<void> {
+  /** Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded by `graceMs`, default stopGraceMs). */
+  async stop(graceMs = this.opts.stopGraceMs ?? 25_000): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
@@ -155,7 +155,7 @@ export class WebhookServer {
     const grace = new AbortController();
     const outcome = await Promise.race([
       closed.then(() => 'closed' as const),
-      sleep(this.clock, this.opts.stopGraceMs ?? 25_000, grace.signal).then(() => 'timeout' as const, () => 'closed' as const),
+      sleep(this.clock, graceMs, grace.signal).then(() => 'timeout' as const, () => 'closed' as const),
     ]);
     grace.abort();
     if (outcome === 'timeout') {
