@@ -84,7 +84,10 @@ export class Manager {
       existing.leaderOnly &&= leaderOnly;
       return existing.informer as unknown as Informer<T>;
     }
-    const informer = new Informer<T>({ path, kubeConfig: this.kubeConfig, logger: this.logger.child({ informer: path }), registry: this.registry, clock: this.clock, ...extra });
+    const informer = new Informer<T>({
+      path, kubeConfig: this.kubeConfig, logger: this.logger.child({ informer: path }), registry: this.registry, clock: this.clock,
+      maxStalenessMs: this.options.maxCacheStalenessMs, ...extra,
+    });
     this.informers.set(path, { informer: informer as unknown as Informer<KubernetesObject>, leaderOnly });
     return informer;
   }
@@ -116,7 +119,9 @@ export class Manager {
     for (const [path, { informer, leaderOnly }] of this.informers) {
       const name = checkName(path);
       this.health.addLivenessCheck(`informer-${name}`, () => informer.checkHealth());
-      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, readyCheck({ ready: () => informer.hasSynced() }, `cache of ${path}`));
+      // Webhooks answer from these caches: a replica whose cache cannot prove it is current
+      // (watch down past --max-cache-staleness) leaves the Service until it has relisted.
+      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkFresh());
     }
     if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
     await Promise.all([...this.informers.values()].filter((i) => !i.leaderOnly).map((i) => i.informer.start()));
