@@ -15,6 +15,7 @@ import { parseAdmissionReview, reviewResponse } from './admission.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './body.js';
 import { CertReloader, type TlsMaterial } from './cert-reloader.js';
 import { formatFieldError } from './fields.js';
+import { checkJsonShape } from './limits.js';
 import type { Webhook } from './handler.js';
 import { dispatch } from './dispatch.js';
 import { WebhookMetrics } from './metrics.js';
@@ -212,6 +213,11 @@ export class WebhookServer {
       json = JSON.parse(body.toString('utf8'));
     } catch (e) {
       this.fail(res, 400, 'BadRequest', `request body is not valid JSON: ${(e as Error).message}`);
+      return;
+    }
+    const shape = checkJsonShape(json, '');
+    if (shape) {
+      this.fail(res, 400, 'BadRequest', `invalid AdmissionReview: ${formatFieldError(shape)}`);
       return;
     }
     const parsed = parseAdmissionReview(json);
