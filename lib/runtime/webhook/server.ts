@@ -300,23 +300,29 @@ export class WebhookServer {
       return;
     }
     await step();
-    const shape = checkJsonShape(json, '');
-    if (shape) {
-      this.fail(res, 400, 'BadRequest', `invalid AdmissionReview: ${formatFieldError(shape)}`);
-      return;
-    }
+    // The envelope's checks read only its top levels, so they are safe on any depth.
     const parsed = parseAdmissionReview(json);
     if (!parsed.ok) {
       this.fail(res, 400, 'BadRequest', `invalid AdmissionReview: ${formatFieldError(parsed.error)}`);
       return;
     }
+    const { request } = parsed;
+    // An object no handler can safely walk (too deep, a number out of range) is denied with a 400
+    // naming the field, in a well-formed review, so the API server shows the user why.
+    const shape = checkJsonShape(json, '');
+    if (shape) {
+      this.send(res, 200, reviewResponse(request.apiVersion, {
+        uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: formatFieldError(shape) },
+      }));
+      return;
+    }
     await step();
     if (res.destroyed) return;
     const response = await dispatch({
-      path, webhook, request: parsed.request, res, clock: this.clock, logger: this.log,
+      path, webhook, request, res, clock: this.clock, logger: this.log,
       timeoutMs: this.opts.handlerTimeoutMs ?? 9_000,
     });
-    if (!res.destroyed) this.send(res, 200, reviewResponse(parsed.request.apiVersion, response));
+    if (!res.destroyed) this.send(res, 200, reviewResponse(request.apiVersion, response));
   }
 
   private fail(res: ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}): void {
