@@ -41,6 +41,10 @@ export const Flags = {
   role: 'role',
   /** Runtime-only: how long admission keeps being served after SIGTERM. */
   drainTimeout: 'drain-timeout',
+  /** Runtime-only: the whole shutdown's budget; the process exits within it whatever is in flight. */
+  gracefulShutdownTimeout: 'graceful-shutdown-timeout',
+  /** Runtime-only: how stale a webhook's cache may be before the replica turns unready and refuses admission. */
+  maxCacheStaleness: 'max-cache-staleness',
   /** Runtime-only: `self-managed` or `external` (cert-manager) certificates. */
   certMode: 'cert-mode',
   /** Runtime-only: log level (`debug`, `info`, `warn`, `error`). */

@@ -119,13 +119,23 @@ export class Controller {
     this.workerLoops = Array.from({ length: this.workers }, () => this.worker());
   }
 
-  /** Stops taking new items and resolves once in-flight reconciles have finished. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking new items and aborts the reconcile signal, so reconciles end at their next
+   * check (between writes, never in the middle of one). Resolves true once every in-flight
+   * reconcile has finished, or false when some were still running after `timeoutMs` (they are
+   * abandoned: the caller is shutting down and must not wait on them).
+   */
+  async stop(timeoutMs = Infinity): Promise<boolean> {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
     this.abort.abort(new Error(`controller ${this.name} stopping`));
     this.queue.shutDown();
-    await Promise.all(this.workerLoops);
-    this.log.info('all workers finished');
+    const finished = Promise.all(this.workerLoops).then(() => true);
+    const done = Number.isFinite(timeoutMs)
+      ? await withTimeout(this.clock, Math.max(0, timeoutMs), undefined, () => finished, () => new Error('stop timed out')).catch(() => false)
+      : await finished;
+    if (done) this.log.info('all workers finished');
+    else this.log.warn('reconciles still running at the stop deadline; abandoning them', { timeoutMs });
+    return done;
   }
 
   private async worker(): Promise<void> {

@@ -10,7 +10,7 @@ import { Informer, type InformerOptions } from './informer/index.js';
 import { LeaderElector, LeaseLock } from './leader/index.js';
 import type { Logger } from './log.js';
 import { createMetricsRegistry, MetricsServer } from './metrics.js';
-import type { ManagerOptions } from './options.js';
+import { SHUTDOWN_RESERVE_MS, type ManagerOptions } from './options.js';
 import { WebhookServer, type Webhook } from './webhook/index.js';
 
 /** How a manager replica ends: 0 after a graceful shutdown, 1 when it must be restarted. */
@@ -93,7 +93,10 @@ export class Manager {
       existing.leaderOnly &&= leaderOnly;
       return existing.informer as unknown as Informer<T>;
     }
-    const informer = new Informer<T>({ path, kubeConfig: this.kubeConfig, logger: this.logger.child({ informer: path }), registry: this.registry, clock: this.clock, ...extra });
+    const informer = new Informer<T>({
+      path, kubeConfig: this.kubeConfig, logger: this.logger.child({ informer: path }), registry: this.registry, clock: this.clock,
+      maxStalenessMs: this.options.maxCacheStalenessMs, ...extra,
+    });
     this.informers.set(path, { informer: informer as unknown as Informer<KubernetesObject>, leaderOnly });
     return informer;
   }
@@ -125,7 +128,9 @@ export class Manager {
     for (const [path, { informer, leaderOnly }] of this.informers) {
       const name = checkName(path);
       this.health.addLivenessCheck(`informer-${name}`, () => informer.checkHealth());
-      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, readyCheck({ ready: () => informer.hasSynced() }, `cache of ${path}`));
+      // Webhooks answer from these caches: a replica whose cache cannot prove it is current
+      // (watch down past --max-cache-staleness) leaves the Service until it has relisted.
+      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkFresh());
     }
     if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
     await Promise.all([...this.informers.values()].filter((i) => !i.leaderOnly).map((i) => i.informer.start()));
@@ -142,7 +147,7 @@ export class Manager {
   }
 
   private async startLeading(): Promise<void> {
-    if (this.leading) return;
+    if (this.leading || this.shutdown) return;
     this.leading = true;
     await Promise.all([...this.informers.values()].filter((i) => i.leaderOnly).map((i) => i.informer.start()));
     await Promise.all(this.controllers.map((c) => c.start()));
@@ -150,24 +155,43 @@ export class Manager {
   }
 
   /**
-   * SIGTERM: fail readiness, keep serving admission for the drain window while endpoints
-   * update, finish in-flight reconciles, stop controllers, release the Lease, then stop.
+   * SIGTERM, as one bounded sequence (`--graceful-shutdown-timeout`, whatever is in flight):
+   * - at once: readiness fails, admission starts draining, and the elector steps down: it stops
+   *   campaigning (a terminating standby never takes the Lease) and a leader's signal, gauge and
+   *   checkStillLeader() say "not leading" from this instant, so reconciles stop between writes;
+   * - controllers get until the budget's reserve to finish the write in flight; then a leader
+   *   releases the Lease (or, if a write is still hanging, leaves it to expire so that write can
+   *   never overlap the next leader's);
+   * - admission keeps being served for the drain window, then servers and caches stop.
    */
   stop(): Promise<void> {
     this.shutdown ??= (async () => {
       const log = this.logger.child({ phase: 'shutdown' });
+      const deadline = this.clock.now() + this.options.gracefulShutdownTimeoutMs;
+      const left = (reserveMs = 0) => Math.max(0, deadline - reserveMs - this.clock.now());
       this.health.markShuttingDown();
+      const stepDown = this.elector?.stepDown() ?? Promise.resolve(false);
+      let drained = Promise.resolve();
       if (this.options.role !== 'controllers') {
-        log.info('draining admission', { drainMs: this.options.drainTimeoutMs });
+        log.info('draining admission', { drainMs: this.options.drainTimeoutMs, budgetMs: this.options.gracefulShutdownTimeoutMs });
         // Connection: close on every response from now on, so the API server's kept-alive
         // connections move to the replicas that stay during the window, instead of all being
         // cut at stop() (a POST racing a server-side close is a failed admission).
         this.webhooks.drain();
-        await sleep(this.clock, this.options.drainTimeoutMs);
+        drained = sleep(this.clock, this.options.drainTimeoutMs);
       }
-      await Promise.all(this.controllers.map((c) => c.stop()));
-      if (this.elector) await this.elector.stop({ release: true });
-      await this.webhooks.stop();
+      const leaderDone = (async () => {
+        await stepDown;
+        const stopped = await Promise.all(this.controllers.map((c) => c.stop(left(SHUTDOWN_RESERVE_MS))));
+        if (!this.elector) return;
+        if (stopped.every(Boolean)) await this.elector.stop({ release: true });
+        else {
+          log.warn('a write was still in flight at the controllers\' deadline; leaving the Lease to expire instead of releasing it');
+          await this.elector.stop({ release: false });
+        }
+      })();
+      await Promise.all([leaderDone, drained]);
+      await this.webhooks.stop(left(SHUTDOWN_RESERVE_MS / 2));
       await Promise.all([...this.informers.values()].map((i) => i.informer.stop()));
       await this.certs.stop();
       this.stall.stop();

@@ -4,6 +4,9 @@ import {
 } from '../contract.js';
 import { isLogLevel, LogLevel } from './log.js';
 
+/** What shutdown keeps after the drain window for stopping servers and exiting. */
+export const SHUTDOWN_RESERVE_MS = 2_000;
+
 /** Controllers this runtime carries, for `--<name>-workers`. */
 export const CONTROLLERS = ['sidecarset'] as const;
 
@@ -33,6 +36,10 @@ export interface ManagerOptions {
   readonly workers: Record<string, number>;
   readonly kubeconfig?: string;
   readonly drainTimeoutMs: number;
+  /** SIGTERM to exit, whatever the work in flight; under the pod's terminationGracePeriodSeconds. */
+  readonly gracefulShutdownTimeoutMs: number;
+  /** A webhook cache not proven fresh for longer than this fails readiness and refuses admission. */
+  readonly maxCacheStalenessMs: number;
   readonly logLevel: LogLevel;
 }
 
@@ -93,7 +100,7 @@ function parseInteger(name: string, value: string, min: number, max: number): nu
 const STRING_FLAGS = [
   Flags.enableLeaderElection, Flags.leaderElectionNamespace, Flags.leaderElectionId, Flags.leaderElectionResourceLock,
   Flags.leaseDuration, Flags.renewDeadline, Flags.retryPeriod, Flags.metricsAddr, Flags.healthProbeAddr, Flags.featureGates,
-  Flags.namespace, Flags.kubeconfig, Flags.role, Flags.drainTimeout, Flags.certMode, Flags.logLevel, Flags.syncPeriod,
+  Flags.namespace, Flags.kubeconfig, Flags.role, Flags.drainTimeout, Flags.gracefulShutdownTimeout, Flags.maxCacheStaleness, Flags.certMode, Flags.logLevel, Flags.syncPeriod,
   Flags.restConfigQps, Flags.restConfigBurst, Flags.logToStderr, Flags.verbosity, ...CONTROLLERS.map(workersFlag),
 ];
 
@@ -163,8 +170,17 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     workers,
     kubeconfig: flag(Flags.kubeconfig),
     drainTimeoutMs: parseDuration(`--${Flags.drainTimeout}`, flag(Flags.drainTimeout) ?? '5s'),
+    gracefulShutdownTimeoutMs: parseDuration(`--${Flags.gracefulShutdownTimeout}`, flag(Flags.gracefulShutdownTimeout) ?? '20s'),
+    maxCacheStalenessMs: parseDuration(`--${Flags.maxCacheStaleness}`, flag(Flags.maxCacheStaleness) ?? '10s'),
     logLevel,
   };
+  if (options.gracefulShutdownTimeoutMs < options.drainTimeoutMs + SHUTDOWN_RESERVE_MS) {
+    throw new OptionsError(`--${Flags.gracefulShutdownTimeout}: ${options.gracefulShutdownTimeoutMs}ms leaves no time after --${Flags.drainTimeout} ` +
+      `(${options.drainTimeoutMs}ms). Fix: make it at least --${Flags.drainTimeout} + ${SHUTDOWN_RESERVE_MS / 1000}s, and below the pod's terminationGracePeriodSeconds (default 30s)`);
+  }
+  if (options.maxCacheStalenessMs < 1000) {
+    throw new OptionsError(`--${Flags.maxCacheStaleness}: ${options.maxCacheStalenessMs}ms is shorter than one watch reconnect. Fix: use at least 1s, e.g. 10s`);
+  }
   const ports = [options.metricsAddr.port, options.healthAddr.port, options.webhookPort];
   if (new Set(ports).size !== ports.length) {
     throw new OptionsError(`ports: metrics ${ports[0]}, health ${ports[1]} and webhook ${ports[2]} collide. Fix: give each its own port`);
@@ -196,6 +212,8 @@ export function helpText(): string {
     f(`${Flags.role}=ROLE`, 'all (default), webhook (no leader election) or controllers'),
     f(`${Flags.certMode}=MODE`, 'self-managed (default) or external (cert-manager)'),
     f(`${Flags.drainTimeout}=DUR`, 'keep serving admission this long after SIGTERM (default 5s)'),
+    f(`${Flags.gracefulShutdownTimeout}=DUR`, 'exit within this long after SIGTERM, whatever is in flight; keep it under terminationGracePeriodSeconds (default 20s)'),
+    f(`${Flags.maxCacheStaleness}=DUR`, 'a webhook cache not proven fresh this long makes the replica unready and refuse admission (default 10s)'),
     f(`${Flags.logLevel}=LEVEL`, 'debug, info (default), warn or error; logs are JSON lines on stderr'),
     f(`${Flags.syncPeriod}, --${Flags.restConfigQps}, --${Flags.restConfigBurst}, --${Flags.logToStderr}, --${Flags.verbosity}`, 'accepted for upstream compatibility'),
     '',

@@ -132,11 +132,13 @@ export class ControlPlane {
   /**
    * Restarts only kube-apiserver (same etcd, port and certs), which cuts every
    * open watch. `graceful` ends watches cleanly as a rolling upgrade does;
-   * `kill` (SIGKILL) drops connections mid-stream as a crash does.
+   * `kill` (SIGKILL) drops connections mid-stream as a crash does. `downMs` keeps it down that
+   * long before starting it again (an outage).
    */
-  async restartApiServer(mode: RestartMode = 'graceful'): Promise<void> {
+  async restartApiServer(mode: RestartMode = 'graceful', downMs = 0): Promise<void> {
     if (!this.apiServer) throw new Error('envtest: restartApiServer() called before start()');
     await stopProcess(this.apiServer, mode === 'kill' ? 0 : 10_000);
+    if (downMs > 0) await sleep(downMs);
     await this.startApiServer();
   }
 

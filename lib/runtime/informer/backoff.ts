@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 export interface BackoffOptions {
   /** First delay (default 800ms, as client-go's reflector). */
   initialMs?: number;
-  /** Cap of the un-jittered delay (default 30s). */
+  /** Cap of every delay, jitter included (default 30s). */
   maxMs?: number;
   /** Growth per consecutive failure (default 2). */
   factor?: number;
@@ -13,8 +13,9 @@ export interface BackoffOptions {
 
 /**
  * Exponential backoff with jitter for reconnects. Each delay is drawn from [0.5, 1.5) times the
- * exponential step, so a fleet of clients that lost the API server together does not come
- * back in lockstep, even once they all reached the cap.
+ * exponential step and capped at `maxMs`, so a fleet of clients that lost the API server together
+ * does not come back in lockstep (at the cap they spread over [maxMs / 2, maxMs]), and no delay
+ * ever exceeds the cap.
  */
 export class Backoff {
   private readonly initialMs: number;
@@ -41,7 +42,7 @@ export class Backoff {
     this.lastFailure = now;
     const base = Math.min(this.maxMs, this.initialMs * this.factor ** this.step);
     if (base < this.maxMs) this.step++;
-    return base * (0.5 + this.random());
+    return Math.min(this.maxMs, base * (0.5 + this.random()));
   }
 
   /** Forget past failures (after a success). */

@@ -1,4 +1,4 @@
-export { Informer, type InformerHealth, type InformerOptions } from './informer.js';
+export { Informer, StaleCacheError, type InformerHealth, type InformerOptions } from './informer.js';
 export { HttpListWatcher, type HttpListWatcherOptions } from './http-list-watcher.js';
 export { Store, NAMESPACE_INDEX, objectKey, type Delta, type IndexFunc } from './store.js';
 export { Backoff, type BackoffOptions } from './backoff.js';

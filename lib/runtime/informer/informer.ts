@@ -38,7 +38,20 @@ export interface InformerOptions<T extends KubernetesObject> {
   listTimeoutMs?: number;
   /** `health()` fails when the API server has not been heard from for this long (default stallTimeout + 60s). */
   unhealthyAfterMs?: number;
+  /**
+   * How long the cache may go without proof that it is current (a live watch or a fresh list)
+   * before `checkFresh()` fails, a warning is logged and the staleness metric says so (default 10s).
+   */
+  maxStalenessMs?: number;
   backoff?: BackoffOptions;
+}
+
+/** A cache that cannot prove it is current enough to answer from (see Informer.checkFresh). */
+export class StaleCacheError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleCacheError';
+  }
 }
 
 export interface InformerHealth {
@@ -61,8 +74,15 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
   private readonly metrics: InformerMetrics;
   private readonly handlers = new Set<EventHandler<T>>();
   private readonly unhealthyAfterMs: number;
+  private readonly maxStalenessMs: number;
   private syncWaiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private synced = false;
+  /** A watch is live and proven current (see the reflector): the cache follows the server. */
+  private current = false;
+  /** When the cache was last known to be current (a list, or the end of a live watch). */
+  private provenAt = -Infinity;
+  private staleLogged = false;
+  private cancelStaleTimer = () => {};
   private activityAt: number;
   private abort?: AbortController;
   private loop?: Promise<void>;
@@ -78,19 +98,22 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     this.store = new Store<T>(options.indexers);
     const stallTimeoutMs = options.stallTimeoutMs ?? Math.max(150_000, (options.watchTimeoutSeconds ?? 0) * 1000 + 30_000);
     this.unhealthyAfterMs = options.unhealthyAfterMs ?? stallTimeoutMs + 60_000;
+    this.maxStalenessMs = options.maxStalenessMs ?? 10_000;
     this.activityAt = this.clock.now();
     let lw: ListWatcher<T>;
     if (options.listWatcher) lw = options.listWatcher;
     else if (options.kubeConfig) lw = new HttpListWatcher<T>({ ...options, kubeConfig: options.kubeConfig });
     else throw new Error(`informer for ${options.path}: pass kubeConfig or listWatcher`);
     this.metrics = new InformerMetrics(
-      { resource: this.resource, size: () => this.store.size, lastActivity: () => this.activityAt },
+      { resource: this.resource, size: () => this.store.size, lastActivity: () => this.activityAt, staleness: () => this.staleness() },
       options.registry ?? new Registry(),
     );
     this.reflector = new Reflector<T>(lw, {
       replace: (items, resourceVersion) => this.replace(items, resourceVersion),
       apply: (event) => this.apply(event),
       touch: () => { this.activityAt = this.clock.now(); },
+      connected: () => this.markCurrent(),
+      disconnected: () => this.markDisconnected(),
       listed: () => this.metrics.listed(),
       restarted: (reason) => this.metrics.restarted(reason),
     }, {
@@ -115,6 +138,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     if (!this.abort) return;
     this.abort.abort(new Error('informer stopped'));
     await this.loop;
+    this.cancelStaleTimer();
     this.metrics.close();
     for (const w of this.syncWaiters.splice(0)) w.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
   }
@@ -162,13 +186,65 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     return { healthy, message, lastActivity: this.activityAt };
   }
 
+  /**
+   * How long the cache has gone without proof that it is current, in ms: 0 while a watch is live,
+   * the time since the last list or since the watch ended otherwise; Infinity before the first list.
+   * A watch that stalls silently counts as live until the stall watchdog ends it.
+   */
+  staleness(): number {
+    if (!this.synced) return Infinity;
+    return this.current ? 0 : Math.max(0, this.clock.now() - this.provenAt);
+  }
+
+  /**
+   * For readiness and for admission answered from this cache: throws, naming the resource, the
+   * staleness and the bound, unless the cache has synced and is no staler than `boundMs`.
+   */
+  checkFresh(boundMs = this.maxStalenessMs): void {
+    if (!this.synced) throw new StaleCacheError(`cache of ${this.resource} has not synced yet`);
+    const staleMs = this.staleness();
+    if (staleMs > boundMs) {
+      throw new StaleCacheError(`cache of ${this.resource} not proven current for ${(staleMs / 1000).toFixed(1)}s ` +
+        `(bound ${boundMs / 1000}s, --max-cache-staleness): the watch is down, reconnecting`);
+    }
+  }
+
   /** health() as a /healthz check: throws with the reason when unhealthy. */
   checkHealth(): void {
     const h = this.health();
     if (!h.healthy) throw new Error(h.message);
   }
 
+  private markCurrent(): void {
+    this.current = true;
+    this.cancelStaleTimer();
+    if (this.staleLogged) {
+      this.staleLogged = false;
+      this.log.info('cache is current again', { staleForMs: Math.round(this.clock.now() - this.provenAt) });
+    }
+  }
+
+  private markDisconnected(): void {
+    if (!this.current) return;
+    this.current = false;
+    this.provenAt = this.clock.now();
+    this.armStaleTimer();
+  }
+
+  /** Logs once when the cache crosses its staleness bound without being proven current again. */
+  private armStaleTimer(): void {
+    this.cancelStaleTimer();
+    this.cancelStaleTimer = this.clock.after(this.maxStalenessMs + 1, () => {
+      if (this.current || this.staleLogged || this.staleness() <= this.maxStalenessMs) return;
+      this.staleLogged = true;
+      this.log.warn('cache not proven current past its staleness bound; readiness fails and admission from it is refused until the watch is back',
+        { staleForMs: Math.round(this.staleness()), boundMs: this.maxStalenessMs, flag: '--max-cache-staleness' });
+    });
+  }
+
   private replace(items: T[], resourceVersion: string): void {
+    this.provenAt = this.clock.now();
+    if (this.synced && !this.current) this.armStaleTimer();
     const deltas = this.store.replace(items);
     this.log.debug('listed', { objects: items.length, resourceVersion, changes: deltas.length });
     this.dispatch(deltas);

@@ -6,6 +6,8 @@ interface InformerView {
   resource: string;
   size(): number;
   lastActivity(): number;
+  /** ms without proof that the cache is current; Infinity before the first list. */
+  staleness(): number;
 }
 
 class InformerFamilies {
@@ -39,6 +41,18 @@ class InformerFamilies {
       collect() {
         this.reset();
         for (const v of views) this.set({ resource: v.resource }, v.lastActivity() / 1000);
+      },
+    });
+    new Gauge({
+      name: 'informer_cache_staleness_seconds',
+      help: 'How long an informer\'s cache has gone without proof that it is current (0 while its watch is live); absent before the first list.',
+      labelNames: ['resource'], registers,
+      collect() {
+        this.reset();
+        for (const v of views) {
+          const staleMs = v.staleness();
+          if (Number.isFinite(staleMs)) this.set({ resource: v.resource }, staleMs / 1000);
+        }
       },
     });
   }

@@ -14,6 +14,10 @@ export interface ReflectorSink<T extends KubernetesObject> {
   apply(event: WatchEvent<T>): void;
   /** The API server was heard from. */
   touch(): void;
+  /** A watch was accepted: from here on the cache follows the server until disconnected(). */
+  connected(): void;
+  /** The watch ended (any reason): the cache is as fresh as this moment, and ages from here. */
+  disconnected(): void;
   listed(): void;
   restarted(reason: RestartReason): void;
 }
@@ -28,12 +32,25 @@ export interface ReflectorTimings {
 }
 
 /**
+ * Cap of the reconnect backoff, jitter included. client-go's 30s (45s with jitter) kept caches
+ * stale for up to a minute after the API server was back; a reconnect every 5s at worst costs the
+ * server little (a failed connect or a 410) and bounds how long a cache lags a recovered server.
+ */
+export const DEFAULT_MAX_BACKOFF_MS = 5_000;
+
+/** A watch resumed from an older resourceVersion that held this long without an error is current. */
+const RESUME_PROOF_MS = 1_000;
+
+/**
  * client-go's Reflector: list, then watch from the list's resourceVersion, forever. Any error
  * re-watches from the last resourceVersion seen after a jittered backoff (at least the server's
  * Retry-After); 410 Gone relists; a watch silent past stallTimeoutMs is aborted.
  */
 export class Reflector<T extends KubernetesObject> {
+  /** Between attempts after errors; reset by a successful list and by a watch that worked. */
   private readonly backoff: Backoff;
+  /** Between relists when a watch straight after a list gets 410 again. */
+  private readonly goneBackoff: Backoff;
   private resourceVersion: string | undefined;
 
   constructor(
@@ -44,16 +61,23 @@ export class Reflector<T extends KubernetesObject> {
     private readonly clock: Clock,
     private readonly random: () => number,
   ) {
-    this.backoff = new Backoff(t.backoff ?? {}, clock, random);
+    this.backoff = new Backoff({ maxMs: DEFAULT_MAX_BACKOFF_MS, ...t.backoff }, clock, random);
+    this.goneBackoff = new Backoff({ maxMs: DEFAULT_MAX_BACKOFF_MS, ...t.backoff }, clock, random);
   }
 
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const watch = { events: 0, lastedMs: 0 };
       let retryAfterMs = 0;
+      let listedNow = false;
       try {
-        if (this.resourceVersion === undefined) this.resourceVersion = await this.listAll(signal);
-        await this.watchOnce(this.resourceVersion, signal, watch);
+        if (this.resourceVersion === undefined) {
+          this.resourceVersion = await this.listAll(signal);
+          listedNow = true;
+          // The API server answers again: the next failure is a new one, starting from the first step.
+          this.backoff.reset();
+        }
+        await this.watchOnce(this.resourceVersion, signal, watch, listedNow);
         this.sink.restarted('closed');
         // A server that closes streams at once, with nothing to say, must not make us spin.
         if (watch.events > 0 || watch.lastedMs >= 1000) continue;
@@ -65,9 +89,13 @@ export class Reflector<T extends KubernetesObject> {
         if (reason === 'gone') {
           this.resourceVersion = undefined;
           this.log.info('resourceVersion expired (410); relisting', { error: describeError(err) });
-          // Relist at once after a watch that worked; a 410 straight after a list backs off,
-          // so a server that keeps answering 410 cannot drive us into a list storm.
-          if (watch.events > 0) continue;
+          // Only a relist helps, so relist at once: after a watch that worked, a failed watch or an
+          // outage, any wait here is pure staleness. Only a 410 that cut short the very watch that
+          // followed a fresh list backs off (on its own schedule), so a server that keeps
+          // answering 410 cannot cause a list storm.
+          if (!listedNow || watch.events > 0) continue;
+          await sleep(this.clock, this.goneBackoff.next(), signal).catch(() => undefined);
+          continue;
         } else if (reason === 'stalled') {
           this.log.warn('watch stalled; re-watching', { error: describeError(err), resourceVersion: this.resourceVersion });
         } else {
@@ -111,7 +139,7 @@ export class Reflector<T extends KubernetesObject> {
   }
 
   /** One watch from `resourceVersion` until the server closes it; `stats` is filled in even when it fails. */
-  private async watchOnce(resourceVersion: string, outer: AbortSignal, stats: { events: number; lastedMs: number }): Promise<void> {
+  private async watchOnce(resourceVersion: string, outer: AbortSignal, stats: { events: number; lastedMs: number }, fromFreshList: boolean): Promise<void> {
     const started = this.clock.now();
     const abort = new AbortController();
     const onOuterAbort = () => abort.abort(outer.reason);
@@ -123,15 +151,31 @@ export class Reflector<T extends KubernetesObject> {
     };
     const timeoutSeconds = this.t.watchTimeoutSeconds ?? Math.floor(60 * (1 + this.random()));
     armWatchdog();
+    // When is the cache current again? At once when this watch starts from the list just made.
+    // Resuming from an older resourceVersion, the server first replays what we missed (or says
+    // 410): the cache counts as current after the first event or bookmark, or once the watch has
+    // held for a moment without an error.
+    let connected = false;
+    let cancelProof = () => {};
+    const proven = () => {
+      cancelProof();
+      if (!connected) {
+        connected = true;
+        this.sink.connected();
+      }
+    };
     try {
       await raceAbort(this.lw.watch({ resourceVersion, timeoutSeconds, signal: abort.signal }, (event) => {
         armWatchdog();
         this.sink.touch();
         this.handle(event);
         stats.events++; // after handle: an ERROR event is a failure, not progress
+        proven();
       }, () => {
         armWatchdog();
         this.sink.touch();
+        if (fromFreshList) proven();
+        else cancelProof = this.clock.after(RESUME_PROOF_MS, proven);
       }), abort.signal);
     } catch (err) {
       throw abort.signal.aborted ? abort.signal.reason : err;
@@ -139,7 +183,14 @@ export class Reflector<T extends KubernetesObject> {
       stats.lastedMs = this.clock.now() - started;
       cancelWatchdog();
       outer.removeEventListener('abort', onOuterAbort);
-      if (stats.events > 0) this.backoff.reset();
+      cancelProof();
+      if (connected) this.sink.disconnected();
+      // A watch that delivered events or held for a while worked: whatever ended it is a new
+      // failure, so the next outage starts from the first step, not where the last one left off.
+      if (stats.events > 0 || stats.lastedMs >= 1000) {
+        this.backoff.reset();
+        this.goneBackoff.reset();
+      }
     }
   }
 

@@ -1,10 +1,10 @@
-import { Registry, type Gauge } from 'prom-client';
+import { Registry } from 'prom-client';
 import { realClock, sleep, withTimeout, type Clock } from '../clock.js';
 import { describeError, httpStatus } from '../informer/errors.js';
 import type { Logger } from '../log.js';
 import { resolveTimings, type LeaderElectionTimings } from './config.js';
 import { rawRecord, type LeaderElectionRecord, type LeaseLock } from './lease-lock.js';
-import { masterStatusGauge } from './metrics.js';
+import { registerMasterStatus } from './metrics.js';
 
 export type StopReason = 'lost' | 'stopped';
 
@@ -49,17 +49,21 @@ export class LeaderElector {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly masterStatus: Gauge<'name'>;
   private observedRaw = '';
   private observedRecord?: LeaderElectionRecord;
   private observedAt = -Infinity;
   private reportedLeader = '';
   private leading = false;
+  /** Leadership was lost: this elector never writes the Lease again (the process restarts). */
+  private lost = false;
   /** Local time at which the request of our last successful acquire/renew was sent. */
   private lastRenewSentAt = -Infinity;
   private leaderAbort?: AbortController;
+  /** Cancels the timer that ends leadership at the renew deadline. */
+  private cancelDeadline = () => {};
   private stopping = new AbortController();
   private loop?: Promise<void>;
+  private steppedDown?: Promise<boolean>;
   private stopped?: Promise<void>;
 
   constructor(options: LeaderElectorOptions) {
@@ -74,8 +78,7 @@ export class LeaderElector {
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? Math.random;
     this.log = options.logger.child({ lease: options.lock.describe(), identity: options.identity });
-    this.masterStatus = masterStatusGauge(options.registry ?? new Registry());
-    this.masterStatus.set({ name: options.lock.name }, 0);
+    registerMasterStatus(options.registry ?? new Registry(), options.lock.name, () => this.isLeader());
   }
 
   /** Starts campaigning in the background; resolves at once. */
@@ -116,10 +119,27 @@ export class LeaderElector {
   }
 
   /**
-   * Stops campaigning/renewing. With `release` (default) a leader hands the Lease over by writing
-   * an empty holder with leaseDurationSeconds 1, so a standby takes over at its next retry.
-   * `release: false` leaves the Lease to expire, as a crash would. Later calls return the first
-   * call's promise.
+   * Stops campaigning and renewing at once: from this call on isLeader() is false, the gauge reads
+   * 0 and the leader signal is aborted, so no leader-only work starts any more. Resolves (true if
+   * we were leading) once the loop has ended; the Lease is left as it is until {@link stop}.
+   * A terminating replica calls this first, so it can never win the Lease while it drains.
+   */
+  stepDown(): Promise<boolean> {
+    this.steppedDown ??= (async () => {
+      this.stopping.abort(new Error('leader elector stopping'));
+      const wasLeading = this.leading;
+      if (wasLeading) this.endLeading('leader elector stepped down');
+      await this.loop;
+      return wasLeading;
+    })();
+    return this.steppedDown;
+  }
+
+  /**
+   * Steps down (see {@link stepDown}), then with `release` (default) a leader hands the Lease over
+   * by writing an empty holder with leaseDurationSeconds 1, so a standby takes over at its next
+   * retry. `release: false` leaves the Lease to expire, as a crash would. Later calls return the
+   * first call's promise.
    */
   stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped ??= this.shutdown(options.release ?? true);
@@ -128,13 +148,9 @@ export class LeaderElector {
 
   private async shutdown(release: boolean): Promise<void> {
     if (!this.loop) return;
-    this.stopping.abort(new Error('leader elector stopping'));
-    await this.loop;
-    const wasLeading = this.leading;
-    this.leaderAbort?.abort(new Error('leader elector stopped'));
     // Stop leading before the Lease can pass on: once released, a standby may acquire it while
     // the release call is still returning, and isLeader() (and the gauge) must already say false.
-    if (wasLeading) this.setLeading(false);
+    const wasLeading = await this.stepDown();
     // Also covers a Lease acquired by the very attempt that was in flight when stop() began.
     if (release) await this.release();
     if (wasLeading) this.notifyStopped('stopped');
@@ -148,18 +164,42 @@ export class LeaderElector {
     }
     if (stop.aborted) return;
     this.becomeLeader();
-    while (!stop.aborted) {
+    while (!stop.aborted && this.leading) {
       await sleep(this.clock, this.t.retryPeriodMs, stop).catch(() => undefined);
-      if (stop.aborted) return;
+      if (stop.aborted || !this.leading) return;
       if (!(await this.renewBeforeDeadline())) {
-        this.log.error('failed to renew the lease within the renew deadline; leadership lost',
-          { renewDeadlineMs: this.t.renewDeadlineMs });
-        this.leaderAbort?.abort(new Error('leadership lost'));
-        this.setLeading(false);
-        this.notifyStopped('lost');
+        this.loseLeadership();
         return;
       }
     }
+  }
+
+  /** Renew deadline passed without a renewal: step down and report 'lost' (once). */
+  private loseLeadership(): void {
+    if (!this.leading || this.stopping.signal.aborted) return;
+    this.lost = true;
+    this.log.error('failed to renew the lease within the renew deadline; leadership lost', { renewDeadlineMs: this.t.renewDeadlineMs });
+    this.endLeading('leadership lost');
+    this.notifyStopped('lost');
+  }
+
+  /** Leadership ends now: the leader signal aborts and the gauge and isLeader() say false. */
+  private endLeading(reason: string): void {
+    this.cancelDeadline();
+    this.leaderAbort?.abort(new Error(reason));
+    this.leading = false;
+  }
+
+  /**
+   * Arms a timer at the renew deadline of the last successful renewal, so leadership (the leader
+   * signal controllers stop on) ends exactly then, even when the renew loop itself is late.
+   */
+  private armDeadline(): void {
+    this.cancelDeadline();
+    const at = this.lastRenewSentAt + this.t.renewDeadlineMs;
+    this.cancelDeadline = this.clock.after(at - this.clock.now(), () => {
+      if (this.leading && !this.isLeader()) this.loseLeadership();
+    });
   }
 
   /** Retries every RetryPeriod until a renewal succeeds or RenewDeadline since the last one passes. */
@@ -167,7 +207,7 @@ export class LeaderElector {
     const deadline = this.lastRenewSentAt + this.t.renewDeadlineMs;
     for (;;) {
       const remaining = deadline - this.clock.now();
-      if (remaining <= 0) return false;
+      if (remaining <= 0 || !this.leading) return false;
       if (await this.tryAcquireOrRenew(Math.min(this.t.requestTimeoutMs, remaining))) return true;
       const left = deadline - this.clock.now();
       if (left <= 0) return false;
@@ -191,6 +231,7 @@ export class LeaderElector {
     try {
       const current = await call((s) => this.lock.get(s));
       if (!current) {
+        if (this.stopping.signal.aborted) return false;
         const record = next();
         await call((s) => this.lock.create(record, s));
         return this.acquired(record, sentAt);
@@ -199,6 +240,10 @@ export class LeaderElector {
       const held = current.record.holderIdentity;
       const expiresAt = this.observedAt + current.record.leaseDurationSeconds * 1000;
       if (held && held !== this.identity && this.clock.now() < expiresAt) return false;
+      // A leader that was paused (SIGSTOP, GC, starvation) between the read and here must not
+      // write: its renew deadline passed, so a standby may already hold the Lease.
+      // A replica that began stepping down meanwhile must not take the Lease either.
+      if ((this.leading && !this.isLeader()) || this.lost || this.stopping.signal.aborted) return false;
       const record = next(current.record);
       await call((s) => this.lock.update(record, s));
       return this.acquired(record, sentAt);
@@ -213,8 +258,10 @@ export class LeaderElector {
   private acquired(record: LeaderElectionRecord, sentAt: number): boolean {
     this.observe(record, rawRecord(record));
     this.lastRenewSentAt = sentAt;
+    if (this.leading) this.armDeadline();
     return true;
   }
+
 
   private observe(record: LeaderElectionRecord, raw: string): void {
     if (raw !== this.observedRaw) {
@@ -233,7 +280,8 @@ export class LeaderElector {
 
   private becomeLeader(): void {
     this.log.info('acquired the lease; now leading', { leaseTransitions: this.observedRecord?.leaseTransitions });
-    this.setLeading(true);
+    this.leading = true;
+    this.armDeadline();
     this.leaderAbort = new AbortController();
     const signal = this.leaderAbort.signal;
     this.safely('onStartedLeading', () => this.callbacks.onStartedLeading(signal));
@@ -255,11 +303,6 @@ export class LeaderElector {
       // 409: someone else wrote it since our last renewal, so it is no longer ours to release.
       this.log.warn('could not release the lease; it will expire instead', { error: describeError(err), status: httpStatus(err) });
     }
-  }
-
-  private setLeading(leading: boolean): void {
-    this.leading = leading;
-    this.masterStatus.set({ name: this.lock.name }, leading ? 1 : 0);
   }
 
   private notifyStopped(reason: StopReason): void {

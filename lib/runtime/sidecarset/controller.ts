@@ -3,7 +3,7 @@ import {
 } from '@kubernetes/client-node';
 import { KRUISE_APPS_GROUP, SidecarSetAnnotations } from '../../contract.js';
 import type { Clock } from '../clock.js';
-import type { Request, Result } from '../controller.js';
+import type { ReconcileContext, Request, Result } from '../controller.js';
 import type { Informer } from '../informer/index.js';
 import type { Logger } from '../log.js';
 import { sidecarSetMatchesPod } from './inject.js';
@@ -37,14 +37,20 @@ const REVISION_LABEL = 'kruise.io/sidecarset-name';
  * SidecarSet leaves running pods alone.
  */
 export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
-  return async ({ name }: Request): Promise<Result> => {
+  return async ({ name }: Request, ctx?: Pick<ReconcileContext, 'signal'>): Promise<Result> => {
+    // Before every write: still leading, and not shutting down. A reconcile that may patch every
+    // matched pod ends between two writes once either stops holding, never in the middle of one.
+    const mayWrite = () => {
+      ctx?.signal.throwIfAborted();
+      deps.checkStillLeader();
+    };
     const s = deps.sidecarSets.store.getByName(name);
     if (!s || s.metadata.deletionTimestamp) return {};
     const states = matchedPods(deps, s).map((pod) => podState(s, pod));
     const now = new Date(deps.clock.now());
     const updating = planUpdates(s, states);
     for (const pod of updating) {
-      deps.checkStillLeader();
+      mayWrite();
       await deps.core.patchNamespacedPod(
         { name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: inPlaceUpdatePatch(s, pod, now) },
         setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
@@ -53,8 +59,8 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
     }
     const after = states.map((st): PodState => (updating.includes(st.pod) ? { ...st, updated: true, inPlaceUpdatable: false, consistent: false } : st));
     // The revision first: a status carrying the new latestRevision is what stops re-recording.
-    await recordRevision(deps, s);
-    await writeStatus(deps, s, computeStatus(s, after));
+    await recordRevision(deps, s, mayWrite);
+    await writeStatus(deps, s, computeStatus(s, after), mayWrite);
     const pending = after.some((st) => (st.inPlaceUpdatable && s.spec.updateStrategy?.type !== 'NotUpdate') || (st.updated && !st.consistent));
     return pending && !s.spec.updateStrategy?.paused ? { requeueAfterMs: ROLLOUT_RECHECK_MS } : {};
   };
@@ -76,11 +82,11 @@ export function sidecarSetsForPod(deps: Pick<SidecarSetControllerDeps, 'sidecarS
     .map((s) => ({ name: s.metadata.name }));
 }
 
-async function writeStatus(deps: SidecarSetControllerDeps, s: SidecarSet, status: SidecarSetStatus): Promise<void> {
+async function writeStatus(deps: SidecarSetControllerDeps, s: SidecarSet, status: SidecarSetStatus, mayWrite: () => void): Promise<void> {
   const current = s.status ?? {};
   const same = (Object.keys(status) as Array<keyof SidecarSetStatus>).every((k) => current[k] === status[k]);
   if (same) return;
-  deps.checkStillLeader();
+  mayWrite();
   await deps.custom.patchClusterCustomObjectStatus(
     { group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', name: s.metadata.name, body: { status } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
@@ -91,7 +97,7 @@ async function writeStatus(deps: SidecarSetControllerDeps, s: SidecarSet, status
  * Keeps a ControllerRevision per sidecar revision (named `<sidecarset>-<hash>` in the manager's
  * namespace, as upstream) and prunes the oldest beyond revisionHistoryLimit.
  */
-async function recordRevision(deps: SidecarSetControllerDeps, s: SidecarSet): Promise<void> {
+async function recordRevision(deps: SidecarSetControllerDeps, s: SidecarSet, mayWrite: () => void): Promise<void> {
   const hash = sidecarSetHash(s);
   if (s.status?.latestRevision === hash) return;
   const ns = deps.revisionNamespace;
@@ -99,7 +105,7 @@ async function recordRevision(deps: SidecarSetControllerDeps, s: SidecarSet): Pr
   const existing = (await deps.apps.listNamespacedControllerRevision({ namespace: ns, labelSelector: selector })).items;
   const name = `${s.metadata.name}-${hash.slice(0, 10)}`.slice(0, 253);
   if (!existing.some((r) => r.metadata?.name === name)) {
-    deps.checkStillLeader();
+    mayWrite();
     const revision = Math.max(0, ...existing.map((r) => r.revision)) + 1;
     await deps.apps.createNamespacedControllerRevision({
       namespace: ns,
@@ -110,7 +116,7 @@ async function recordRevision(deps: SidecarSetControllerDeps, s: SidecarSet): Pr
   const limit = s.spec.revisionHistoryLimit ?? 10;
   const prunable = existing.filter((r) => r.metadata?.name !== name).sort((a, b) => a.revision - b.revision);
   for (const old of prunable.slice(0, Math.max(0, prunable.length - limit))) {
-    deps.checkStillLeader();
+    mayWrite();
     await deps.apps.deleteNamespacedControllerRevision({ name: old.metadata!.name!, namespace: ns })
       .catch((err: { code?: number }) => { if (err.code !== 404) throw err; });
   }

@@ -27,6 +27,10 @@ export function registerSidecarSet(manager: Manager): void {
   const source = {
     sidecarSets: () => sidecarSets.store.list(),
     namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
+    assertFresh: () => {
+      sidecarSets.checkFresh();
+      namespaces.checkFresh();
+    },
   };
   manager.registerWebhook(Paths.mutatePod, podInjectionWebhook(source, manager.options.podNamespace, manager.clock));
   manager.registerWebhook(Paths.mutateSidecarSet, sidecarSetDefaultingWebhook());

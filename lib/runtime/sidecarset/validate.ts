@@ -1,5 +1,23 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { selectorsMayOverlap, validateSelector } from '../selector.js';
+import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
+import { injectSidecars } from './inject.js';
 import type { SidecarSet } from './types.js';
+
+/**
+ * Nesting a SidecarSet spec may have, counted from `spec`. Real ones stay under 10 (a container's
+ * `lifecycle.preStop.exec.command[0]` is 7 from spec); what is injected lands at the same depth in
+ * every matching pod, so this keeps injected pods far inside every limit the pod path has.
+ */
+export const MAX_SIDECARSET_DEPTH = 32;
+/** Bytes of a SidecarSet spec as JSON: all of it is copied into every matching pod (etcd takes 1.5 MiB per object). */
+export const MAX_SIDECARSET_SPEC_BYTES = 256 * 1024;
+
+/** core/v1 Container's fields, plus SidecarSet's sidecar-only ones (some rejected below by name). */
+const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'resizePolicy',
+  'restartPolicy', 'restartPolicyRules', 'volumeMounts', 'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle',
+  'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty',
+  'podInjectPolicy', 'shareVolumePolicy', 'transferEnv', 'upgradeStrategy', 'shareVolumeDevicePolicy', 'resourcesPolicy']);
 
 /** Spec fields of the upstream API this runtime implements; anything else is rejected by name. */
 const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
@@ -23,6 +41,9 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
   list.forEach((c: unknown, i) => {
     const at = `${path}[${i}]`;
     if (!isObject(c)) { errors.push(`${at}: must be an object`); return; }
+    for (const key of Object.keys(c)) {
+      if (!CONTAINER_FIELDS.has(key)) errors.push(`${at}.${key}: is not a field of a container (core/v1 Container or a sidecar field); remove it`);
+    }
     if (typeof c.name !== 'string' || c.name.length > 63 || !DNS_LABEL.test(c.name)) errors.push(`${at}.name: ${JSON.stringify(c.name)} is not a valid container name (DNS label)`);
     else if (names.has(c.name)) errors.push(`${at}.name: "${c.name}" is already used by ${names.get(c.name)}; container names must be unique`);
     else names.set(c.name, at);
@@ -61,6 +82,9 @@ export function validateSidecarSet(s: unknown): string[] {
   if (!isObject(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string')) errors.push('metadata.name: is required');
   const spec = s.spec;
   if (!isObject(spec)) return [...errors, 'spec: is required'];
+  // First, and alone: the checks below and the injection itself assume a bounded shape.
+  const shape = shapeError(spec);
+  if (shape) return [...errors, shape];
   for (const key of Object.keys(spec)) if (!SPEC_FIELDS.has(key)) errors.push(`spec.${key}: is not supported by this runtime (upstream-only feature); remove it`);
   if (spec.selector === undefined) errors.push('spec.selector: is required (an empty selector {} selects every pod)');
   else errors.push(...validateSelector(spec.selector, 'spec.selector'));
@@ -104,7 +128,52 @@ export function validateSidecarSet(s: unknown): string[] {
   if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
     errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
   }
+  if (errors.length === 0) {
+    const injection = injectionError(s as unknown as SidecarSet);
+    if (injection) errors.push(injection);
+  }
   return errors;
+}
+
+/** Depth, out-of-range numbers and size of a spec; the first problem, naming the field. */
+function shapeError(spec: Record<string, unknown>): string | undefined {
+  const shape = checkJsonShape(spec, 'spec', MAX_SIDECARSET_DEPTH);
+  if (shape) return `${shape.field}: ${shape.message.replace(/; no Kubernetes object.*$/, '')}; a SidecarSet is copied into every pod it matches, so it may nest at most ${MAX_SIDECARSET_DEPTH} levels below spec`;
+  const bytes = Buffer.byteLength(JSON.stringify(spec));
+  if (bytes > MAX_SIDECARSET_SPEC_BYTES) {
+    return `spec: is ${bytes} bytes as JSON, over the ${MAX_SIDECARSET_SPEC_BYTES}-byte limit; every matching pod would carry it. Fix: move large data into a ConfigMap volume`;
+  }
+  return undefined;
+}
+
+/** A pod as small as the API server accepts, to inject into as a dry run. */
+const PROBE_POD: V1Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'probe', labels: {} }, spec: { containers: [{ name: 'app', image: 'app' }] } };
+
+/** Injects into a probe pod: a SidecarSet whose injection throws or yields an invalid patch is refused now, not at every pod CREATE. */
+function injectionError(s: SidecarSet): string | undefined {
+  try {
+    const { pod } = injectSidecars(PROBE_POD, [s], new Date(0));
+    const invalid = validatePatch(createPatch(PROBE_POD, pod));
+    return invalid ? `spec: injecting this SidecarSet would produce an invalid pod patch (${invalid})` : undefined;
+  } catch (err) {
+    return `spec: injecting this SidecarSet fails (${(err as Error).message})`;
+  }
+}
+
+const unservable = new WeakMap<object, string | false>();
+
+/**
+ * Why a stored SidecarSet cannot be injected (too deep, too big, an injection that fails), or
+ * undefined. The pod webhook skips such a SidecarSet with a warning instead of failing every pod
+ * it matches: one object must never block pod creation. The admission webhook refuses them when
+ * written; this covers those stored while it was bypassed. Memoized per (frozen) cache object.
+ */
+export function unservableReason(s: SidecarSet): string | undefined {
+  const known = unservable.get(s);
+  if (known !== undefined) return known || undefined;
+  const reason = (isObject(s?.spec) ? shapeError(s.spec as unknown as Record<string, unknown>) ?? injectionError(s) : 'spec: is required');
+  unservable.set(s, reason ?? false);
+  return reason;
 }
 
 /**

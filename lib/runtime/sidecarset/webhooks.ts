@@ -1,15 +1,74 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../clock.js';
-import { allow, createPatch, deny, exemptSystemNamespaces, mutating, patch, validating, type MutatingWebhook, type ValidatingWebhook } from '../webhook/index.js';
+import { allow, createPatch, deny, exemptSystemNamespaces, mutating, patch, validating, type Denied, type MutatingWebhook, type ValidatingWebhook } from '../webhook/index.js';
 import { defaultSidecarSet } from './defaults.js';
 import { injectionIgnored, injectSidecars, sidecarSetMatchesPod } from './inject.js';
 import type { SidecarSet } from './types.js';
-import { findConflicts, validateSidecarSet } from './validate.js';
+import { StaleCacheError } from '../informer/index.js';
+import { findConflicts, unservableReason, validateSidecarSet } from './validate.js';
 
 /** What the webhooks read: the informer caches of SidecarSets and Namespaces. */
 export interface SidecarSetSource {
   sidecarSets(): SidecarSet[];
   namespaceLabels(namespace: string): Record<string, string> | undefined;
+  /** Throws {@link StaleCacheError} when the caches cannot prove they are current enough to answer from. */
+  assertFresh?(): void;
+}
+
+/** 503 naming the stale cache: a replica never answers admission silently from a cache it cannot trust. */
+function freshnessDenial(source: SidecarSetSource): Denied | undefined {
+  try {
+    source.assertFresh?.();
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof StaleCacheError)) throw err;
+    return { allowed: false, code: 503, reason: 'ServiceUnavailable', message: `${err.message}; retry shortly (another replica may answer)` };
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function describe(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'a list' : `a ${typeof v}`;
+}
+
+/**
+ * The parts of a pod that injection reads, checked before it reads them: a malformed pod gets a
+ * 400 naming the field (the API server would reject it anyway), never a patch built from garbage.
+ */
+export function podShapeError(pod: unknown): string | undefined {
+  const at = 'request.object';
+  if (!isObject(pod)) return `${at}: must be a Pod object, got ${describe(pod)}`;
+  const meta = pod.metadata;
+  if (meta !== undefined && meta !== null) {
+    if (!isObject(meta)) return `${at}.metadata: must be an object, got ${describe(meta)}`;
+    for (const field of ['labels', 'annotations']) {
+      const map = meta[field];
+      if (map === undefined || map === null) continue;
+      if (!isObject(map)) return `${at}.metadata.${field}: must be a map of strings, got ${describe(map)}`;
+      const bad = Object.entries(map).find(([, v]) => typeof v !== 'string');
+      if (bad) return `${at}.metadata.${field}[${JSON.stringify(bad[0])}]: must be a string, got ${describe(bad[1])}`;
+    }
+  }
+  const spec = pod.spec;
+  if (!isObject(spec)) return `${at}.spec: must be an object, got ${describe(spec)}`;
+  for (const list of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
+    const items = spec[list];
+    if (items === undefined || (items === null && list !== 'containers')) continue;
+    if (!Array.isArray(items)) return `${at}.spec.${list}: must be a list, got ${describe(items)}`;
+    for (const [i, item] of items.entries()) {
+      if (!isObject(item)) return `${at}.spec.${list}[${i}]: must be an object, got ${describe(item)}`;
+      if (list !== 'imagePullSecrets' && typeof item.name !== 'string') return `${at}.spec.${list}[${i}].name: must be a string, got ${describe(item.name)}`;
+      if (list !== 'containers' && list !== 'initContainers') continue;
+      for (const nested of ['env', 'volumeMounts']) {
+        const value = item[nested];
+        if (value !== undefined && value !== null && (!Array.isArray(value) || value.some((e) => !isObject(e)))) {
+          return `${at}.spec.${list}[${i}].${nested}: must be a list of objects`;
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -19,15 +78,25 @@ export interface SidecarSetSource {
 export function podInjectionWebhook(source: SidecarSetSource, managerNamespace: string, clock: Clock): MutatingWebhook {
   return exemptSystemNamespaces(mutating((request) => {
     if (request.operation !== 'CREATE' || request.kind.kind !== 'Pod' || request.subResource) return allow();
+    const malformed = podShapeError(request.object);
+    if (malformed) return deny(malformed, 400);
     const original = request.object as unknown as V1Pod;
     // The API server fills metadata.namespace after admission; match on the request's.
     const pod: V1Pod = { ...original, metadata: { ...original.metadata, namespace: request.namespace ?? original.metadata?.namespace } };
     if (injectionIgnored(pod)) return allow();
+    const stale = freshnessDenial(source);
+    if (stale) return stale;
     const labels = source.namespaceLabels(pod.metadata!.namespace ?? '');
-    const matching = source.sidecarSets().filter((s) => !s.spec.injectionStrategy?.paused && !s.metadata.deletionTimestamp && sidecarSetMatchesPod(s, pod, labels));
-    if (matching.length === 0) return allow();
+    const warnings: string[] = [];
+    const matching = source.sidecarSets().filter((s) => {
+      if (s.spec.injectionStrategy?.paused || s.metadata.deletionTimestamp || !sidecarSetMatchesPod(s, pod, labels)) return false;
+      const reason = unservableReason(s);
+      if (reason) warnings.push(`SidecarSet ${s.metadata.name} was not injected: it cannot be served (${reason}); fix or delete it`);
+      return !reason;
+    });
+    if (matching.length === 0) return allow(warnings.length ? warnings : undefined);
     const { pod: injected, injected: names } = injectSidecars(original, matching, new Date(clock.now()));
-    return names.length === 0 ? allow() : patch(createPatch(original, injected));
+    return names.length === 0 ? allow(warnings.length ? warnings : undefined) : patch(createPatch(original, injected), warnings.length ? warnings : undefined);
   }), managerNamespace);
 }
 
@@ -46,7 +115,12 @@ export function sidecarSetValidatingWebhook(source: SidecarSetSource): Validatin
   return validating((request) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
     const errors = validateSidecarSet(request.object);
-    if (errors.length === 0) errors.push(...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets()));
+    if (errors.length === 0) {
+      // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
+      const stale = freshnessDenial(source);
+      if (stale) return stale;
+      errors.push(...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets()));
+    }
     return errors.length === 0 ? allow() : deny(`SidecarSet ${request.name ?? ''} is invalid: ${errors.join('; ')}`, 422);
   });
 }

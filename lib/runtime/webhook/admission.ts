@@ -74,6 +74,9 @@ export function parseAdmissionReview(body: unknown): ParseResult {
   const object = parseEmbedded(req.object, 'request.object', errors);
   const oldObject = parseEmbedded(req.oldObject, 'request.oldObject', errors);
   const options = parseEmbedded(req.options, 'request.options', errors);
+  if ((operation === 'CREATE' || operation === 'UPDATE') && object === undefined && !errors.some((e) => e.field === 'request.object')) {
+    errors.push({ field: 'request.object', message: `is required for ${operation}, got ${describeValue(req.object)}` });
+  }
   if (req.dryRun !== undefined && req.dryRun !== null && typeof req.dryRun !== 'boolean') {
     errors.push({ field: 'request.dryRun', message: `must be a boolean, got ${describeValue(req.dryRun)}` });
   }

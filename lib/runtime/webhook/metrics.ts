@@ -9,6 +9,8 @@ export class WebhookMetrics {
   private readonly latency: Histogram<'webhook'>;
   private readonly requests: Counter<'webhook' | 'code'>;
   private readonly inFlight: Gauge<'webhook'>;
+  private readonly dropped: Counter<'reason'>;
+  private connections: () => { active: number; queued: number } = () => ({ active: 0, queued: 0 });
 
   constructor(registry: Registry) {
     this.latency = existing(registry, 'controller_runtime_webhook_latency_seconds') ?? new Histogram({
@@ -31,6 +33,35 @@ export class WebhookMetrics {
       labelNames: ['webhook'],
       registers: [registry],
     });
+    this.dropped = existing(registry, 'webhook_connections_dropped_total') ?? new Counter({
+      name: 'webhook_connections_dropped_total',
+      help: 'Connections closed unserved because the connection queue was full or they waited past its timeout.',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    const counts = () => this.connections();
+    if (!existing(registry, 'webhook_connections')) {
+      new Gauge({
+        name: 'webhook_connections',
+        help: 'Webhook connections: active (TLS and HTTP state held) and queued (waiting for a slot as bare sockets).',
+        labelNames: ['state'],
+        registers: [registry],
+        collect() {
+          const { active, queued } = counts();
+          this.set({ state: 'active' }, active);
+          this.set({ state: 'queued' }, queued);
+        },
+      });
+    }
+  }
+
+  /** Where the connection gauge reads from (the running server's gate). */
+  trackConnections(counts: () => { active: number; queued: number }): void {
+    this.connections = counts;
+  }
+
+  connectionDropped(reason: 'queue-full' | 'queue-timeout'): void {
+    this.dropped.inc({ reason });
   }
 
   /**

@@ -4,6 +4,7 @@
  * replica can leave the Service without failing a single admission call.
  */
 import { createServer, type Server } from 'node:https';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ import { parseAdmissionReview, reviewResponse } from './admission.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './body.js';
 import { CertReloader, type TlsMaterial } from './cert-reloader.js';
 import { formatFieldError } from './fields.js';
+import { checkJsonShape } from './limits.js';
+import { BudgetTimeoutError, ByteBudget, ConnectionGate, yieldToLoop } from './limiter.js';
 import type { Webhook } from './handler.js';
 import { dispatch } from './dispatch.js';
 import { WebhookMetrics } from './metrics.js';
@@ -57,6 +60,23 @@ export interface WebhookServerOptions {
   certPollIntervalMs?: number;
   /** Watch the cert dir for changes (default); polling alone where inotify is unreliable. */
   watchCertDir?: boolean;
+  /**
+   * Connections with TLS and HTTP state at once (default 256). The API server keeps a pool of a
+   * few dozen kept-alive connections per replica; the cap only bites in a flood, where each TLS
+   * connection costs tens of KiB plus native buffers.
+   */
+  maxConnections?: number;
+  /** Further connections wait as bare sockets, up to this many (default 4096), FIFO; beyond it they are closed. */
+  maxQueuedConnections?: number;
+  /** A queued connection not admitted within this is closed (default 10s, the API server's webhook timeout). */
+  connectionQueueTimeoutMs?: number;
+  /**
+   * Request bodies being read, parsed or handled at once, by their declared size (default 32 MiB).
+   * A request that does not fit waits (FIFO); one that waited past handlerTimeoutMs gets a 429.
+   */
+  maxInFlightBodyBytes?: number;
+  /** Bodies above this are read, parsed and handled one at a time, yielding between steps (default 1 MiB). */
+  largeBodyBytes?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -68,12 +88,19 @@ export class WebhookServer {
   private readonly clock: Clock;
   private readonly log: Logger;
   private server?: Server;
+  private listener?: NetServer;
+  private gate?: ConnectionGate;
+  private readonly budget: ByteBudget;
+  /** One large body at a time: a second one waits instead of stacking event-loop work. */
+  private readonly largeLane: ByteBudget;
   private draining = false;
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger.child({ component: 'webhook-server' });
     this.metrics = new WebhookMetrics(opts.registry);
+    this.budget = new ByteBudget(opts.maxInFlightBodyBytes ?? 32 * MiB, this.clock);
+    this.largeLane = new ByteBudget(1, this.clock);
     this.reloader = new CertReloader({
       certFile: join(opts.certDir, opts.certName ?? 'tls.crt'),
       keyFile: join(opts.certDir, opts.keyName ?? 'tls.key'),
@@ -105,23 +132,40 @@ export class WebhookServer {
       keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 120_000,
     }, (req, res) => this.onRequest(req, res));
     server.on('tlsClientError', (err) => this.log.debug('TLS handshake failed', { err }));
+    server.on('error', (err) => this.log.error('webhook server error', { err }));
+    // The TLS server never listens itself: a plain TCP listener hands it connections through the
+    // gate, so a flood waits as bare sockets instead of each one costing a TLS session.
+    const gate = new ConnectionGate({
+      maxConnections: this.opts.maxConnections ?? 256,
+      maxQueued: this.opts.maxQueuedConnections ?? 4096,
+      queueTimeoutMs: this.opts.connectionQueueTimeoutMs ?? 10_000,
+      clock: this.clock,
+      admit: (socket) => server.emit('connection', socket),
+      onDropped: (reason) => this.metrics.connectionDropped(reason),
+    });
+    const listener = createNetServer({ pauseOnConnect: true }, gate.onConnection);
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.opts.port ?? Ports.webhook, this.opts.host, () => {
-        server.off('error', reject);
+      listener.once('error', reject);
+      listener.listen(this.opts.port ?? Ports.webhook, this.opts.host, () => {
+        listener.off('error', reject);
         resolve();
       });
     });
-    server.on('error', (err) => this.log.error('webhook server error', { err }));
+    listener.on('error', (err) => this.log.error('webhook listener error', { err }));
+    // Starts the HTTP server's header/request timeout checks, which it arms when it listens.
+    server.emit('listening');
     this.server = server;
+    this.listener = listener;
+    this.gate = gate;
+    this.metrics.trackConnections(() => gate.counts());
     this.draining = false;
     this.reloader.start();
-    this.log.info('webhook server listening', { port: this.port(), webhooks: [...this.webhooks.keys()] });
+    this.log.info('webhook server listening', { port: this.port() });
   }
 
   port(): number {
-    if (!this.server) throw new Error('webhook server is not started');
-    return (this.server.address() as AddressInfo).port;
+    if (!this.listener) throw new Error('webhook server is not started');
+    return (this.listener.address() as AddressInfo).port;
   }
 
   /** Re-reads the cert dir now (the cert manager calls this after writing); true if it changed. */
@@ -143,26 +187,30 @@ export class WebhookServer {
     this.draining = true;
   }
 
-  /** Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded). */
-  async stop(): Promise<void> {
+  /** Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded by `graceMs`, default stopGraceMs). */
+  async stop(graceMs = this.opts.stopGraceMs ?? 25_000): Promise<void> {
     const server = this.server;
-    if (!server) return;
-    this.server = undefined;
+    const listener = this.listener;
+    const gate = this.gate;
+    if (!server || !listener || !gate) return;
+    this.server = this.listener = this.gate = undefined;
     this.draining = true;
     this.reloader.stop();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const listenerClosed = new Promise<void>((resolve) => listener.close(() => resolve()));
+    gate.dropQueued();
+    server.close(); // stops the timeout checks and closes idle keep-alive connections
     server.closeIdleConnections();
     const grace = new AbortController();
     const outcome = await Promise.race([
-      closed.then(() => 'closed' as const),
-      sleep(this.clock, this.opts.stopGraceMs ?? 25_000, grace.signal).then(() => 'timeout' as const, () => 'closed' as const),
+      gate.whenIdle().then(() => 'closed' as const),
+      sleep(this.clock, graceMs, grace.signal).then(() => 'timeout' as const, () => 'closed' as const),
     ]);
     grace.abort();
     if (outcome === 'timeout') {
       this.log.warn('in-flight webhook requests outlived the stop grace period; closing their connections');
       server.closeAllConnections();
-      await closed;
     }
+    await listenerClosed;
     this.log.info('webhook server stopped');
   }
 
@@ -199,14 +247,51 @@ export class WebhookServer {
         `Content-Type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`);
       return;
     }
+    const declared = Number(req.headers['content-length']);
+    const maxBody = this.opts.maxBodyBytes ?? 7 * MiB;
+    const size = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, maxBody) : maxBody;
+    const large = size > (this.opts.largeBodyBytes ?? MiB);
+    const waitMs = this.opts.handlerTimeoutMs ?? 9_000;
+    const gone = new AbortController();
+    const onGone = () => gone.abort(new ClientGoneError());
+    res.once('close', onGone);
+    const releases: Array<() => void> = [];
+    try {
+      // Memory in flight stays bounded: wait for room (FIFO) before reading the body.
+      if (large) releases.push(await this.largeLane.acquire(1, waitMs, gone.signal));
+      releases.push(await this.budget.acquire(size, waitMs, gone.signal));
+    } catch (e) {
+      releases.forEach((r) => r());
+      res.off('close', onGone);
+      if (e instanceof BudgetTimeoutError) {
+        req.resume();
+        this.fail(res, 429, 'TooManyRequests', `${e.message}; retry`, { 'Retry-After': '1' });
+        return;
+      }
+      if (e instanceof ClientGoneError) return;
+      throw e;
+    }
+    try {
+      await this.handleBody(path, webhook, req, res, maxBody, large);
+    } finally {
+      res.off('close', onGone);
+      releases.forEach((r) => r());
+    }
+  }
+
+  private async handleBody(path: string, webhook: Webhook, req: IncomingMessage, res: ServerResponse, maxBody: number, large: boolean): Promise<void> {
     let body: Buffer;
     try {
-      body = await readBody(req, this.opts.maxBodyBytes ?? 7 * MiB);
+      body = await readBody(req, maxBody);
     } catch (e) {
       if (e instanceof BodyTooLargeError) this.fail(res, 413, 'RequestEntityTooLarge', e.message);
       else if (!(e instanceof ClientGoneError)) throw e;
       return;
     }
+    // A large body's parse, checks and handling are each tens of ms: let other requests' work
+    // run between them instead of after all of them.
+    const step = large ? yieldToLoop : () => Promise.resolve();
+    await step();
     let json: unknown;
     try {
       json = JSON.parse(body.toString('utf8'));
@@ -214,16 +299,30 @@ export class WebhookServer {
       this.fail(res, 400, 'BadRequest', `request body is not valid JSON: ${(e as Error).message}`);
       return;
     }
+    await step();
+    // The envelope's checks read only its top levels, so they are safe on any depth.
     const parsed = parseAdmissionReview(json);
     if (!parsed.ok) {
       this.fail(res, 400, 'BadRequest', `invalid AdmissionReview: ${formatFieldError(parsed.error)}`);
       return;
     }
+    const { request } = parsed;
+    // An object no handler can safely walk (too deep, a number out of range) is denied with a 400
+    // naming the field, in a well-formed review, so the API server shows the user why.
+    const shape = checkJsonShape(json, '');
+    if (shape) {
+      this.send(res, 200, reviewResponse(request.apiVersion, {
+        uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: formatFieldError(shape) },
+      }));
+      return;
+    }
+    await step();
+    if (res.destroyed) return;
     const response = await dispatch({
-      path, webhook, request: parsed.request, res, clock: this.clock, logger: this.log,
+      path, webhook, request, res, clock: this.clock, logger: this.log,
       timeoutMs: this.opts.handlerTimeoutMs ?? 9_000,
     });
-    if (!res.destroyed) this.send(res, 200, reviewResponse(parsed.request.apiVersion, response));
+    if (!res.destroyed) this.send(res, 200, reviewResponse(request.apiVersion, response));
   }
 
   private fail(res: ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}): void {

@@ -206,6 +206,41 @@ describe('Controller', () => {
     expect(started).toEqual(['in-flight']);
   });
 
+  it('stop(timeout) is bounded: a reconcile that never returns is abandoned at the deadline, and stop says so', async () => {
+    const { controller, clock, logs } = setup(() => new Promise<void>(() => undefined)); // a write that hangs
+    await controller.start();
+    controller.enqueue({ name: 'stuck' });
+    await settle();
+    let result: boolean | undefined;
+    const stopping = controller.stop(5_000).then((r) => { result = r; });
+    await clock.advance(4_900);
+    expect(result).toBeUndefined();
+    await clock.advance(100);
+    await stopping;
+    expect(result).toBe(false);
+    expect(logs.some((l) => l.includes('reconciles still running at the stop deadline'))).toBe(true);
+    controllers.splice(controllers.indexOf(controller), 1); // its worker never ends: nothing to wait for after the test
+  });
+
+  it('stop(timeout) resolves true at once when the reconciles end between writes on the aborted signal', async () => {
+    const writes: number[] = [];
+    const { controller, clock } = setup(async (_req, ctx) => {
+      for (let i = 0; i < 1000; i++) {
+        if (ctx.signal.aborted) return; // the check a reconciler makes before each write
+        writes.push(i);
+        await new Promise<void>((r) => clock.after(10, r));
+      }
+    });
+    await controller.start();
+    controller.enqueue({ name: 'long' });
+    await clock.advance(50);
+    const stopping = controller.stop(5_000);
+    const before = writes.length;
+    await clock.advance(20);
+    expect(await stopping).toBe(true);
+    expect(writes.length - before).toBeLessThanOrEqual(1);
+  });
+
   it('watches sources: waits for sync, maps events (both sides of an update), and shrugs off mapping bugs', async () => {
     const seen: string[] = [];
     const source = new FakeSource();

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { ApiException } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { FakeClock, settle } from '../../../../lib/runtime/clock.js';
-import { Informer, type InformerOptions } from '../../../../lib/runtime/informer/index.js';
+import { Backoff, Informer, StaleCacheError, type InformerOptions } from '../../../../lib/runtime/informer/index.js';
 import { Logger } from '../../../../lib/runtime/log.js';
 import { valueOf } from '../metric-values.js';
 import { FakeApi, apiError, type Obj } from './fake-api.js';
@@ -45,6 +45,17 @@ async function synced(informer: Informer<Obj>): Promise<void> {
   await informer.waitForSync();
   await settle();
 }
+
+/** The watch dies and the history it would resume from is gone, as when the API server restarts. */
+function outage(api: FakeApi): void {
+  api.stallWatches();
+  api.create(`during-outage-${api.listCalls.length}`);
+  api.compact();
+  api.breakWatches(new Error('ECONNREFUSED'));
+}
+
+/** The FakeClock an informer was built with (setup() makes one per informer). */
+const clockOf = (informer: Informer<Obj>) => (informer as unknown as { clock: FakeClock }).clock;
 
 const cached = (informer: Informer<Obj>) =>
   Object.fromEntries(informer.store.list().map((o) => [o.metadata?.name, o.data ?? {}]));
@@ -134,6 +145,88 @@ describe('Informer', () => {
     api.sendError(410);
     await settle();
     expect(api.listCalls).toHaveLength(2);
+  });
+
+  it('relists at once on a 410 that follows a failed watch (an outage): no second backoff before the relist', async () => {
+    const { api, clock, informer } = setup();
+    await informer.start();
+    await synced(informer);
+    outage(api); // the API server restarts: its watch cache no longer knows our resourceVersion
+    await clock.advance(800); // one backoff step, then a re-watch that gets 410...
+    expect(api.listCalls).toHaveLength(2); // ...and the relist right after it, not another step later
+    expect(api.watchCalls.map((w) => w.resourceVersion)).toEqual(['100', '100', '101']); // watching again from the relist
+  });
+
+  it('resets the backoff after a watch that held, so a second outage starts from the first step', async () => {
+    const { api, clock, informer } = setup();
+    await informer.start();
+    await synced(informer);
+    // First outage: the watch breaks and every list fails for a while; the backoff climbs to its cap.
+    outage(api);
+    for (let i = 0; i < 8; i++) api.listFailures.push(new Error('ECONNREFUSED'));
+    await clock.advance(60_000);
+    expect(api.listCalls.length).toBe(10);
+    const watches = api.watchCalls.length;
+    await clock.advance(30_000); // recovered: a quiet watch holds (no events at all)
+    expect(api.watchCalls).toHaveLength(watches);
+    // Second outage: the first retry comes after the first step (800ms), not the cap.
+    api.breakWatches(new Error('ECONNREFUSED'));
+    await clock.advance(799);
+    expect(api.watchCalls).toHaveLength(watches);
+    await clock.advance(1);
+    expect(api.watchCalls).toHaveLength(watches + 1);
+  });
+
+  it('caps every reconnect delay, jitter included (client-go\'s 30s x 1.5 = 45s kept caches stale for a minute)', async () => {
+    const clock = new FakeClock();
+    const worst = new Backoff({ initialMs: 800, maxMs: 30_000 }, clock, () => 0.999);
+    const delays = Array.from({ length: 12 }, () => worst.next());
+    expect(Math.max(...delays)).toBeLessThanOrEqual(30_000);
+    // The informer's default cap: after any number of failures the next attempt is at most 5s away.
+    const { api, informer } = setup({ random: () => 0.999 });
+    for (let i = 0; i < 30; i++) api.listFailures.push(new Error('ECONNREFUSED'));
+    const times: number[] = [];
+    const list = api.list.bind(api);
+    api.list = (o) => { times.push(clockOf(informer).now()); return list(o); };
+    await informer.start();
+    await clockOf(informer).advance(120_000);
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    expect(gaps.length).toBeGreaterThan(20);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(5_000);
+  });
+
+  it('tells the truth about staleness: fresh while watching, stale past the bound once the watch is down, fresh again after the relist', async () => {
+    const { api, clock, informer, logs, registry } = setup({ maxStalenessMs: 10_000, backoff: { initialMs: 800, maxMs: 5_000 } });
+    expect(() => informer.checkFresh()).toThrow(/has not synced yet/);
+    await informer.start();
+    await synced(informer);
+    expect(informer.staleness()).toBe(0);
+    expect(() => informer.checkFresh()).not.toThrow();
+    outage(api);
+    for (let i = 0; i < 20; i++) api.listFailures.push(new Error('ECONNREFUSED'));
+    await clock.advance(10_000);
+    expect(() => informer.checkFresh()).not.toThrow(); // within the bound
+    await clock.advance(1);
+    expect(() => informer.checkFresh()).toThrow(StaleCacheError);
+    expect(() => informer.checkFresh()).toThrow(/not proven current for 10.0s \(bound 10s, --max-cache-staleness\)/);
+    expect(await valueOf(registry, 'informer_cache_staleness_seconds', { resource: '/api/v1/configmaps' })).toBeGreaterThan(10);
+    expect(logs.filter((l) => l.includes('cache not proven current past its staleness bound'))).toHaveLength(1);
+    api.listFailures.length = 0; // the API server answers again
+    await clock.advance(5_000); // within one capped backoff step
+    expect(informer.staleness()).toBe(0);
+    expect(() => informer.checkFresh()).not.toThrow();
+    expect(logs.some((l) => l.includes('cache is current again'))).toBe(true);
+  });
+
+  it('a watch resumed from an old resourceVersion proves the cache current only by an event, a bookmark or holding a moment', async () => {
+    const { api, clock, informer } = setup({ maxStalenessMs: 1_000 });
+    await informer.start();
+    await synced(informer);
+    api.breakWatches(new Error('socket hang up'));
+    await clock.advance(800); // re-watch from the last resourceVersion: connected, nothing said yet
+    expect(informer.staleness()).toBeGreaterThan(0);
+    api.sendBookmark();
+    expect(informer.staleness()).toBe(0);
   });
 
   it('a server that answers every watch with 410 cannot drive it into a list storm', async () => {

@@ -282,6 +282,91 @@ describe('LeaderElector', () => {
     expect(a.events).toContain('stopped:lost');
   });
 
+  it('the gauge and the leader signal flip the moment the renew deadline passes, not at the next renew', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(1);
+    clock.jump(RENEW); // paused (SIGSTOP, GC): no timer has run, the renew loop has not woken up
+    // A scrape right after the pause already reads 0: two processes never both report leading.
+    expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
+    // And with the renew loop blocked on a hung call, the leader signal still aborts at the deadline.
+    const b = candidate(new FakeLeaseServer(), clock, 'b');
+    b.elector.start();
+    await settle();
+    expect(b.leaderSignals).toHaveLength(1);
+    b.client.hang = true;
+    const startedAt = clock.now();
+    for (let t = 0; t < RENEW + RETRY && !b.leaderSignals[0].aborted; t += 100) await clock.advance(100);
+    expect(b.leaderSignals[0].aborted).toBe(true);
+    expect(clock.now() - startedAt).toBeLessThanOrEqual(RENEW + 100);
+    expect(b.events).toContain('stopped:lost');
+  });
+
+  it('a leader paused between reading and renewing the Lease does not write once its renew deadline passed', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await run(clock, 3_000, [a]);
+    const read = a.client.readNamespacedLease;
+    let pausedOnce = false;
+    a.client.readNamespacedLease = async (p) => {
+      const lease = await read(p);
+      if (!pausedOnce) {
+        pausedOnce = true;
+        clock.jump(RENEW); // the answer arrives after a pause past the renew deadline
+      }
+      return lease;
+    };
+    const writes = server.writes.length;
+    await clock.advance(RETRY + 100);
+    expect(pausedOnce).toBe(true);
+    expect(server.writes).toHaveLength(writes);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toContain('stopped:lost');
+    await clock.advance(LEASE * 2); // nor later: a process that lost leadership never writes the Lease again
+    expect(server.writes).toHaveLength(writes);
+  });
+
+  it('stepDown(): a standby stops campaigning at once and never takes the Lease, even once it expires', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    const b = candidate(server, clock, 'b');
+    a.elector.start();
+    await settle();
+    b.elector.start();
+    await run(clock, 3_000, [a, b]);
+    a.client.partitioned = true; // the leader dies (no release)...
+    await b.elector.stepDown(); // ...while the standby is terminating
+    await run(clock, LEASE * 3, [a, b]);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.events).not.toContain('started');
+    expect(server.writes.every((w) => w.spec?.holderIdentity !== 'b')).toBe(true);
+    await b.elector.stop(); // nothing to release: it never held the Lease
+    expect(server.writes.every((w) => w.spec?.holderIdentity !== 'b')).toBe(true);
+  });
+
+  it('stepDown(): a leader says false at once, aborts its leader signal, and keeps the Lease until stop() releases it', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const stepped = a.elector.stepDown();
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.leaderSignals[0].aborted).toBe(true);
+    expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
+    expect(await stepped).toBe(true);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'a' });
+    await a.elector.stop();
+    expect(spec(server)).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+    expect(a.events).toEqual(['leader:a', 'started', 'stopped:stopped']);
+  });
+
   it('bounds hung API calls by the request timeout and keeps campaigning', async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();

@@ -4,6 +4,9 @@ import { Logger } from '../../../../lib/runtime/log.js';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook, type SidecarSetSource } from '../../../../lib/runtime/sidecarset/webhooks.js';
+import { StaleCacheError } from '../../../../lib/runtime/informer/index.js';
+import { MAX_SIDECARSET_DEPTH, validateSidecarSet } from '../../../../lib/runtime/sidecarset/validate.js';
+import { createPatch, validatePatch } from '../../../../lib/runtime/webhook/index.js';
 
 const clock = { now: () => Date.parse('2026-11-21T00:00:00Z'), after: () => () => undefined };
 const ctx = { signal: new AbortController().signal, logger: new Logger({}, 'error') };
@@ -74,3 +77,78 @@ describe('SidecarSet webhooks', () => {
     expect(await sidecarSetValidatingWebhook(source([])).handle(request('SidecarSet', 'CREATE', proxy), ctx)).toEqual({ allowed: true });
   });
 });
+
+/** `{ a: { a: ... 1 } }`, `depth` objects deep, built without recursion. */
+function nested(depth: number): Record<string, unknown> {
+  let v: Record<string, unknown> = { a: 1 };
+  for (let i = 1; i < depth; i++) v = { a: v };
+  return v;
+}
+const withContainer = (extra: Record<string, unknown>): SidecarSet =>
+  ({ ...proxy, metadata: { name: 'deep' }, spec: { ...proxy.spec, containers: [{ name: 'proxy', image: 'proxy:1', ...extra }] } } as SidecarSet);
+
+describe('objects that cannot be served are refused when written, never at pod creation', () => {
+  it('a SidecarSet nested past the limit is denied at its own admission, naming the field', async () => {
+    const deep = withContainer({ env: [{ name: 'X', valueFrom: nested(150) }] });
+    const result = await sidecarSetValidatingWebhook(source([])).handle(request('SidecarSet', 'CREATE', deep), ctx);
+    expect(result).toEqual(expect.objectContaining({ allowed: false, code: 422 }));
+    expect('message' in result && result.message).toMatch(new RegExp(`spec\\.containers\\[0\\]\\.env\\[0\\]\\.valueFrom\\.a.*: nests deeper than ${MAX_SIDECARSET_DEPTH} levels`));
+    // Thousands of levels: the same named denial, no stack overflow anywhere.
+    expect(validateSidecarSet(withContainer({ lifecycle: nested(5_000) }))).toEqual([expect.stringMatching(/^spec\.containers\[0\]\.lifecycle\.a.*nests deeper than/)]);
+  });
+
+  it('unknown container fields, out-of-range numbers and oversized specs are denied by name', () => {
+    expect(validateSidecarSet(withContainer({ bogus: { a: 1 } }))).toEqual(['spec.containers[0].bogus: is not a field of a container (core/v1 Container or a sidecar field); remove it']);
+    expect(validateSidecarSet(withContainer({ resources: { limits: { cpu: Infinity } } }))).toEqual([expect.stringMatching(/^spec\.containers\[0\]\.resources\.limits\.cpu: is a number out of range/)]);
+    expect(validateSidecarSet(withContainer({ args: ['x'.repeat(300 * 1024)] }))).toEqual([expect.stringMatching(/^spec: is \d+ bytes as JSON, over the 262144-byte limit/)]);
+  });
+
+  it('every SidecarSet the validator admits injects into a pod with a valid patch', () => {
+    const ok = withContainer({ env: [{ name: 'X', valueFrom: nested(MAX_SIDECARSET_DEPTH - 6) }] });
+    expect(validateSidecarSet(ok)).toEqual([]);
+    const hook = podInjectionWebhook(source([ok]), 'kruise-system', clock);
+    return Promise.resolve(hook.handle(request('Pod', 'CREATE', pod, 'apps'), ctx)).then((result) => {
+      expect(result.allowed).toBe(true);
+      expect('patches' in result && validatePatch(result.patches)).toBeUndefined();
+    });
+  });
+
+  it('a stored SidecarSet that cannot be served (admitted while the webhook was bypassed) is skipped with a warning: it blocks no pod', async () => {
+    const deep = withContainer({ lifecycle: nested(150) });
+    const hook = podInjectionWebhook(source([deep, proxy].map((s) => Object.freeze(s))), 'kruise-system', clock);
+    const result = await hook.handle(request('Pod', 'CREATE', pod, 'apps'), ctx);
+    expect(result.allowed).toBe(true);
+    expect(result.warnings).toEqual([expect.stringMatching(/^SidecarSet deep was not injected: it cannot be served \(spec\.containers\[0\]\.lifecycle/)]);
+    // The servable one is still injected.
+    const ops = 'patches' in result ? result.patches : [];
+    expect(JSON.stringify(ops)).toContain('"name":"proxy"');
+    expect(validatePatch(createPatch(pod, pod))).toBeUndefined();
+  });
+
+  it('a malformed pod is a 400 naming the field, never a patch built from it', async () => {
+    const hook = podInjectionWebhook(source([proxy]), 'kruise-system', clock);
+    const cases: Array<[unknown, string]> = [
+      [{ ...pod, spec: { containers: 'abc' } }, 'request.object.spec.containers: must be a list, got a string'],
+      [{ ...pod, spec: { containers: [7] } }, 'request.object.spec.containers[0]: must be an object, got a number'],
+      [{ ...pod, spec: { containers: [{ name: 'a', env: 'x' }] } }, 'request.object.spec.containers[0].env: must be a list of objects'],
+      [{ ...pod, metadata: { labels: { app: 7 } } }, 'request.object.metadata.labels["app"]: must be a string, got a number'],
+      [{ ...pod, spec: null }, 'request.object.spec: must be an object, got null'],
+      [null, 'request.object: must be a Pod object, got null'],
+    ];
+    for (const [object, message] of cases) {
+      expect(await hook.handle(request('Pod', 'CREATE', object, 'apps'), ctx)).toEqual({ allowed: false, code: 400, message });
+    }
+  });
+
+  it('refuses to answer from caches that cannot prove they are current: 503 naming the cache, for pods and for SidecarSet conflict checks', async () => {
+    const stale: SidecarSetSource = { ...source([proxy]), assertFresh: () => { throw new StaleCacheError('cache of /apis/apps.kruise.io/v1alpha1/sidecarsets not proven current for 12.0s (bound 10s, --max-cache-staleness)'); } };
+    const result = await podInjectionWebhook(stale, 'kruise-system', clock).handle(request('Pod', 'CREATE', pod, 'apps'), ctx);
+    expect(result).toEqual(expect.objectContaining({ allowed: false, code: 503, reason: 'ServiceUnavailable' }));
+    expect('message' in result && result.message).toMatch(/not proven current for 12.0s \(bound 10s, --max-cache-staleness\); retry shortly/);
+    const other = { ...proxy, metadata: { name: 'other' } };
+    expect(await sidecarSetValidatingWebhook(stale).handle(request('SidecarSet', 'CREATE', other), ctx)).toEqual(expect.objectContaining({ allowed: false, code: 503 }));
+    // Exempt namespaces and opted-out pods never read the caches, so they are never refused.
+    expect(await podInjectionWebhook(stale, 'kruise-system', clock).handle(request('Pod', 'CREATE', pod, 'kube-system'), ctx)).toEqual({ allowed: true });
+  });
+});
+

@@ -154,3 +154,34 @@ describe('hostile AdmissionReview input', () => {
     expect(ok.status).toBe(200);
   }, 120_000);
 });
+
+describe('hostile objects inside a well-formed review (the contract: a 4xx naming the field, never a 500)', () => {
+  /** `{"a":{"a":...}}` nested `depth` levels deep, as text (building it as an object would recurse to print it). */
+  const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  const reviewWith = (objectJson: string) => JSON.stringify(review()).replace(/"object":\{.*?"spec":\{"containers":\[\]\}\}/, `"object":${objectJson}`);
+
+  it('request.object: null on CREATE is a 400 naming request.object', async () => {
+    const res = await send('/mutate', JSON.stringify(review({ object: null })));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body).message).toBe('invalid AdmissionReview: request.object: is required for CREATE, got null');
+  });
+
+  /** The denial a well-formed review gets (the API server shows its message to the user). */
+  const denial = (res: HttpResult) => {
+    expect(res.status).toBe(200);
+    const { response } = JSON.parse(res.body) as { response: { uid: string; allowed: boolean; status: { code: number; message: string } } };
+    expect(response).toMatchObject({ uid: review().request.uid, allowed: false, status: { code: 400 } });
+    return response.status.message;
+  };
+
+  it.each([150, 2_500, 10_000])('an object nested %i levels deep is denied with a 400 naming where it goes too deep (no stack overflow)', async (depth) => {
+    const body = reviewWith(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"deep"},"spec":{"containers":[{"name":"a","image":"b","x":${nested(depth)}}]}}`);
+    expect(denial(await send('/mutate', body))).toMatch(/^request\.object\.spec\.containers\[0\]\.x\.a\.a.*: nests deeper than 100 levels/);
+  });
+
+  it('a number JSON cannot hold (1e999999 parses to Infinity) is denied with a 400 naming the field', async () => {
+    const body = reviewWith('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"inf"},"spec":{"containers":[],"priority":1e999999}}');
+    expect(denial(await send('/mutate', body))).toBe('request.object.spec.priority: is a number out of range (it does not fit a 64-bit float)');
+  });
+});
+
