@@ -356,6 +356,11 @@ afterAll(async () => {
   for (const m of replicas) await removeEndpoint(kc, rendered.namespace, m.name);
   await apiRequest(state, 'DELETE', `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`).catch(() => undefined);
   for (const o of createdClusterScoped) await apiRequest(state, 'DELETE', await objectPath(o)).catch(() => undefined);
+  // The installed output too (not Namespaces: without a namespace controller they never finish
+  // terminating), so a later suite applying another flavour under the same names starts clean.
+  for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace' && x.kind !== 'CustomResourceDefinition')) {
+    await apiRequest(state, 'DELETE', await objectPath(o)).catch(() => undefined);
+  }
   // CRDs this file introduced (their conversion webhooks would point at replicas that are gone).
   const ourCrds = installedCrds.filter((c) => !preexistingCrds.has(c.metadata!.name!));
   const ours = ourCrds.map((c) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.metadata!.name}`);
