@@ -82,7 +82,6 @@ const timings: Array<[string, number]> = [];
 let t0 = 0;
 let startupError: Error | undefined;
 let failures = 0;
-const preexistingCrds = new Set<string>();
 const installedCrds: KubernetesObject[] = [];
 const createdClusterScoped: KubernetesObject[] = [];
 /** Live configurations right after our apply, before any manager ran (the server-defaulted form of what we render). */
@@ -304,10 +303,48 @@ async function takeover(signal: 'SIGTERM' | 'SIGKILL', spareNames: string[]): Pr
 // ---------------------------------------------------------------------------------------------
 // Install and start
 
+/**
+ * Deletes `crds` and waits until they are gone. Their objects' finalizers are stripped first:
+ * no manager runs to remove them (e.g. on ImagePullJobs), and they would hold the CRDs in
+ * Terminating, where re-creating one fails.
+ */
+async function removeCrds(crds: KubernetesObject[]): Promise<void> {
+  const paths = crds.map((c) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.metadata!.name}`);
+  for (const crd of crds as Array<KubernetesObject & { spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> } }>) {
+    const base = `/apis/${crd.spec.group}/${crd.spec.versions.find((v) => v.served)?.name}`;
+    const list = await apiRequest(state, 'GET', `${base}/${crd.spec.names.plural}`).catch(() => undefined);
+    if (list?.status !== 200) continue;
+    for (const item of (JSON.parse(list.body) as { items: KubernetesObject[] }).items.filter((i) => i.metadata?.finalizers?.length)) {
+      const path = `${base}${item.metadata!.namespace ? `/namespaces/${item.metadata!.namespace}` : ''}/${crd.spec.names.plural}/${item.metadata!.name}`;
+      await apiRequest(state, 'PUT', path, { ...item, metadata: { ...item.metadata, finalizers: [] } }).catch(() => undefined);
+    }
+  }
+  for (const path of paths) await apiRequest(state, 'DELETE', path).catch(() => undefined);
+  await until(`CRDs ${crds.map((c) => c.metadata!.name).join(', ')} to be deleted`, async () => {
+    for (const path of paths) if ((await apiRequest(state, 'GET', path)).status !== 404) return false;
+    return true;
+  }, 60_000, 500).catch((e: Error) => log(e.message));
+}
+
+/**
+ * The install below is judged as on an empty API server; earlier suites share this one and may
+ * have left objects of the same names written by other field managers (the runtime flavour's
+ * SidecarSet CRD, its ClusterRole), which a first install never meets. Remove them.
+ */
+async function removeLeftovers(): Promise<void> {
+  await uninstallWebhooks(kc);
+  const existing: KubernetesObject[] = [];
+  for (const o of objects.filter((x) => x.kind !== 'Namespace')) {
+    if ((await apiRequest(state, 'GET', await objectPath(o))).status === 200) existing.push(o);
+  }
+  if (existing.length) log(`removing ${existing.length} objects earlier suites left under the output's names`);
+  for (const o of existing.filter((x) => x.kind !== 'CustomResourceDefinition')) await apiRequest(state, 'DELETE', await objectPath(o)).catch(() => undefined);
+  await removeCrds(existing.filter((x) => x.kind === 'CustomResourceDefinition'));
+}
+
 beforeAll(async () => {
   t0 = Date.now();
-  const crdList = JSON.parse((await apiRequest(state, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')).body) as { items: KubernetesObject[] };
-  for (const c of crdList.items) preexistingCrds.add(c.metadata!.name!);
+  await removeLeftovers();
 
   // As the README says: the synthesized file in ONE `kubectl apply --server-side` pass (CRDs
   // first in the stream). UPSTREAM_REAL_MODULE_CRDS=1 (diagnosis only) adds the module's CRDs
@@ -361,25 +398,8 @@ afterAll(async () => {
   for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace' && x.kind !== 'CustomResourceDefinition')) {
     await apiRequest(state, 'DELETE', await objectPath(o)).catch(() => undefined);
   }
-  // CRDs this file introduced (their conversion webhooks would point at replicas that are gone).
-  const ourCrds = installedCrds.filter((c) => !preexistingCrds.has(c.metadata!.name!));
-  const ours = ourCrds.map((c) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.metadata!.name}`);
-  for (const path of ours) await apiRequest(state, 'DELETE', path).catch(() => undefined);
-  // The manager is gone, so finalizers it put on objects (e.g. on ImagePullJobs) would hold the CRDs in Terminating.
-  for (const crd of ourCrds as Array<KubernetesObject & { spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> } }>) {
-    const base = `/apis/${crd.spec.group}/${crd.spec.versions.find((v) => v.served)?.name}`;
-    const list = await apiRequest(state, 'GET', `${base}/${crd.spec.names.plural}`).catch(() => undefined);
-    if (list?.status !== 200) continue;
-    for (const item of (JSON.parse(list.body) as { items: KubernetesObject[] }).items.filter((i) => i.metadata?.finalizers?.length)) {
-      const path = `${base}${item.metadata!.namespace ? `/namespaces/${item.metadata!.namespace}` : ''}/${crd.spec.names.plural}/${item.metadata!.name}`;
-      await apiRequest(state, 'PUT', path, { ...item, metadata: { ...item.metadata, finalizers: [] } }).catch(() => undefined);
-    }
-  }
-  // Wait until they are gone: a later suite re-creating one of them would fail while it terminates.
-  await until('the CRDs this file installed to be deleted', async () => {
-    for (const path of ours) if ((await apiRequest(state, 'GET', path)).status !== 404) return false;
-    return true;
-  }, 60_000, 500).catch((e: Error) => log(e.message));
+  // Its CRDs too (their conversion webhooks would point at replicas that are gone).
+  await removeCrds(installedCrds);
   if (failures === 0) rmSync(runDir, { recursive: true, force: true });
   else log(`kept the replicas' logs in ${runDir}`);
   log(`timings:\n${timings.map(([what, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${what}`).join('\n')}\n  total ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -327,5 +327,14 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       expect(again.stdout).toBe(published.stdout);
       expect(again.stderr).toContain('is up to date');
     }, 300_000);
+
+    it('kruise-ha doctor works from node_modules/.bin: help, and a bad flag fails loudly by name', () => {
+      const bin = join('node_modules', '.bin', 'kruise-ha');
+      const options = { nodeDir: project().dir, allowFailure: true };
+      const help = inApp(bin, ['doctor', '--help'], options);
+      expect({ status: help.status, stdout: help.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^Usage: kruise-ha doctor/) });
+      const bad = inApp(bin, ['doctor', '--bogus'], options);
+      expect({ status: bad.status, stderr: bad.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(/Unknown option '--bogus'.*Fix: see kruise-ha doctor --help/) });
+    }, 120_000);
   });
 });
