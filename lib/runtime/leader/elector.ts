@@ -62,6 +62,10 @@ export class LeaderElector {
   /** Cancels the timer that ends leadership at the renew deadline. */
   private cancelDeadline = () => {};
   private stopping = new AbortController();
+  /** Aborted by {@link wake} to end a candidate's retry wait early. */
+  private wakeup?: AbortController;
+  /** A wake arrived while no wait was in progress: skip the next one (once). */
+  private wakePending = false;
   private loop?: Promise<void>;
   private steppedDown?: Promise<boolean>;
   private stopped?: Promise<void>;
@@ -156,11 +160,31 @@ export class LeaderElector {
     if (wasLeading) this.notifyStopped('stopped');
   }
 
+  /**
+   * A hint that the Lease was released (empty holder) or deleted, e.g. from a watch on it: a
+   * candidate makes its next attempt now instead of at the end of its retry wait. The attempt is
+   * an ordinary one (read, then a write carrying the resourceVersion it read, so concurrent
+   * candidates still race through 409 Conflict and a Lease held by anyone is never taken before
+   * it expired on our clock): the hint only moves an attempt earlier. Each call ends at most one
+   * wait; a leader, a stepped-down or a lost elector ignores it.
+   */
+  wake(): void {
+    if (this.leading || this.lost || this.stopping.signal.aborted || !this.loop) return;
+    if (this.wakeup) this.wakeup.abort(new Error('lease released'));
+    else this.wakePending = true;
+  }
+
   private async run(): Promise<void> {
     const stop = this.stopping.signal;
     while (!stop.aborted && !(await this.tryAcquireOrRenew())) {
+      if (this.wakePending) {
+        this.wakePending = false;
+        continue;
+      }
       const delay = this.t.retryPeriodMs * (1 + this.random() * this.t.jitterFactor);
-      await sleep(this.clock, delay, stop).catch(() => undefined);
+      this.wakeup = new AbortController();
+      await sleep(this.clock, delay, AbortSignal.any([stop, this.wakeup.signal])).catch(() => undefined);
+      this.wakeup = undefined;
     }
     if (stop.aborted) return;
     this.becomeLeader();

@@ -177,6 +177,60 @@ describe('LeaderElector', () => {
     expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
   });
 
+  it('wake(): a standby told of a release takes the Lease at once, not at its next retry', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 10_000, [a, b]);
+    await a.elector.stop();
+    expect(spec(server)).toMatchObject({ holderIdentity: '' });
+    b.elector.wake(); // what the manager's watch on the Lease does when it sees the empty holder
+    await settle();
+    expect(b.elector.isLeader()).toBe(true);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
+  });
+
+  it('wake() is only a hint: a held, unexpired Lease is never taken early, and it ends one wait only', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 3_000, [a, b]);
+    const calls = b.client.calls;
+    b.elector.wake();
+    b.elector.wake();
+    await settle();
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.client.calls - calls).toBeLessThanOrEqual(2); // one early read for the two wakes (the second finds no wait), no loop
+    a.elector.wake(); // the leader ignores it
+    await run(clock, 20_000, [a, b]);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'a' });
+  });
+
+  it('wake(): of several candidates woken by one release exactly one wins (409 for the rest)', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const others = ['b', 'c', 'd'].map((id) => candidate(server, clock, id));
+    for (const o of others) o.elector.start();
+    await run(clock, 6_000, [a, ...others]);
+    await a.elector.stop();
+    for (const o of others) o.elector.wake();
+    await settle(6);
+    expect(others.filter((o) => o.elector.isLeader())).toHaveLength(1);
+    await run(clock, 20_000, [a, ...others]);
+    expect(others.filter((o) => o.elector.isLeader())).toHaveLength(1);
+  });
+
   it('steps down before it releases: once the release is sent, isLeader() and the gauge already say false', async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();
