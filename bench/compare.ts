@@ -122,7 +122,9 @@ async function startOurs(kubeconfigPath: string, dir: string): Promise<{ child: 
   const bundle = bundleRuntime(fileURLToPath(new URL('../lib/runtime/main.ts', import.meta.url)), 'main.mjs');
   writeFileSync(join(dir, 'main.mjs'), bundle.code);
   const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
-  const child = spawn(process.execPath, [join(dir, 'main.mjs'), `--kubeconfig=${kubeconfigPath}`,
+  // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof --heapsnapshot-signal=SIGUSR2`.
+  const nodeArgs = (process.env.BENCH_COMPARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(dir, 'main.mjs'), `--kubeconfig=${kubeconfigPath}`,
     `--metrics-addr=127.0.0.1:${ports.metrics}`, `--health-probe-addr=127.0.0.1:${ports.health}`], {
     env: { ...process.env, NODE_OPTIONS: '', POD_NAMESPACE: OURS_NS, POD_NAME: 'compare-ours-0', WEBHOOK_PORT: String(ports.webhook), WEBHOOK_HOST: '127.0.0.1', WEBHOOK_CERT_DIR: join(dir, 'certs') },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -170,7 +172,7 @@ export function chart(series: Series[], title: string): string {
       for (const [i, p] of s.points.entries()) out.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(p[key]).toFixed(1)}" r="3" fill="${c}"/>`);
     }
     for (const [i, p] of s.points.entries()) {
-      out.push(`<text x="${(x(i) + 6).toFixed(1)}" y="${(y(p.p99) - 6).toFixed(1)}" font-size="10" fill="${c}">${p.p99} ms (${Math.round(p.answeredPerSecond)}/s)</text>`);
+      out.push(`<text x="${(x(i) + 6).toFixed(1)}" y="${(y(p.p99) - 6).toFixed(1)}" font-size="10" fill="${c}">${p.p99} ms${Number.isFinite(p.answeredPerSecond) ? ` (${Math.round(p.answeredPerSecond)}/s)` : ''}</text>`);
     }
     const ly = T + 10 + si * 40;
     out.push(`<line x1="${W - R + 15}" y1="${ly}" x2="${W - R + 40}" y2="${ly}" stroke="${c}" stroke-width="2"/><text x="${W - R + 45}" y="${ly + 4}">${s.name} p99</text>`);
@@ -185,7 +187,7 @@ type SubjectResults = Awaited<ReturnType<typeof measureSubject>>;
 /** Ratios, goals, table and chart from the measured figures (also re-rendered from a saved compare.json). */
 function summarize(results: Record<'ours' | 'upstream', SubjectResults>, upstreamVersion: string) {
   const keys = [...RATES.map((r) => `${r}PerSecond`), 'saturation'];
-  const ratio = (a: number, b: number) => (b > 0 ? round(a / b, 2) : NaN);
+  const ratio = (a: number, b: number) => (b > 0 ? Number((a / b).toPrecision(2)) : NaN);
   const latency: Record<string, unknown> = {};
   for (const k of keys) {
     const o = pick(results.ours.runs[k]);
@@ -245,6 +247,24 @@ export async function run(): Promise<BenchmarkResult> {
     await core.createNamespace({ body: { metadata: { name: PODS_NS } } });
     const inject = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
     const results: Partial<Record<'ours' | 'upstream', SubjectResults>> = {};
+
+    // BENCH_COMPARE_ONLY=ours: measure our runtime alone (profiling runs); no ratios, goals or chart.
+    const only = process.env.BENCH_COMPARE_ONLY;
+    if (only === 'ours') {
+      await installRuntime(kc, OURS_NS);
+      ours = await startOurs(info.kubeconfigPath, dir);
+      await addEndpoint(kc, OURS_NS, 'compare-ours-0', ours.webhookPort);
+      await until('the SidecarSet to be created through our webhooks', async () => {
+        await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: sidecarSet() });
+        return true;
+      }, 60_000, 500);
+      const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: OURS_NS });
+      const alone = await measureSubject({
+        name: 'ours', pid: ours.child.pid!,
+        target: { port: ours.webhookPort, ca: Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8') },
+      }, inject);
+      return { figures: { ours: { ...alone, runs: Object.fromEntries(Object.entries(alone.runs).map(([k, r]) => [k, pick(r)])) } }, notes: ['BENCH_COMPARE_ONLY=ours: our runtime alone'] };
+    }
 
     // ---- upstream
     const objects = synthesizeDefault();
@@ -312,7 +332,8 @@ export async function run(): Promise<BenchmarkResult> {
 }
 
 const pick = (r: RunFigures) => ({
-  answeredPerSecond: r.answeredPerSecond ?? r.achievedPerSecond, p50Ms: r.p50Ms, p90Ms: r.p90Ms, p99Ms: r.p99Ms, maxMs: r.maxMs, errors: r.errors,
+  // Runs recorded before wallSeconds existed only know the offered rate.
+  answeredPerSecond: r.answeredPerSecond ?? NaN, p50Ms: r.p50Ms, p90Ms: r.p90Ms, p99Ms: r.p99Ms, maxMs: r.maxMs, errors: r.errors,
   cpuSecondsPer1000: r.cpuSecondsPer1000, peakRssMB: round(r.peakRssBytes / 1e6, 1), loadAverage1m: r.loadAverage1m,
 });
 
