@@ -7,7 +7,7 @@ import { createCertificateProvider, type CertificateProvider } from './certs/ind
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
 import { Informer, type InformerOptions } from './informer/index.js';
-import { LeaderElector, LeaseLock } from './leader/index.js';
+import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
 import type { Logger } from './log.js';
 import { createMetricsRegistry, MetricsServer } from './metrics.js';
 import { SHUTDOWN_RESERVE_MS, type ManagerOptions } from './options.js';
@@ -221,9 +221,10 @@ export class Manager {
 }
 
 /**
- * A watch on the one Lease (field selector on its name) that wakes the elector when the Lease is
- * released (holder emptied) or deleted. Only a hint: the elector still reads the Lease and writes
- * it with optimistic concurrency, so a lost or late event only means waiting for the next retry.
+ * A watch on the one Lease (field selector on its name): every version it delivers is an
+ * observation for the elector (expiry is judged from the last renewal as it happened, not from the
+ * next poll), and a release or deletion wakes it. The elector still reads the Lease and writes it
+ * with optimistic concurrency before it leads, so a lost or late event only means waiting longer.
  * Its metrics go to a private registry: it is not a cache any webhook or controller reads.
  */
 function leaseWatch(kubeConfig: KubeConfig, namespace: string, name: string, logger: Logger, clock: Clock, elector: LeaderElector): Informer<V1Lease> {
@@ -232,10 +233,9 @@ function leaseWatch(kubeConfig: KubeConfig, namespace: string, name: string, log
     fieldSelector: `metadata.name=${name}`,
     kubeConfig, logger: logger.child({ informer: 'lease' }), registry: new Registry(), clock,
   });
-  const released = (lease: V1Lease) => !lease.spec?.holderIdentity;
   informer.addEventHandler({
-    onAdd: (lease) => { if (released(lease)) elector.wake(); },
-    onUpdate: (old, lease) => { if (released(lease) && !released(old)) elector.wake(); },
+    onAdd: (lease) => elector.observeLease(recordOf(lease)),
+    onUpdate: (_old, lease) => elector.observeLease(recordOf(lease)),
     onDelete: () => elector.wake(),
   });
   return informer;

@@ -174,6 +174,20 @@ export class LeaderElector {
     else this.wakePending = true;
   }
 
+  /**
+   * The Lease as a watch delivered it. For a candidate this is an observation like its own reads:
+   * a changed record restarts the expiry clock (on our clock, from now, never from the record's
+   * timestamps), so a standby that sees every renewal as it happens judges expiry from the last
+   * one instead of from its next poll, and a released Lease wakes it (see {@link wake}). Safe for
+   * the same reason client-go's reads are: we see a renewal only after the leader sent it, and the
+   * leader stops acting RenewDeadline after sending, before LeaseDuration after our observation.
+   */
+  observeLease(record: LeaderElectionRecord): void {
+    if (this.leading || this.lost || this.stopping.signal.aborted || !this.loop) return;
+    this.observe(record, rawRecord(record));
+    if (!record.holderIdentity) this.wake();
+  }
+
   private async run(): Promise<void> {
     const stop = this.stopping.signal;
     while (!stop.aborted && !(await this.tryAcquireOrRenew())) {
@@ -181,7 +195,13 @@ export class LeaderElector {
         this.wakePending = false;
         continue;
       }
-      const delay = this.t.retryPeriodMs * (1 + this.random() * this.t.jitterFactor);
+      let delay = this.t.retryPeriodMs * (1 + this.random() * this.t.jitterFactor);
+      // Held by another: try again the moment it would expire if that comes before the next retry.
+      const held = this.observedRecord?.holderIdentity;
+      if (held && held !== this.identity) {
+        const expiresIn = this.observedAt + this.observedRecord!.leaseDurationSeconds * 1000 - this.clock.now();
+        if (expiresIn > 0 && expiresIn < delay) delay = expiresIn;
+      }
       this.wakeup = new AbortController();
       await sleep(this.clock, delay, AbortSignal.any([stop, this.wakeup.signal])).catch(() => undefined);
       this.wakeup = undefined;
