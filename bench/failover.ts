@@ -128,7 +128,7 @@ export async function run(): Promise<BenchmarkResult> {
       const key = `${t.name}_${t.leaseS}s_${t.renewS}s_${t.retryS}s`;
       const sigterm = graceful.signalToLeader.length ? stats(graceful.signalToLeader) : undefined;
       const sigkill = crash.signalToLeader.length ? stats(crash.signalToLeader) : undefined;
-      const crashBoundS = t.leaseS + t.retryS * 2.2;
+      const crashBoundS = t.leaseS + t.retryS;
       figures[key] = {
         gracefulSigtermToNewLeaderSeconds: sigterm,
         gracefulReleaseToNewLeaderSeconds: graceful.releaseToAcquire.length ? stats(graceful.releaseToAcquire) : undefined,
@@ -136,7 +136,7 @@ export async function run(): Promise<BenchmarkResult> {
         crashLastRenewToNewLeaderSeconds: crash.lastRenewToAcquire.length ? stats(crash.lastRenewToAcquire) : undefined,
         goals: {
           ...(sigterm && t.name === 'default' ? { [`graceful median <= ${GRACEFUL_GOAL_S}s over ${RUNS} runs`]: sigterm.medianS <= GRACEFUL_GOAL_S ? 'met' : 'NOT met' } : {}),
-          ...(sigkill ? { [`crash takeover median <= lease + jittered retry (${crashBoundS}s)`]: sigkill.medianS <= crashBoundS ? 'met' : 'NOT met' } : {}),
+          ...(sigkill ? { [`crash takeover median <= lease + retry (${crashBoundS}s)`]: sigkill.medianS <= crashBoundS ? 'met' : 'NOT met' } : {}),
         },
         loadAverage1m: { before: round2(loadBefore[0]), after: round2(loadavg()[0]) },
       };
@@ -146,7 +146,7 @@ export async function run(): Promise<BenchmarkResult> {
       notes: [
         `${RUNS} runs per scenario and timing set; two replicas; leader elected on a Lease in envtest kube-apiserver ${info.kubernetesVersion}`,
         'graceful: the leader steps down and releases the Lease at the start of shutdown (admission drains meanwhile, --drain-timeout=1s, which no longer delays the handover); standbys watch the Lease and attempt at once when it is released (still a read + optimistic write), by their next jittered retry at the latest',
-        'crash: bounded by LeaseDuration + up to two jittered retries (seeing the last renewal late, then the next attempt)',
+        'crash: standbys see every renewal through their watch and try again the moment the lease would expire on their clock, so last renewal → new leader is LeaseDuration plus a request; without the watch (a lost event) LeaseDuration + up to two jittered retries',
         `runs: ${RUNS} per kind (${KINDS.join(', ')}); timing sets: ${SETS.join(', ')}`,
         `machine: ${availableParallelism()} cores; manager processes run through tsx`,
       ],
