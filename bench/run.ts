@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run: () => Promise<BenchmarkRes
   failover: () => import('./failover.js'),
   webhook: () => import('./webhook.js'),
   sidecarset: () => import('./sidecarset.js'),
+  compare: () => import('./compare.js'),
 };
 
 async function runOne(name: string): Promise<void> {

@@ -41,7 +41,7 @@ import { addEndpoint, installRuntime } from '../test/integration/support/runtime
 import type { BenchmarkResult } from './run.js';
 
 const INSTALL_NS = 'kruise-bench-webhook';
-const PODS_NS = 'bench-webhook';
+export const PODS_NS = 'bench-webhook';
 const RATES = [50, 200, 500];
 const RATE_SECONDS = 15;
 const MAX_CONNECTIONS = 16;
@@ -58,7 +58,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** A pod as a Deployment's ReplicaSet would create it. */
-function realisticPod(app: string, i: number): V1Pod {
+export function realisticPod(app: string, i: number): V1Pod {
   return {
     metadata: {
       generateName: `${app}-7d9f8c6b5-`,
@@ -101,9 +101,9 @@ function realisticPod(app: string, i: number): V1Pod {
 }
 
 /** The same pod, selected by the benchmark's SidecarSet. */
-const withMesh = (p: V1Pod): V1Pod => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, mesh: 'on' } } });
+export const withMesh = (p: V1Pod): V1Pod => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, mesh: 'on' } } });
 
-function review(pod: V1Pod): string {
+export function review(pod: V1Pod): string {
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
     request: {
@@ -117,13 +117,16 @@ function review(pod: V1Pod): string {
   });
 }
 
-interface Check { inject: boolean }
+export interface Check { inject: boolean }
+
+/** A webhook server to load: its port on 127.0.0.1, the CA its certificate chains to, and the name it is valid for. */
+export interface Target { port: number; ca: string; servername?: string }
 
 /** One POST on `agent`; resolves with whether the answer was the expected one. */
-function post(port: number, ca: string, agent: Agent, body: string, check: Check): Promise<boolean> {
+export function post(target: Target, agent: Agent, body: string, check: Check): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request({
-      host: '127.0.0.1', servername: 'localhost', port, path: Paths.mutatePod, method: 'POST', ca, agent,
+      host: '127.0.0.1', servername: target.servername ?? 'localhost', port: target.port, path: Paths.mutatePod, method: 'POST', ca: target.ca, agent,
       headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
     }, (res) => {
       const chunks: Buffer[] = [];
@@ -143,7 +146,7 @@ function post(port: number, ca: string, agent: Agent, body: string, check: Check
   });
 }
 
-interface LoadFigures {
+export interface LoadFigures {
   requests: number; errors: number; achievedPerSecond: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number;
   /** Longest event-loop stall of the manager and of this load generator during the run: a latency outlier is theirs. */
   managerLoopDelayMaxMs?: number; clientLoopDelayMaxMs?: number;
@@ -158,7 +161,7 @@ function figuresOf(latencies: number[], errors: number, seconds: number): LoadFi
 }
 
 /** Open loop: `rate` requests per second for `seconds`, each timed from its scheduled send time. */
-async function fixedRate(port: number, ca: string, bodies: string[], check: Check, rate: number, seconds: number): Promise<LoadFigures> {
+export async function fixedRate(target: Target, bodies: string[], check: Check, rate: number, seconds: number): Promise<LoadFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const latencies: number[] = [];
   let errors = 0;
@@ -171,7 +174,7 @@ async function fixedRate(port: number, ca: string, bodies: string[], check: Chec
     const due = Math.min(total, Math.floor(((now - start) / 1000) * rate) + 1);
     for (; sent < due; sent++) {
       const scheduled = start + (sent / rate) * 1000;
-      inFlight.push(post(port, ca, agent, bodies[sent % bodies.length], check).then((ok) => {
+      inFlight.push(post(target, agent, bodies[sent % bodies.length], check).then((ok) => {
         if (ok) latencies.push(performance.now() - scheduled);
         else errors++;
       }));
@@ -184,7 +187,7 @@ async function fixedRate(port: number, ca: string, bodies: string[], check: Chec
 }
 
 /** Closed loop: `connections` clients, each sending its next request as soon as the last answered. */
-async function maxThroughput(port: number, ca: string, bodies: string[], check: Check, connections: number, seconds: number): Promise<LoadFigures> {
+export async function maxThroughput(target: Target, bodies: string[], check: Check, connections: number, seconds: number): Promise<LoadFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const latencies: number[] = [];
   let errors = 0;
@@ -194,7 +197,7 @@ async function maxThroughput(port: number, ca: string, bodies: string[], check: 
   await Promise.all(Array.from({ length: connections }, async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
-      if (await post(port, ca, agent, bodies[i++ % bodies.length], check)) latencies.push(performance.now() - t0);
+      if (await post(target, agent, bodies[i++ % bodies.length], check)) latencies.push(performance.now() - t0);
       else errors++;
     }
   }));
@@ -307,6 +310,7 @@ export async function run(): Promise<BenchmarkResult> {
     await addEndpoint(kc, INSTALL_NS, manager.name, manager.ports.webhook);
     const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: INSTALL_NS });
     const ca = Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8');
+    const target: Target = { port: manager.ports.webhook, ca };
     await until('the SidecarSet to be created through the webhooks', async () => {
       await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
         group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets',
@@ -330,21 +334,21 @@ export async function run(): Promise<BenchmarkResult> {
     const injectBodies = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
     const plainBodies = Array.from({ length: 64 }, (_, i) => review(realisticPod('shop', i)));
     figures.reviewBytes = Buffer.byteLength(injectBodies[0]);
-    await until('the manager to inject', async () => post(manager!.ports.webhook, ca, new Agent(), injectBodies[0], { inject: true }), 60_000, 200);
+    await until('the manager to inject', async () => post(target, new Agent(), injectBodies[0], { inject: true }), 60_000, 200);
 
     // Warm-up (JIT, TLS session state, caches), both kinds of review, not measured.
-    await maxThroughput(manager.ports.webhook, ca, injectBodies, { inject: true }, 8, WARMUP_SECONDS);
-    await maxThroughput(manager.ports.webhook, ca, plainBodies, { inject: false }, 8, WARMUP_SECONDS);
+    await maxThroughput(target, injectBodies, { inject: true }, 8, WARMUP_SECONDS);
+    await maxThroughput(target, plainBodies, { inject: false }, 8, WARMUP_SECONDS);
     figures.managerMemoryBefore = await memory(manager);
 
     const direct: Record<string, unknown> = {};
     for (const [name, bodies, check] of [['inject', injectBodies, { inject: true }], ['noMatch', plainBodies, { inject: false }]] as const) {
       for (const rate of RATES) {
         log(`direct ${name}: ${rate}/s for ${RATE_SECONDS}s`);
-        direct[`${name}At${rate}PerSecond`] = await observed(manager, () => fixedRate(manager!.ports.webhook, ca, [...bodies], check, rate, RATE_SECONDS));
+        direct[`${name}At${rate}PerSecond`] = await observed(manager, () => fixedRate(target, [...bodies], check, rate, RATE_SECONDS));
       }
       log(`direct ${name}: max throughput, ${MAX_CONNECTIONS} connections for ${MAX_SECONDS}s`);
-      direct[`${name}Max${MAX_CONNECTIONS}Connections`] = await observed(manager, () => maxThroughput(manager!.ports.webhook, ca, [...bodies], check, MAX_CONNECTIONS, MAX_SECONDS));
+      direct[`${name}Max${MAX_CONNECTIONS}Connections`] = await observed(manager, () => maxThroughput(target, [...bodies], check, MAX_CONNECTIONS, MAX_SECONDS));
     }
     figures.directWebhook = direct;
 

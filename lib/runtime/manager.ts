@@ -1,5 +1,5 @@
-import { CoordinationV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { Gauge, type Registry } from 'prom-client';
+import { CoordinationV1Api, type KubeConfig, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
+import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, sleep, type Clock } from './clock.js';
 import { Metrics } from '../contract.js';
@@ -7,7 +7,7 @@ import { createCertificateProvider, type CertificateProvider } from './certs/ind
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
 import { Informer, type InformerOptions } from './informer/index.js';
-import { LeaderElector, LeaseLock } from './leader/index.js';
+import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
 import type { Logger } from './log.js';
 import { createMetricsRegistry, MetricsServer } from './metrics.js';
 import { SHUTDOWN_RESERVE_MS, type ManagerOptions } from './options.js';
@@ -36,6 +36,8 @@ export class Manager {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly elector?: LeaderElector;
+  /** Watches the Lease so a standby sees a release at once instead of at its next retry. */
+  private readonly leaseWatch?: Informer<V1Lease>;
   private readonly webhooks: WebhookServer;
   private readonly health: HealthServer;
   private readonly metrics: MetricsServer;
@@ -83,6 +85,7 @@ export class Manager {
           onStoppedLeading: (reason) => { if (reason === 'lost') this.fatal('leadership lost: exiting so a fresh process campaigns again'); },
         },
       });
+      this.leaseWatch = leaseWatch(this.kubeConfig, o.leaderElectionNamespace, o.leaderElectionId, this.logger.child({ component: 'leader' }), this.clock, this.elector);
     }
   }
 
@@ -141,8 +144,10 @@ export class Manager {
       await this.certs.waitReady();
       await this.webhooks.start();
     }
-    if (this.elector) await this.elector.start();
-    else if (this.options.role !== 'webhook') await this.startLeading();
+    if (this.elector) {
+      await this.leaseWatch?.start();
+      await this.elector.start();
+    } else if (this.options.role !== 'webhook') await this.startLeading();
     this.logger.info('manager started', { role: this.options.role, leaderElection: Boolean(this.elector), identity: this.elector?.identity });
   }
 
@@ -171,6 +176,8 @@ export class Manager {
       const left = (reserveMs = 0) => Math.max(0, deadline - reserveMs - this.clock.now());
       this.health.markShuttingDown();
       const stepDown = this.elector?.stepDown() ?? Promise.resolve(false);
+      // A replica stepping down never campaigns again: it needs no more release hints.
+      const leaseWatchStopped = stepDown.then(() => this.leaseWatch?.stop());
       let drained = Promise.resolve();
       if (this.options.role !== 'controllers') {
         log.info('draining admission', { drainMs: this.options.drainTimeoutMs, budgetMs: this.options.gracefulShutdownTimeoutMs });
@@ -193,6 +200,7 @@ export class Manager {
       await Promise.all([leaderDone, drained]);
       await this.webhooks.stop(left(SHUTDOWN_RESERVE_MS / 2));
       await Promise.all([...this.informers.values()].map((i) => i.informer.stop()));
+      await leaseWatchStopped;
       await this.certs.stop();
       this.stall.stop();
       await Promise.all([this.health.stop(), this.metrics.stop()]);
@@ -210,6 +218,27 @@ export class Manager {
   ports(): { webhook: number; health: number; metrics: number } {
     return { webhook: this.webhooks.port(), health: this.health.port(), metrics: this.metrics.port() };
   }
+}
+
+/**
+ * A watch on the one Lease (field selector on its name): every version it delivers is an
+ * observation for the elector (expiry is judged from the last renewal as it happened, not from the
+ * next poll), and a release or deletion wakes it. The elector still reads the Lease and writes it
+ * with optimistic concurrency before it leads, so a lost or late event only means waiting longer.
+ * Its metrics go to a private registry: it is not a cache any webhook or controller reads.
+ */
+function leaseWatch(kubeConfig: KubeConfig, namespace: string, name: string, logger: Logger, clock: Clock, elector: LeaderElector): Informer<V1Lease> {
+  const informer = new Informer<V1Lease>({
+    path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+    fieldSelector: `metadata.name=${name}`,
+    kubeConfig, logger: logger.child({ informer: 'lease' }), registry: new Registry(), clock,
+  });
+  informer.addEventHandler({
+    onAdd: (lease) => elector.observeLease(recordOf(lease)),
+    onUpdate: (_old, lease) => elector.observeLease(recordOf(lease)),
+    onDelete: () => elector.wake(),
+  });
+  return informer;
 }
 
 /** `/apis/apps.kruise.io/v1alpha1/sidecarsets` -> `apps-kruise-io-v1alpha1-sidecarsets` (check names are DNS-ish). */

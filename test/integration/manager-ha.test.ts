@@ -1,6 +1,6 @@
 // Leader election between real manager processes (lib/runtime/main.ts run as children, as pods
 // would run them) on the envtest API server: exactly one leads; a SIGTERMed leader releases the
-// Lease and a standby takes it at its next retry; a SIGKILLed leader's Lease is taken only once
+// Lease and a standby takes it at once (it watches the Lease), by its next retry at the latest; a SIGKILLed leader's Lease is taken only once
 // it expired; leaseTransitions counts every change of holder. Then the split roles: webhook-only
 // replicas never take the Lease, a controllers-only replica serves no webhook port.
 //
@@ -146,7 +146,7 @@ describe('leader election between manager processes', () => {
     for (const m of all.filter((x) => x !== first)) expect(logLines(m).some((l) => l.msg === 'acquired the lease; now leading')).toBe(false);
   }, 60_000);
 
-  it('SIGTERM: the leader releases the Lease, exits 0, and a standby leads at its next retry, before the lease could have expired', async () => {
+  it('SIGTERM: the leader releases the Lease, exits 0, and a standby leads by its next retry at the latest, before the lease could have expired', async () => {
     const oldId = identityOf(first)!;
     const mark = history.records.length;
     first.signal('SIGTERM');
@@ -271,4 +271,40 @@ describe('split roles', () => {
     expect(history.latest()?.holder).toBe('');
     for (const m of hooks) expect(m.logs()).not.toMatch(/acquired the lease|"component":"leader"/);
   }, 60_000);
+});
+
+describe('standbys watch the Lease', () => {
+  // Retries far apart (a candidate waits 30 to 66 s between attempts), so a standby that takes a
+  // released Lease within a few seconds can only have learned of the release from its watch.
+  const SLOW_RETRY_MS = 30_000;
+  const SLOW = ['--leader-election-lease-duration=90s', '--leader-election-renew-deadline=60s', `--leader-election-retry-period=${SLOW_RETRY_MS / 1000}s`];
+
+  it('a standby takes a released Lease at once, not at its next retry, through an ordinary optimistic write', async () => {
+    await until('the Lease to be free', () => history.latest()?.holder === '', 30_000);
+    const start = async (name: string) => {
+      const m = await ManagerProcess.start({ name, kubeconfigPath: envtest().kubeconfigPath, namespace: ns, args: SLOW });
+      processes.push(m);
+      await m.waitReady();
+      return m;
+    };
+    const leader = await start('watch-a');
+    await settledLeader([leader], 30_000);
+    const standby = await start('watch-b');
+    // The standby has made its first attempt (it saw the holder) and is now in its long wait.
+    await until('the standby to observe the leader', () => logLines(standby).some((l) => l.msg === 'new leader observed' && l.leader === identityOf(leader)), 30_000);
+    const mark = history.records.length;
+    leader.signal('SIGTERM');
+    expect(await exitOf(leader)).toEqual({ code: 0, signal: null });
+    await settledLeader([standby], SLOW_RETRY_MS);
+
+    const records = history.since(mark);
+    const release = records.findIndex((r) => r.holder === '');
+    expect(release).toBeGreaterThanOrEqual(0);
+    const taken = records[release + 1];
+    expect(taken).toMatchObject({ holder: identityOf(standby), leaseTransitions: records[release].leaseTransitions + 1 });
+    // Well inside the standby's shortest possible retry wait: the release woke it.
+    expect(taken.acquireTime - records[release].renewTime).toBeLessThan(SLOW_RETRY_MS / 2);
+    process.stderr.write(`watched handover: release → new leader ${taken.acquireTime - records[release].renewTime}ms (retry period ${SLOW_RETRY_MS}ms)\n`);
+    await standby.stop();
+  }, 120_000);
 });

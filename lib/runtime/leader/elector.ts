@@ -62,6 +62,10 @@ export class LeaderElector {
   /** Cancels the timer that ends leadership at the renew deadline. */
   private cancelDeadline = () => {};
   private stopping = new AbortController();
+  /** Aborted by {@link wake} to end a candidate's retry wait early. */
+  private wakeup?: AbortController;
+  /** A wake arrived while no wait was in progress: skip the next one (once). */
+  private wakePending = false;
   private loop?: Promise<void>;
   private steppedDown?: Promise<boolean>;
   private stopped?: Promise<void>;
@@ -156,11 +160,51 @@ export class LeaderElector {
     if (wasLeading) this.notifyStopped('stopped');
   }
 
+  /**
+   * A hint that the Lease was released (empty holder) or deleted, e.g. from a watch on it: a
+   * candidate makes its next attempt now instead of at the end of its retry wait. The attempt is
+   * an ordinary one (read, then a write carrying the resourceVersion it read, so concurrent
+   * candidates still race through 409 Conflict and a Lease held by anyone is never taken before
+   * it expired on our clock): the hint only moves an attempt earlier. Each call ends at most one
+   * wait; a leader, a stepped-down or a lost elector ignores it.
+   */
+  wake(): void {
+    if (this.leading || this.lost || this.stopping.signal.aborted || !this.loop) return;
+    if (this.wakeup) this.wakeup.abort(new Error('lease released'));
+    else this.wakePending = true;
+  }
+
+  /**
+   * The Lease as a watch delivered it. For a candidate this is an observation like its own reads:
+   * a changed record restarts the expiry clock (on our clock, from now, never from the record's
+   * timestamps), so a standby that sees every renewal as it happens judges expiry from the last
+   * one instead of from its next poll, and a released Lease wakes it (see {@link wake}). Safe for
+   * the same reason client-go's reads are: we see a renewal only after the leader sent it, and the
+   * leader stops acting RenewDeadline after sending, before LeaseDuration after our observation.
+   */
+  observeLease(record: LeaderElectionRecord): void {
+    if (this.leading || this.lost || this.stopping.signal.aborted || !this.loop) return;
+    this.observe(record, rawRecord(record));
+    if (!record.holderIdentity) this.wake();
+  }
+
   private async run(): Promise<void> {
     const stop = this.stopping.signal;
     while (!stop.aborted && !(await this.tryAcquireOrRenew())) {
-      const delay = this.t.retryPeriodMs * (1 + this.random() * this.t.jitterFactor);
-      await sleep(this.clock, delay, stop).catch(() => undefined);
+      if (this.wakePending) {
+        this.wakePending = false;
+        continue;
+      }
+      let delay = this.t.retryPeriodMs * (1 + this.random() * this.t.jitterFactor);
+      // Held by another: try again the moment it would expire if that comes before the next retry.
+      const held = this.observedRecord?.holderIdentity;
+      if (held && held !== this.identity) {
+        const expiresIn = this.observedAt + this.observedRecord!.leaseDurationSeconds * 1000 - this.clock.now();
+        if (expiresIn > 0 && expiresIn < delay) delay = expiresIn;
+      }
+      this.wakeup = new AbortController();
+      await sleep(this.clock, delay, AbortSignal.any([stop, this.wakeup.signal])).catch(() => undefined);
+      this.wakeup = undefined;
     }
     if (stop.aborted) return;
     this.becomeLeader();

@@ -78,7 +78,20 @@ export class LeaseLock {
 }
 
 export function rawRecord(r: LeaderElectionRecord): string {
-  return JSON.stringify([r.holderIdentity, r.leaseDurationSeconds, r.acquireTime ?? '', r.renewTime ?? '', r.leaseTransitions]);
+  return JSON.stringify([r.holderIdentity, r.leaseDurationSeconds, sameInstant(r.acquireTime), sameInstant(r.renewTime), r.leaseTransitions]);
+}
+
+// A watch hands timestamps over as the API server wrote them (microseconds), a read may hand
+// them over as a Date (milliseconds): one instant must compare equal whichever way it arrived.
+function sameInstant(text: string | undefined): string {
+  if (!text) return '';
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? text : new Date(ms).toISOString();
+}
+
+/** The record of a Lease object (e.g. from a watch), as {@link LeaseLock.get} reads it. */
+export function recordOf(lease: V1Lease): LeaderElectionRecord {
+  return toRecord(lease);
 }
 
 function toRecord(lease: V1Lease): LeaderElectionRecord {

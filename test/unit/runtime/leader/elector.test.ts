@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { FakeClock, settle, type Clock } from '../../../../lib/runtime/clock.js';
-import { LeaderElector, LeaseLock, LeadershipLostError, resolveTimings, type LeaderElectorOptions, type StopReason } from '../../../../lib/runtime/leader/index.js';
+import { LeaderElector, LeaseLock, LeadershipLostError, recordOf, resolveTimings, type LeaderElectorOptions, type StopReason } from '../../../../lib/runtime/leader/index.js';
 import { Logger } from '../../../../lib/runtime/log.js';
 import { valueOf } from '../metric-values.js';
 import { FakeLeaseServer, type FakeLeaseClient } from './fake-lease-api.js';
@@ -175,6 +175,114 @@ describe('LeaderElector', () => {
     expect(clock.now() - releasedAt).toBeLessThanOrEqual(RETRY * 2.2);
     expect(spec(server)).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
     expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
+  });
+
+  it('wake(): a standby told of a release takes the Lease at once, not at its next retry', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 10_000, [a, b]);
+    await a.elector.stop();
+    expect(spec(server)).toMatchObject({ holderIdentity: '' });
+    b.elector.wake(); // what the manager's watch on the Lease does when it sees the empty holder
+    await settle();
+    expect(b.elector.isLeader()).toBe(true);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 15, leaseTransitions: 1 });
+  });
+
+  it('wake() is only a hint: a held, unexpired Lease is never taken early, and it ends one wait only', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    await run(clock, 3_000, [a, b]);
+    const calls = b.client.calls;
+    b.elector.wake();
+    b.elector.wake();
+    await settle();
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.client.calls - calls).toBeLessThanOrEqual(2); // one early read for the two wakes (the second finds no wait), no loop
+    a.elector.wake(); // the leader ignores it
+    await run(clock, 20_000, [a, b]);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'a' });
+  });
+
+  it('wake(): of several candidates woken by one release exactly one wins (409 for the rest)', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const others = ['b', 'c', 'd'].map((id) => candidate(server, clock, id));
+    for (const o of others) o.elector.start();
+    await run(clock, 6_000, [a, ...others]);
+    await a.elector.stop();
+    for (const o of others) o.elector.wake();
+    await settle(6);
+    expect(others.filter((o) => o.elector.isLeader())).toHaveLength(1);
+    await run(clock, 20_000, [a, ...others]);
+    expect(others.filter((o) => o.elector.isLeader())).toHaveLength(1);
+  });
+
+  it('observeLease(): a standby that sees every renewal as it happens takes over a crashed leader\'s Lease LeaseDuration after the last one', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    // What the manager's watch on the Lease does: every write is delivered as it happens.
+    let delivered = 0;
+    const deliver = () => {
+      for (; delivered < server.writes.length; delivered++) b.elector.observeLease(recordOf(server.writes[delivered]));
+    };
+    for (let t = 0; t < 10_000; t += 100) {
+      await run(clock, 100, [a, b]);
+      deliver();
+    }
+    await a.elector.stop({ release: false });
+    const lastRenewAt = Date.parse(String(spec(server)?.renewTime));
+    let tookOverAt = 0;
+    for (let t = 0; t < 40_000 && !tookOverAt; t += 100) {
+      await run(clock, 100, [a, b]);
+      deliver();
+      if (b.elector.isLeader()) tookOverAt = clock.now();
+    }
+    // Never before the lease expired on b's clock, counted from when it saw the last renewal...
+    expect(tookOverAt - lastRenewAt).toBeGreaterThanOrEqual(LEASE);
+    // ...and then at once, not at its next jittered retry (up to 4.4 s later).
+    expect(tookOverAt - lastRenewAt).toBeLessThanOrEqual(LEASE + 200);
+    expect(spec(server)).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  it('observeLease(): a Lease that keeps being renewed is never taken, and a leader ignores what it is told', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const b = candidate(server, clock, 'b');
+    b.elector.start();
+    let delivered = 0;
+    for (let t = 0; t < 60_000; t += 100) {
+      await run(clock, 100, [a, b]);
+      for (; delivered < server.writes.length; delivered++) {
+        const record = recordOf(server.writes[delivered]);
+        b.elector.observeLease(record);
+        a.elector.observeLease({ ...record, holderIdentity: '' }); // nonsense to a leader: ignored
+      }
+    }
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(new Set(server.writes.map((w) => w.spec?.holderIdentity))).toEqual(new Set(['a']));
   });
 
   it('steps down before it releases: once the release is sent, isLeader() and the gauge already say false', async () => {
