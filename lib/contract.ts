@@ -170,11 +170,15 @@ export const KRUISE_APPS_GROUP = 'apps.kruise.io';
 /** API group of Kruise policy CRDs. */
 export const KRUISE_POLICY_GROUP = 'policy.kruise.io';
 
-/** Pod annotations SidecarSet injection writes (upstream keys). */
+/**
+ * Annotations of SidecarSet injection (upstream keys). `hash` and `hashWithoutImage` are on both
+ * objects, as upstream: on a SidecarSet, the revision string its defaulting webhook computes
+ * with upstream's algorithm; on a pod, a JSON map of the revisions it was injected/updated with.
+ */
 export const SidecarSetAnnotations = {
-  /** JSON map: SidecarSet name -> { hash, sidecarSetName, sidecarList, ... }. */
+  /** Pod: JSON map SidecarSet name -> { hash, sidecarSetName, sidecarList, ... }; SidecarSet: its revision. */
   hash: 'kruise.io/sidecarset-hash',
-  /** JSON map: SidecarSet name -> { hash } of fields that need a pod recreate. */
+  /** Same with images blanked: equal revisions here mean only images differ (an in-place update). */
   hashWithoutImage: 'kruise.io/sidecarset-hash-without-image',
   /** Comma-separated SidecarSet names injected into the pod. */
   injectedList: 'kruise.io/sidecarset-injected-list',

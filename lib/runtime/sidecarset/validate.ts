@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { selectorsMayOverlap, validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
+import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectSidecars } from './inject.js';
 import type { SidecarSet } from './types.js';
 
@@ -127,6 +128,14 @@ export function validateSidecarSet(s: unknown): string[] {
   }
   if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
     errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
+  }
+  if (errors.length === 0) {
+    try {
+      upstreamSidecarSetHash(spec);
+    } catch (err) {
+      if (!(err instanceof GoEncodingError)) throw err;
+      errors.push(`${err.message} (the revision hash is upstream's, over upstream's container types)`);
+    }
   }
   if (errors.length === 0) {
     const injection = injectionError(s as unknown as SidecarSet);

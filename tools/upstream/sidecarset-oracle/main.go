@@ -1,0 +1,152 @@
+// Command sidecarset-oracle runs upstream OpenKruise's OWN code (the pinned module, built by
+// build.sh inside a copy of that module) so tests can compare this project's TypeScript
+// against it. It is a test oracle, never shipped.
+//
+//	sidecarset-oracle schema  prints the Go JSON layout of appsv1alpha1.SidecarContainer (field
+//	                          order, omitempty, kinds), from which gojson.generated.ts is written
+//	sidecarset-oracle hash    reads one SidecarSet JSON per stdin line; prints one JSON line each:
+//	                          {"raw":{hash,withoutImage},"defaulted":{hash,withoutImage,spec}}
+//	                          ("raw" hashes the decoded object as is, "defaulted" after upstream's
+//	                          SidecarSet defaulting, exactly what its mutating webhook records)
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/openkruise/kruise/apis/apps/defaults"
+	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+type field struct {
+	JSON      string `json:"json"`
+	OmitEmpty bool   `json:"omitempty"`
+	Type      string `json:"type"`
+	// Pointer: omitempty omits only nil, and a missing value encodes as null.
+	Pointer bool `json:"pointer,omitempty"`
+}
+
+type typ struct {
+	Kind   string  `json:"kind"`
+	Elem   string  `json:"elem,omitempty"`
+	Fields []field `json:"fields,omitempty"`
+}
+
+var special = map[reflect.Type]string{
+	reflect.TypeOf(resource.Quantity{}):  "quantity",
+	reflect.TypeOf(intstr.IntOrString{}): "intOrString",
+	reflect.TypeOf(v1.Time{}):            "time",
+}
+
+func name(t reflect.Type, types map[string]typ) string {
+	if s, ok := special[t]; ok {
+		return s
+	}
+	switch t.Kind() {
+	case reflect.Ptr:
+		return name(t.Elem(), types)
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Int8, reflect.Int16:
+		return "int"
+	case reflect.Float32, reflect.Float64:
+		return "float"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "bytes"
+		}
+		n := "[]" + name(t.Elem(), types)
+		types[n] = typ{Kind: "slice", Elem: name(t.Elem(), types)}
+		return n
+	case reflect.Map:
+		n := "map[string]" + name(t.Elem(), types)
+		types[n] = typ{Kind: "map", Elem: name(t.Elem(), types)}
+		return n
+	case reflect.Struct:
+		n := t.PkgPath()[strings.LastIndex(t.PkgPath(), "/")+1:] + "." + t.Name()
+		if _, ok := types[n]; ok {
+			return n
+		}
+		types[n] = typ{Kind: "struct"}
+		types[n] = typ{Kind: "struct", Fields: fields(t, types)}
+		return n
+	}
+	panic(fmt.Sprintf("unsupported kind %s of %s", t.Kind(), t))
+}
+
+func fields(t reflect.Type, types map[string]typ) []field {
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		parts := strings.Split(tag, ",")
+		if parts[0] == "" && f.Anonymous {
+			out = append(out, fields(f.Type, types)...)
+			continue
+		}
+		jsonName := parts[0]
+		if jsonName == "" {
+			jsonName = f.Name
+		}
+		omit := false
+		for _, p := range parts[1:] {
+			omit = omit || p == "omitempty"
+		}
+		// A nil pointer is "empty" for omitempty; a struct value never is.
+		out = append(out, field{JSON: jsonName, OmitEmpty: omit && f.Type.Kind() != reflect.Struct, Type: name(f.Type, types), Pointer: f.Type.Kind() == reflect.Ptr})
+	}
+	return out
+}
+
+func main() {
+	switch os.Args[1] {
+	case "schema":
+		types := map[string]typ{}
+		root := name(reflect.TypeOf(appsv1alpha1.SidecarContainer{}), types)
+		b, _ := json.MarshalIndent(map[string]interface{}{"root": root, "types": types}, "", "  ")
+		fmt.Println(string(b))
+	case "hash":
+		in := bufio.NewScanner(os.Stdin)
+		in.Buffer(make([]byte, 1<<20), 16<<20)
+		out := json.NewEncoder(os.Stdout)
+		for in.Scan() {
+			s := &appsv1alpha1.SidecarSet{}
+			if err := json.Unmarshal(in.Bytes(), s); err != nil {
+				_ = out.Encode(map[string]string{"error": err.Error()})
+				continue
+			}
+			raw := hashes(s)
+			defaults.SetDefaultsSidecarSet(s)
+			d := hashes(s)
+			d["spec"] = s.Spec
+			_ = out.Encode(map[string]interface{}{"raw": raw, "defaulted": d})
+		}
+	default:
+		panic("usage: sidecarset-oracle schema|hash")
+	}
+}
+
+func hashes(s *appsv1alpha1.SidecarSet) map[string]interface{} {
+	h, err := sidecarcontrol.SidecarSetHash(s)
+	if err != nil {
+		panic(err)
+	}
+	w, err := sidecarcontrol.SidecarSetHashWithoutImage(s)
+	if err != nil {
+		panic(err)
+	}
+	return map[string]interface{}{"hash": h, "withoutImage": w}
+}
