@@ -186,6 +186,16 @@ export const SidecarSetAnnotations = {
   injectIgnore: 'kruise.io/sidecarset-inject-ignore',
 } as const;
 
+/**
+ * Upstream never injects a SidecarSet whose selector is empty (sidecarcontrol.PodMatchedSidecarSet
+ * requires a non-empty selector) and its validating webhook refuses one; so do the construct and
+ * the runtime.
+ */
+export function isEmptySelector(selector: { matchLabels?: object; matchExpressions?: unknown[] } | undefined): boolean {
+  return !selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
+}
+export const SIDECARSET_SELECTOR_FIX = 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)';
+
 /** Feature gates the runtime understands (upstream names where they exist). */
 export const FeatureGates = {
   enableExternalCerts: 'EnableExternalCerts',

@@ -1,6 +1,8 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap } from '../contract.js';
+import {
+  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap, SIDECARSET_SELECTOR_FIX,
+} from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
 
@@ -181,8 +183,8 @@ export interface SidecarSetProps {
    */
   readonly metadata?: ApiObjectMetadata;
   /**
-   * The pods to inject and update. An empty selector (`{}`) selects every pod of the
-   * selected namespaces.
+   * The pods to inject and update. Must select by at least one label or expression: as upstream,
+   * an empty selector is refused.
    */
   readonly selector: k8s.LabelSelector;
   /**
@@ -325,9 +327,8 @@ function checkProps(props: SidecarSetProps): string[] {
       'remove metadata.namespace; to limit the pods it injects, set namespace or namespaceSelector');
   }
   if (meta.name !== undefined) checkDnsSubdomain('metadata.name', meta.name);
-  if (!props.selector) {
-    throw propError('selector', props.selector, 'is required', 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; {} selects every pod');
-  }
+  if (!props.selector) throw propError('selector', props.selector, 'is required', SIDECARSET_SELECTOR_FIX);
+  if (isEmptySelector(props.selector)) throw propError('selector', props.selector, 'is empty', SIDECARSET_SELECTOR_FIX);
   checkSelector('selector', props.selector);
   if (props.namespace !== undefined) {
     checkDnsLabel('namespace', props.namespace);

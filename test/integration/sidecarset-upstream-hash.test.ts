@@ -76,6 +76,8 @@ const sidecarSet = fc.record({
     containers: containers.map(({ restartPolicy: _, ...c }) => c) as SidecarSet['spec']['containers'],
     ...(initContainers.length ? { initContainers: initContainers.filter((c) => !containers.some((o) => o.name === c.name)) as SidecarSet['spec']['containers'] } : {}),
     ...(partition !== undefined ? { updateStrategy: { partition } } : {}),
+    // Sidecars may mount only spec.volumes (both validators refuse anything else).
+    volumes: [...new Set([...containers, ...initContainers].flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)))].map((n) => ({ name: n, emptyDir: {} })),
   },
 }));
 

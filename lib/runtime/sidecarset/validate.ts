@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import { isEmptySelector, SIDECARSET_SELECTOR_FIX } from '../../contract.js';
 import { selectorsMayOverlap, validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
@@ -87,8 +88,11 @@ export function validateSidecarSet(s: unknown): string[] {
   const shape = shapeError(spec);
   if (shape) return [...errors, shape];
   for (const key of Object.keys(spec)) if (!SPEC_FIELDS.has(key)) errors.push(`spec.${key}: is not supported by this runtime (upstream-only feature); remove it`);
-  if (spec.selector === undefined) errors.push('spec.selector: is required (an empty selector {} selects every pod)');
-  else errors.push(...validateSelector(spec.selector, 'spec.selector'));
+  if (spec.selector === undefined) errors.push(`spec.selector: is required; ${SIDECARSET_SELECTOR_FIX}`);
+  else {
+    errors.push(...validateSelector(spec.selector, 'spec.selector'));
+    if (isObject(spec.selector) && isEmptySelector(spec.selector)) errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
+  }
   if (spec.namespaceSelector !== undefined) errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
   if (isObject(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
     errors.push('spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector');
@@ -108,6 +112,22 @@ export function validateSidecarSet(s: unknown): string[] {
       if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name)) errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
       else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
       else seen.add(v.name);
+    });
+  }
+  // Upstream validates the sidecars as a pod spec with spec.volumes (core ValidatePodSpec): a
+  // mount must name one of them (upstream's injection would otherwise fail on every pod).
+  const volumeNames = new Set(Array.isArray(spec.volumes) ? spec.volumes.map((v: Record<string, unknown>) => isObject(v) ? v.name : undefined) : []);
+  for (const list of ['containers', 'initContainers'] as const) {
+    const containers = spec[list];
+    if (!Array.isArray(containers)) continue;
+    containers.forEach((c: unknown, i) => {
+      const mounts = isObject(c) ? c.volumeMounts : undefined;
+      if (!Array.isArray(mounts)) return;
+      mounts.forEach((m: unknown, j) => {
+        if (isObject(m) && typeof m.name === 'string' && !volumeNames.has(m.name)) {
+          errors.push(`spec.${list}[${i}].volumeMounts[${j}].name: "${m.name}" is not a volume of spec.volumes; add it to spec.volumes or remove the mount`);
+        }
+      });
     });
   }
   const strategy = spec.updateStrategy;

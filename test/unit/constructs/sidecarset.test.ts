@@ -97,7 +97,7 @@ describe('SidecarSet', () => {
     const chart = new Chart(Testing.app(), 'test');
     const s = new SidecarSet(chart, 'mesh', full);
     expect([s.apiObject.kind, s.name, s.containerNames]).toEqual(['SidecarSet', 'mesh-proxy', ['proxy', 'log-shipper', 'iptables']]);
-    expect(new SidecarSet(chart, 'generated', { selector: {}, containers: [{ name: 'other', image: 'x:1' }], namespace: 'elsewhere' }).name).toMatch(/^test-generated-/);
+    expect(new SidecarSet(chart, 'generated', { selector: { matchLabels: { app: 'other' } }, containers: [{ name: 'other', image: 'x:1' }], namespace: 'elsewhere' }).name).toMatch(/^test-generated-/);
   });
 
   it('renders int-or-percent values as Kubernetes does', () => {

@@ -8,6 +8,12 @@
 //	                          {"raw":{hash,withoutImage},"defaulted":{hash,withoutImage,spec}}
 //	                          ("raw" hashes the decoded object as is, "defaulted" after upstream's
 //	                          SidecarSet defaulting, exactly what its mutating webhook records)
+//	sidecarset-oracle inject  reads {"sidecarSets":[…],"namespaces":[…],"pod":{…}} per line; prints
+//	                          {"pod":…,"skip":bool}: upstream's pod webhook SidecarSet injection
+//	                          (mutating/oracle_export.go wires the inputs to it)
+//	sidecarset-oracle state   reads {"sidecarSet":…,"pod":…} per line; prints how upstream's
+//	                          controller sees the pod: {"updated","upgradable","consistent"}
+//	                          (sidecarcontrol.IsPodSidecarUpdated, IsSidecarSetUpgradable)
 package main
 
 import (
@@ -21,6 +27,8 @@ import (
 	"github.com/openkruise/kruise/apis/apps/defaults"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
+	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -119,23 +127,62 @@ func main() {
 		b, _ := json.MarshalIndent(map[string]interface{}{"root": root, "types": types}, "", "  ")
 		fmt.Println(string(b))
 	case "hash":
-		in := bufio.NewScanner(os.Stdin)
-		in.Buffer(make([]byte, 1<<20), 16<<20)
-		out := json.NewEncoder(os.Stdout)
-		for in.Scan() {
+		eachLine(func(line []byte) (interface{}, error) {
 			s := &appsv1alpha1.SidecarSet{}
-			if err := json.Unmarshal(in.Bytes(), s); err != nil {
-				_ = out.Encode(map[string]string{"error": err.Error()})
-				continue
+			if err := json.Unmarshal(line, s); err != nil {
+				return nil, err
 			}
 			raw := hashes(s)
 			defaults.SetDefaultsSidecarSet(s)
 			d := hashes(s)
 			d["spec"] = s.Spec
-			_ = out.Encode(map[string]interface{}{"raw": raw, "defaulted": d})
-		}
+			return map[string]interface{}{"raw": raw, "defaulted": d}, nil
+		})
+	case "inject":
+		eachLine(func(line []byte) (interface{}, error) {
+			var c struct {
+				SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets"`
+				Namespaces  []corev1.Namespace        `json:"namespaces"`
+				Pod         *corev1.Pod               `json:"pod"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				return nil, err
+			}
+			pod, skip, err := mutating.OracleInjectSidecarSets(c.SidecarSets, c.Namespaces, c.Pod)
+			return map[string]interface{}{"pod": pod, "skip": skip}, err
+		})
+	case "state":
+		eachLine(func(line []byte) (interface{}, error) {
+			var c struct {
+				SidecarSet *appsv1alpha1.SidecarSet `json:"sidecarSet"`
+				Pod        *corev1.Pod              `json:"pod"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				return nil, err
+			}
+			canUpgrade, consistent := sidecarcontrol.New(c.SidecarSet).IsSidecarSetUpgradable(c.Pod)
+			return map[string]bool{
+				"updated":    sidecarcontrol.IsPodSidecarUpdated(c.SidecarSet, c.Pod),
+				"upgradable": canUpgrade,
+				"consistent": consistent,
+			}, nil
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash")
+		panic("usage: sidecarset-oracle schema|hash|inject|state")
+	}
+}
+
+// eachLine answers each stdin line with one JSON line on stdout ({"error":…} when it fails).
+func eachLine(answer func(line []byte) (interface{}, error)) {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		v, err := answer(in.Bytes())
+		if err != nil {
+			v = map[string]string{"error": err.Error()}
+		}
+		_ = out.Encode(v)
 	}
 }
 

@@ -26,7 +26,7 @@ describe('validateSidecarSet', () => {
     };
     expect(validateSidecarSet(bad)).toEqual([
       'metadata.name: is required',
-      'spec.selector: is required (an empty selector {} selects every pod)',
+      'spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)',
       'spec.namespace: cannot be combined with spec.namespaceSelector; set one',
       'spec.containers[0].name: "Proxy" is not a valid container name (DNS label)',
       'spec.containers[0].image: is required',
