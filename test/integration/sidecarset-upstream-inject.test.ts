@@ -40,13 +40,20 @@ const selector = fc.constantFrom({ matchLabels: { app: 'web' } }, { matchLabels:
 const sidecarSetArb = (name: string) => fc.record({
   selector,
   containers: fc.uniqueArray(sidecar, { minLength: 1, maxLength: 2, selector: (c) => c.name }),
+  // Init containers, some native sidecars (restartPolicy: Always).
+  initContainers: fc.uniqueArray(fc.record({
+    name: fc.constantFrom('init-a', 'init-b', 'setup'), image: fc.constantFrom('init:1', 'init:2'),
+    restartPolicy: fc.constantFrom('Always', undefined), shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
+    volumeMounts: fc.uniqueArray(mount, { maxLength: 1, selector: (m) => m.mountPath }),
+    transferEnv: fc.array(fc.record({ sourceContainerName: fc.constantFrom('main', 'helper'), envName: fc.constantFrom(...APP_ENV) }), { maxLength: 1 }),
+  }, { requiredKeys: ['name', 'image'] }), { maxLength: 2, selector: (c) => c.name }),
   volumes: fc.uniqueArray(volume, { maxLength: 3, selector: (v) => v.name }),
   imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'other') }), { maxLength: 2, selector: (s) => s.name }),
   namespace: fc.option(fc.constantFrom('apps', 'other'), { nil: undefined }),
 }, { requiredKeys: ['selector', 'containers'] }).map((spec) => {
   // Sidecars may mount only spec.volumes (both validators refuse anything else): add the missing ones.
   const volumes = [...(spec.volumes ?? [])];
-  for (const m of spec.containers.flatMap((c) => c.volumeMounts ?? [])) if (!volumes.some((v) => v.name === m.name)) volumes.push({ name: m.name, emptyDir: {} });
+  for (const m of [...spec.containers, ...(spec.initContainers ?? [])].flatMap((c) => c.volumeMounts ?? [])) if (!volumes.some((v) => v.name === m.name)) volumes.push({ name: m.name, emptyDir: {} });
   return { ...spec, ...(volumes.length ? { volumes } : {}) };
 }).map((spec): SidecarSet => defaultSidecarSet({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: spec as SidecarSet['spec'] }));
 
