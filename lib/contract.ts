@@ -196,6 +196,13 @@ export function isEmptySelector(selector: { matchLabels?: object; matchExpressio
 }
 export const SIDECARSET_SELECTOR_FIX = 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)';
 
+/** SidecarSet rules upstream's validating webhook enforces, worded once for the construct and the runtime. */
+export const SidecarSetRules = {
+  partitionWithSelector: 'partition and selector cannot be used together (upstream refuses it); set one',
+  nativeSidecarRolling: 'is a native sidecar (restartPolicy: Always), which cannot be updated in place as RollingUpdate does (upstream refuses it); use updateStrategy NotUpdate',
+  mountWithoutVolume: 'is not a volume of the SidecarSet; add it to volumes or remove the mount',
+} as const;
+
 /** Feature gates the runtime understands (upstream names where they exist). */
 export const FeatureGates = {
   enableExternalCerts: 'EnableExternalCerts',

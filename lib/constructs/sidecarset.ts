@@ -1,7 +1,7 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
-  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap, SIDECARSET_SELECTOR_FIX,
+  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap, SIDECARSET_SELECTOR_FIX, SidecarSetRules,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
@@ -101,6 +101,9 @@ export class SidecarSetUpdateStrategy {
         'use at least IntOrPercent.count(1) (or a percentage above 0); use SidecarSetUpdateStrategy.notUpdate() to leave pods alone');
     }
     if (options.selector) checkSelector('updateStrategy.selector', options.selector);
+    if (options.selector && options.partition && !options.partition.isZero) {
+      throw propError('updateStrategy.partition', options.partition.toString(), SidecarSetRules.partitionWithSelector, 'drop the partition or the selector');
+    }
     return new SidecarSetUpdateStrategy('RollingUpdate', options);
   }
 
@@ -208,7 +211,8 @@ export interface SidecarSetProps {
    */
   readonly initContainers?: k8s.Container[];
   /**
-   * Volumes the sidecars need, added to the pod unless it has a volume of the same name.
+   * Volumes the sidecars mount (every mount must name one). As upstream, a pod gets those its
+   * injected sidecars mount, unless it has a volume of the same name.
    * @default - none
    */
   readonly volumes?: k8s.Volume[];
@@ -366,7 +370,12 @@ function checkProps(props: SidecarSetProps): string[] {
       }
     });
   });
-  (props.initContainers ?? []).forEach((c, i) => checkContainer(c, `initContainers[${i}]`));
+  (props.initContainers ?? []).forEach((c, i) => {
+    checkContainer(c, `initContainers[${i}]`);
+    if (c.restartPolicy === 'Always' && (props.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
+      throw propError(`initContainers[${i}].restartPolicy`, c.restartPolicy, SidecarSetRules.nativeSidecarRolling, 'set updateStrategy: SidecarSetUpdateStrategy.notUpdate()');
+    }
+  });
   if (names.size === 0) {
     throw propError('containers', props.containers ?? [], 'is empty, and so is initContainers: the SidecarSet would inject nothing',
       'add at least one container (or init container)');
@@ -377,6 +386,10 @@ function checkProps(props: SidecarSetProps): string[] {
     if (volumes.has(v.name)) throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
     volumes.add(v.name);
   });
+  [...(props.containers ?? []).map((c, i) => [c, `containers[${i}]`] as const), ...(props.initContainers ?? []).map((c, i) => [c, `initContainers[${i}]`] as const)]
+    .forEach(([c, at]) => (c.volumeMounts ?? []).forEach((m, j) => {
+      if (!volumes.has(m.name)) throw propError(`${at}.volumeMounts[${j}].name`, m.name, SidecarSetRules.mountWithoutVolume, `add a volume named ${m.name} to volumes`);
+    }));
   (props.imagePullSecrets ?? []).forEach((s, i) => checkDnsSubdomain(`imagePullSecrets[${i}]`, s));
   if (props.revisionHistoryLimit !== undefined) checkPositiveInt('revisionHistoryLimit', props.revisionHistoryLimit, 0);
   return [...names.keys()];

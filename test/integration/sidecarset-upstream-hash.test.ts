@@ -75,7 +75,9 @@ const sidecarSet = fc.record({
     // restartPolicy is only for init containers (native sidecars); keep it off the others.
     containers: containers.map(({ restartPolicy: _, ...c }) => c) as SidecarSet['spec']['containers'],
     ...(initContainers.length ? { initContainers: initContainers.filter((c) => !containers.some((o) => o.name === c.name)) as SidecarSet['spec']['containers'] } : {}),
-    ...(partition !== undefined ? { updateStrategy: { partition } } : {}),
+    // A native sidecar init container needs updateStrategy NotUpdate (both validators).
+    ...(partition !== undefined || initContainers.some((c) => c.restartPolicy === 'Always')
+      ? { updateStrategy: { ...(partition !== undefined ? { partition } : {}), ...(initContainers.some((c) => c.restartPolicy === 'Always') ? { type: 'NotUpdate' as const } : {}) } } : {}),
     // Sidecars may mount only spec.volumes (both validators refuse anything else).
     volumes: [...new Set([...containers, ...initContainers].flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)))].map((n) => ({ name: n, emptyDir: {} })),
   },

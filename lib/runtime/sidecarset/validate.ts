@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isEmptySelector, SIDECARSET_SELECTOR_FIX } from '../../contract.js';
+import { isEmptySelector, SIDECARSET_SELECTOR_FIX, SidecarSetRules } from '../../contract.js';
 import { selectorsMayOverlap, validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
@@ -125,7 +125,7 @@ export function validateSidecarSet(s: unknown): string[] {
       if (!Array.isArray(mounts)) return;
       mounts.forEach((m: unknown, j) => {
         if (isObject(m) && typeof m.name === 'string' && !volumeNames.has(m.name)) {
-          errors.push(`spec.${list}[${i}].volumeMounts[${j}].name: "${m.name}" is not a volume of spec.volumes; add it to spec.volumes or remove the mount`);
+          errors.push(`spec.${list}[${i}].volumeMounts[${j}].name: "${m.name}" ${SidecarSetRules.mountWithoutVolume}`);
         }
       });
     });
@@ -140,7 +140,22 @@ export function validateSidecarSet(s: unknown): string[] {
       checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors, false);
       if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean') errors.push('spec.updateStrategy.paused: must be true or false');
       if (strategy.selector !== undefined) errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
+      // Upstream (validateSidecarSetUpdateStrategy): a non-zero partition and a selector exclude each other under RollingUpdate.
+      const partitionSet = typeof strategy.partition === 'string' || (typeof strategy.partition === 'number' && strategy.partition !== 0);
+      if (strategy.type !== 'NotUpdate' && partitionSet && strategy.selector !== undefined) {
+        errors.push(`spec.updateStrategy: ${SidecarSetRules.partitionWithSelector}`);
+      }
     }
+  }
+  // Upstream (validateSidecarSetSpec): native sidecar init containers cannot be updated in place, so
+  // with one the update strategy must not be RollingUpdate (the default).
+  const rolling = !isObject(strategy) || strategy.type === undefined || strategy.type === 'RollingUpdate';
+  if (rolling && Array.isArray(spec.initContainers)) {
+    spec.initContainers.forEach((c: unknown, i) => {
+      if (isObject(c) && c.restartPolicy === 'Always') {
+        errors.push(`spec.initContainers[${i}].restartPolicy: ${SidecarSetRules.nativeSidecarRolling}`);
+      }
+    });
   }
   const injection = spec.injectionStrategy;
   if (isObject(injection)) {

@@ -52,3 +52,13 @@ export function upstreamStateOracle(cases: Array<{ sidecarSet: object; pod: obje
   if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
   return results;
 }
+
+/** Upstream's SidecarSet validation (its validating webhook's checks, conflicts with `existing` included). */
+export function upstreamValidationOracle(cases: Array<{ existing: object[]; namespaces: object[]; object: object; older?: object }>): Array<{ errors?: string[]; error?: string }> {
+  binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const run = spawnSync(binary, ['validate'], { input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
+  if (run.status !== 0) throw new Error(`sidecarset-oracle validate failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`);
+  const results = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { errors?: string[]; error?: string });
+  if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
+  return results;
+}

@@ -14,6 +14,9 @@
 //	sidecarset-oracle state   reads {"sidecarSet":…,"pod":…} per line; prints how upstream's
 //	                          controller sees the pod: {"updated","upgradable","consistent"}
 //	                          (sidecarcontrol.IsPodSidecarUpdated, IsSidecarSetUpgradable)
+//	sidecarset-oracle validate reads {"existing":[…],"namespaces":[…],"object":…,"older":…} per
+//	                          line; prints {"errors":[…]} from upstream's SidecarSet validation
+//	                          (validating/oracle_export.go wires the inputs to it)
 package main
 
 import (
@@ -27,11 +30,17 @@ import (
 	"github.com/openkruise/kruise/apis/apps/defaults"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
+	"github.com/openkruise/kruise/pkg/util/fieldindex"
 	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
+	"github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 type field struct {
@@ -139,27 +148,12 @@ func main() {
 			return map[string]interface{}{"raw": raw, "defaulted": d}, nil
 		})
 	case "inject":
-		eachLine(func(line []byte) (interface{}, error) {
-			var c struct {
-				SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets"`
-				Namespaces  []corev1.Namespace        `json:"namespaces"`
-				Pod         *corev1.Pod               `json:"pod"`
-			}
-			if err := json.Unmarshal(line, &c); err != nil {
-				return nil, err
-			}
-			pod, skip, err := mutating.OracleInjectSidecarSets(c.SidecarSets, c.Namespaces, c.Pod)
+		eachCase(func(c *input) (interface{}, error) {
+			pod, skip, err := mutating.OracleInjectSidecarSets(c.cluster(c.SidecarSets), c.Pod)
 			return map[string]interface{}{"pod": pod, "skip": skip}, err
 		})
 	case "state":
-		eachLine(func(line []byte) (interface{}, error) {
-			var c struct {
-				SidecarSet *appsv1alpha1.SidecarSet `json:"sidecarSet"`
-				Pod        *corev1.Pod              `json:"pod"`
-			}
-			if err := json.Unmarshal(line, &c); err != nil {
-				return nil, err
-			}
+		eachCase(func(c *input) (interface{}, error) {
 			canUpgrade, consistent := sidecarcontrol.New(c.SidecarSet).IsSidecarSetUpgradable(c.Pod)
 			return map[string]bool{
 				"updated":    sidecarcontrol.IsPodSidecarUpdated(c.SidecarSet, c.Pod),
@@ -167,9 +161,52 @@ func main() {
 				"consistent": consistent,
 			}, nil
 		})
+	case "validate":
+		eachCase(func(c *input) (interface{}, error) {
+			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), c.Object, c.Older)}, nil
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|validate")
 	}
+}
+
+// input is one stdin line of the inject, state and validate modes (each reads its own fields).
+type input struct {
+	SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets"`
+	Existing    []appsv1alpha1.SidecarSet `json:"existing"`
+	Namespaces  []corev1.Namespace        `json:"namespaces"`
+	Pod         *corev1.Pod               `json:"pod"`
+	SidecarSet  *appsv1alpha1.SidecarSet  `json:"sidecarSet"`
+	Object      *appsv1alpha1.SidecarSet  `json:"object"`
+	Older       *appsv1alpha1.SidecarSet  `json:"older"`
+}
+
+// cluster is a fake API holding sidecarSets and the input's namespaces, indexed as upstream's
+// manager indexes SidecarSets (by namespace).
+func (c *input) cluster(sidecarSets []appsv1alpha1.SidecarSet) client.Client {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	objects := make([]client.Object, 0, len(sidecarSets)+len(c.Namespaces))
+	for i := range sidecarSets {
+		objects = append(objects, &sidecarSets[i])
+	}
+	for i := range c.Namespaces {
+		objects = append(objects, &c.Namespaces[i])
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).Build()
+}
+
+// eachCase decodes each stdin line as an input and answers it like eachLine.
+func eachCase(answer func(c *input) (interface{}, error)) {
+	eachLine(func(line []byte) (interface{}, error) {
+		c := &input{}
+		if err := json.Unmarshal(line, c); err != nil {
+			return nil, err
+		}
+		return answer(c)
+	})
 }
 
 // eachLine answers each stdin line with one JSON line on stdout ({"error":…} when it fails).
