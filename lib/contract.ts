@@ -196,6 +196,48 @@ export function isEmptySelector(selector: { matchLabels?: object; matchExpressio
 }
 export const SIDECARSET_SELECTOR_FIX = 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)';
 
+/** What {@link sidecarSetConflicts} compares of a SidecarSet. */
+export interface SidecarSetConflictView {
+  namespace?: string;
+  namespaceSelector?: SelectorLike;
+  selector?: SelectorLike;
+  containers: string[];
+  initContainers: string[];
+  volumes: Array<{ name: string }>;
+}
+
+/** A JSON value with object keys sorted: equal values compare equal whatever their key order. */
+function sortedJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
+}
+
+/**
+ * Upstream's SidecarSet conflicts (validateSidecarConflict), for the construct and the runtime:
+ * when the two may select the same pods (namespaces, namespace selectors and selectors may
+ * overlap), containers and init containers of the same name (each compared with its own kind)
+ * and volumes of the same name that differ. Empty when there is none.
+ */
+export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView): Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> {
+  if (a.namespace && b.namespace && a.namespace !== b.namespace) return [];
+  if (a.namespaceSelector && b.namespaceSelector && !selectorsMayOverlap(a.namespaceSelector, b.namespaceSelector)) return [];
+  if (!a.selector || !b.selector || !selectorsMayOverlap(a.selector, b.selector)) return [];
+  const out: Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> = [];
+  for (const field of ['containers', 'initContainers'] as const) {
+    const theirs = new Set(b[field]);
+    const names = a[field].filter((n) => theirs.has(n));
+    if (names.length) out.push({ field, names });
+  }
+  const differing = a.volumes.filter((v) => {
+    const theirs = b.volumes.find((o) => o.name === v.name);
+    return theirs !== undefined && sortedJson(theirs) !== sortedJson(v);
+  }).map((v) => v.name);
+  if (differing.length) out.push({ field: 'volumes', names: differing });
+  return out;
+}
+
 /** SidecarSet rules upstream's validating webhook enforces, worded once for the construct and the runtime. */
 export const SidecarSetRules = {
   partitionWithSelector: 'partition and selector cannot be used together (upstream refuses it); set one',

@@ -1,7 +1,8 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
-  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap, SIDECARSET_SELECTOR_FIX, SidecarSetRules,
+  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  type SidecarSetConflictView,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
@@ -286,25 +287,25 @@ export class SidecarSet extends Construct {
   }
 
   /**
-   * Two SidecarSets may not inject a container of the same name into pods both can select:
-   * the manager's validating webhook rejects the second one at apply time, so synth does too.
+   * Upstream's conflicts between SidecarSets that may select the same pods (same-named
+   * containers, or init containers, and same-named volumes that differ): the manager's
+   * validating webhook rejects the second one at apply time, so synth does too.
    */
   private conflicts(): string[] {
-    const mine = new Set(this.containerNames);
     const others = this.node.root.node.findAll().filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
-    const errors: string[] = [];
-    for (const other of others) {
-      const p = this._props;
-      const o = other._props;
-      if (p.namespace && o.namespace && p.namespace !== o.namespace) continue;
-      if (!selectorsMayOverlap(p.selector, o.selector)) continue;
-      const shared = other.containerNames.filter((n) => mine.has(n));
-      if (shared.length === 0) continue;
-      errors.push(`containers: ${shared.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also injected by ${other.node.path} into pods both select; `
-        + 'the manager rejects the second SidecarSet. Fix: rename the container, or make the selectors (or namespaces) disjoint');
-    }
-    return errors;
+    return others.flatMap((other) => sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) =>
+      `${field}: ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} ${field === 'volumes' ? 'differs from the volume of that name in' : 'is also injected by'} ${other.node.path} into pods both select; `
+      + `the manager rejects the second SidecarSet. Fix: ${field === 'volumes' ? 'make the volumes identical or rename one' : 'rename the container'}, or make the selectors (or namespaces) disjoint`));
   }
+}
+
+/** What the shared conflict rules compare. */
+function conflictView(p: SidecarSetProps): SidecarSetConflictView {
+  return {
+    namespace: p.namespace, namespaceSelector: p.namespaceSelector, selector: p.selector,
+    containers: (p.containers ?? []).map((c) => c.name), initContainers: (p.initContainers ?? []).map((c) => c.name),
+    volumes: (p.volumes ?? []).map((v) => k8s.toJson_Volume(v) as { name: string }),
+  };
 }
 
 function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {

@@ -219,6 +219,29 @@ const MUTATIONS: Record<string, (s: SidecarSet) => void> = {
   'transferEnv from a missing container': (s) => { s.spec.containers![0].transferEnv = [{ sourceContainerName: 'nope', envName: 'X' }]; },
   'shareVolumePolicy enabled': (s) => { s.spec.containers![0].shareVolumePolicy = { type: 'enabled' }; },
 };
+/** Changes to the candidate relative to the existing SidecarSet (same selector, so their pods overlap). */
+const CONFLICTS: Record<string, (s: SidecarSet, existing: SidecarSet) => void> = {
+  none: () => undefined,
+  'same container name': (s, e) => { s.spec.selector = e.spec.selector; s.spec.namespace = e.spec.namespace; s.spec.containers![0].name = e.spec.containers![0].name; },
+  'init container named like their container': (s, e) => {
+    s.spec.selector = e.spec.selector; s.spec.namespace = e.spec.namespace;
+    s.spec.containers = s.spec.containers!.filter((c) => c.name !== e.spec.containers![0].name);
+    s.spec.initContainers = [{ name: e.spec.containers![0].name, image: 'init:1' }];
+    s.spec.updateStrategy = { ...s.spec.updateStrategy, type: 'NotUpdate' };
+    if (s.spec.containers.length === 0) s.spec.containers = [{ name: 'zz-other', image: 'z:1' }];
+  },
+  'same volume name, different source': (s, e) => {
+    s.spec.selector = e.spec.selector; s.spec.namespace = e.spec.namespace;
+    e.spec.volumes = [...(e.spec.volumes ?? []).filter((v) => v.name !== 'shared'), { name: 'shared', configMap: { name: 'a' } }];
+    s.spec.volumes = [...(s.spec.volumes ?? []).filter((v) => v.name !== 'shared'), { name: 'shared', emptyDir: {} }];
+  },
+  'same volume, identical': (s, e) => {
+    s.spec.selector = e.spec.selector; s.spec.namespace = e.spec.namespace;
+    e.spec.volumes = [...(e.spec.volumes ?? []).filter((v) => v.name !== 'shared'), { name: 'shared', emptyDir: {} }];
+    s.spec.volumes = [...(s.spec.volumes ?? []).filter((v) => v.name !== 'shared'), { name: 'shared', emptyDir: {} }];
+  },
+  'disjoint namespaces': (s, e) => { s.spec.selector = e.spec.selector; s.spec.namespace = 'apps'; e.spec.namespace = 'other'; s.spec.containers![0].name = e.spec.containers![0].name; },
+};
 
 /**
  * Where this runtime's validation still differs from upstream's, each with its reason. The test
@@ -233,11 +256,16 @@ const KNOWN_VALIDATION_DIFFERENCES: Record<string, string> = {
 describe('SidecarSet validation = upstream v1.8.3 validating webhook, differentially', () => {
   const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
   const samples = fc.sample(fc.record({
-    object: sidecarSetArb('candidate'), existing: fc.option(sidecarSetArb('existing'), { nil: undefined }), mutation: fc.constantFrom(...Object.keys(MUTATIONS)),
-  }), { numRuns: 500, seed: 7 }).map(({ object, existing, mutation }) => {
+    object: sidecarSetArb('candidate'), existing: fc.option(sidecarSetArb('existing'), { nil: undefined }),
+    mutation: fc.constantFrom(...Object.keys(MUTATIONS)), conflict: fc.constantFrom(...Object.keys(CONFLICTS)),
+  }), { numRuns: 700, seed: 7 }).map(({ object, existing, mutation, conflict }) => {
     const mutated = structuredClone(object);
+    const other = existing && structuredClone(existing);
     MUTATIONS[mutation](mutated);
-    return { object: mutated, existing: existing ? [existing] : [], mutation };
+    if (other) CONFLICTS[conflict](mutated, other);
+    // Both sides see SidecarSets as stored: defaulted (so volumes compare as upstream stores them).
+    const stored = (s: SidecarSet) => defaultSidecarSet({ metadata: { name: s.metadata.name }, spec: s.spec });
+    return { object: stored(mutated), existing: other ? [stored(other)] : [], mutation: other && conflict !== 'none' ? `${mutation} + ${conflict}` : mutation };
   });
   const upstream = upstreamValidationOracle(samples.map(({ object, existing }) => ({ existing, namespaces, object })));
 
@@ -247,9 +275,13 @@ describe('SidecarSet validation = upstream v1.8.3 validating webhook, differenti
       const ours = [...validateSidecarSet(object), ...findConflicts(object, existing)];
       const theirs = upstream[i].errors ?? [upstream[i].error!];
       if ((ours.length === 0) === (theirs.length === 0)) return;
-      const key = `${mutation}: ${ours.length ? 'we refuse, upstream accepts' : 'we accept, upstream refuses'}`;
-      mismatches.set(key, [...(mismatches.get(key) ?? []), `case ${i}: ours ${JSON.stringify(ours.slice(0, 2))} upstream ${JSON.stringify(theirs.slice(0, 2))}`]);
+      const key = `${mutation.split(' + ')[0]}: ${ours.length ? 'we refuse, upstream accepts' : 'we accept, upstream refuses'}`;
+      mismatches.set(key, [...(mismatches.get(key) ?? []), `case ${i} (${mutation}): ours ${JSON.stringify(ours.slice(0, 2))} upstream ${JSON.stringify(theirs.slice(0, 2))}`]);
     });
+    // The generator reaches each conflict on an otherwise valid SidecarSet, and upstream judges it as named.
+    const verdicts = (name: string) => samples.flatMap((c, i) => (c.mutation === `none + ${name}` ? [(upstream[i].errors ?? []).length === 0] : []));
+    for (const name of ['same container name', 'init container named like their container', 'same volume name, different source']) expect(verdicts(name)).toContain(false);
+    for (const name of ['same volume, identical', 'disjoint namespaces']) expect(verdicts(name)).toContain(true);
     const unexplained = [...mismatches].filter(([k]) => !(k in KNOWN_VALIDATION_DIFFERENCES));
     expect(unexplained.map(([k, v]) => `${k} (${v.length}), e.g. ${v[0]}`)).toEqual([]);
     expect([...mismatches.keys()].sort()).toEqual(Object.keys(KNOWN_VALIDATION_DIFFERENCES).sort());

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isEmptySelector, SIDECARSET_SELECTOR_FIX, SidecarSetRules } from '../../contract.js';
-import { selectorsMayOverlap, validateSelector } from '../selector.js';
+import { isEmptySelector, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules, type SidecarSetConflictView } from '../../contract.js';
+import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectSidecars } from './inject.js';
@@ -220,21 +220,20 @@ export function unservableReason(s: SidecarSet): string | undefined {
   return reason;
 }
 
-/**
- * Conflicts with existing SidecarSets: two SidecarSets may not inject a container of the same
- * name into pods that both can select (same namespace scope, overlapping selectors).
- */
+/** The parts of a SidecarSet that {@link sidecarSetConflicts} compares. */
+export function conflictView(s: SidecarSet): SidecarSetConflictView {
+  return {
+    namespace: s.spec.namespace, namespaceSelector: s.spec.namespaceSelector, selector: s.spec.selector,
+    containers: (s.spec.containers ?? []).map((c) => c.name), initContainers: (s.spec.initContainers ?? []).map((c) => c.name), volumes: s.spec.volumes ?? [],
+  };
+}
+
+/** Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract). */
 export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
-  const names = new Set([...(candidate.spec.containers ?? []), ...(candidate.spec.initContainers ?? [])].map((c) => c.name));
-  const conflicts: string[] = [];
-  for (const other of others) {
-    if (other.metadata.name === candidate.metadata.name) continue;
-    if (candidate.spec.namespace && other.spec.namespace && candidate.spec.namespace !== other.spec.namespace) continue;
-    if (!candidate.spec.selector || !other.spec.selector || !selectorsMayOverlap(candidate.spec.selector, other.spec.selector)) continue;
-    const shared = [...(other.spec.containers ?? []), ...(other.spec.initContainers ?? [])].map((c) => c.name).filter((n) => names.has(n));
-    if (shared.length > 0) {
-      conflicts.push(`spec.containers: container ${shared.map((n) => `"${n}"`).join(', ')} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`);
-    }
-  }
-  return conflicts;
+  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
+    const list = names.map((n) => `"${n}"`).join(', ');
+    return field === 'volumes'
+      ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
+      : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;
+  }));
 }

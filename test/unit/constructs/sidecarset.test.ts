@@ -168,4 +168,21 @@ describe('SidecarSet validation', () => {
       expect(message).not.toMatch(/test\/d/);
     }
   });
+
+  it('as upstream (validateSidecarConflict): same-named volumes that differ conflict, an init container and a container of one name do not', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    const selector = { matchLabels: { app: 'web' } };
+    new SidecarSet(chart, 'a', { selector, containers: [{ ...proxy, volumeMounts: [{ name: 'conf', mountPath: '/conf' }] }], volumes: [{ name: 'conf', emptyDir: {} }] });
+    new SidecarSet(chart, 'b', {
+      selector, containers: [{ name: 'agent', image: 'a:1', volumeMounts: [{ name: 'conf', mountPath: '/conf' }] }],
+      initContainers: [{ name: 'proxy', image: 'init:1' }], volumes: [{ name: 'conf', configMap: { name: 'x' } }],
+    });
+    expect(() => app.synth()).toThrow(/volumes: "conf" of SidecarSet test\/a differs from the volume of that name in test\/b into pods both select;.*Fix: make the volumes identical or rename one/);
+    try {
+      app.synth();
+    } catch (e) {
+      expect((e as Error).message).not.toMatch(/containers: "proxy"/);
+    }
+  });
 });
