@@ -170,16 +170,79 @@ export const KRUISE_APPS_GROUP = 'apps.kruise.io';
 /** API group of Kruise policy CRDs. */
 export const KRUISE_POLICY_GROUP = 'policy.kruise.io';
 
-/** Pod annotations SidecarSet injection writes (upstream keys). */
+/**
+ * Annotations of SidecarSet injection (upstream keys). `hash` and `hashWithoutImage` are on both
+ * objects, as upstream: on a SidecarSet, the revision string its defaulting webhook computes
+ * with upstream's algorithm; on a pod, a JSON map of the revisions it was injected/updated with.
+ */
 export const SidecarSetAnnotations = {
-  /** JSON map: SidecarSet name -> { hash, sidecarSetName, sidecarList, ... }. */
+  /** Pod: JSON map SidecarSet name -> { hash, sidecarSetName, sidecarList, ... }; SidecarSet: its revision. */
   hash: 'kruise.io/sidecarset-hash',
-  /** JSON map: SidecarSet name -> { hash } of fields that need a pod recreate. */
+  /** Same with images blanked: equal revisions here mean only images differ (an in-place update). */
   hashWithoutImage: 'kruise.io/sidecarset-hash-without-image',
   /** Comma-separated SidecarSet names injected into the pod. */
   injectedList: 'kruise.io/sidecarset-injected-list',
   /** Skip injection for this pod when "true". */
   injectIgnore: 'kruise.io/sidecarset-inject-ignore',
+} as const;
+
+/**
+ * Upstream never injects a SidecarSet whose selector is empty (sidecarcontrol.PodMatchedSidecarSet
+ * requires a non-empty selector) and its validating webhook refuses one; so do the construct and
+ * the runtime.
+ */
+export function isEmptySelector(selector: { matchLabels?: object; matchExpressions?: unknown[] } | undefined): boolean {
+  return !selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
+}
+export const SIDECARSET_SELECTOR_FIX = 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)';
+
+/** What {@link sidecarSetConflicts} compares of a SidecarSet. */
+export interface SidecarSetConflictView {
+  namespace?: string;
+  namespaceSelector?: SelectorLike;
+  selector?: SelectorLike;
+  containers: string[];
+  initContainers: string[];
+  volumes: Array<{ name: string }>;
+}
+
+/** A JSON value with object keys sorted: equal values compare equal whatever their key order. */
+function sortedJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
+}
+
+/**
+ * Upstream's SidecarSet conflicts (validateSidecarConflict), for the construct and the runtime:
+ * when the two may select the same pods (namespaces, namespace selectors and selectors may
+ * overlap), containers and init containers of the same name (each compared with its own kind)
+ * and volumes of the same name that differ. Empty when there is none.
+ */
+export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView): Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> {
+  if (a.namespace && b.namespace && a.namespace !== b.namespace) return [];
+  if (a.namespaceSelector && b.namespaceSelector && !selectorsMayOverlap(a.namespaceSelector, b.namespaceSelector)) return [];
+  if (!a.selector || !b.selector || !selectorsMayOverlap(a.selector, b.selector)) return [];
+  const out: Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> = [];
+  for (const field of ['containers', 'initContainers'] as const) {
+    const theirs = new Set(b[field]);
+    const names = a[field].filter((n) => theirs.has(n));
+    if (names.length) out.push({ field, names });
+  }
+  const differing = a.volumes.filter((v) => {
+    const theirs = b.volumes.find((o) => o.name === v.name);
+    return theirs !== undefined && sortedJson(theirs) !== sortedJson(v);
+  }).map((v) => v.name);
+  if (differing.length) out.push({ field: 'volumes', names: differing });
+  return out;
+}
+
+/** SidecarSet rules upstream's validating webhook enforces, worded once for the construct and the runtime. */
+export const SidecarSetRules = {
+  partitionWithSelector: 'partition and selector cannot be used together (upstream refuses it); set one',
+  nativeSidecarRolling: 'is a native sidecar (restartPolicy: Always), which cannot be updated in place as RollingUpdate does (upstream refuses it); use updateStrategy NotUpdate',
+  mountWithoutVolume: 'is not a volume of the SidecarSet; add it to volumes or remove the mount',
 } as const;
 
 /** Feature gates the runtime understands (upstream names where they exist). */

@@ -1,6 +1,9 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, selectorsMayOverlap } from '../contract.js';
+import {
+  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  type SidecarSetConflictView,
+} from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
 
@@ -99,6 +102,9 @@ export class SidecarSetUpdateStrategy {
         'use at least IntOrPercent.count(1) (or a percentage above 0); use SidecarSetUpdateStrategy.notUpdate() to leave pods alone');
     }
     if (options.selector) checkSelector('updateStrategy.selector', options.selector);
+    if (options.selector && options.partition && !options.partition.isZero) {
+      throw propError('updateStrategy.partition', options.partition.toString(), SidecarSetRules.partitionWithSelector, 'drop the partition or the selector');
+    }
     return new SidecarSetUpdateStrategy('RollingUpdate', options);
   }
 
@@ -181,8 +187,8 @@ export interface SidecarSetProps {
    */
   readonly metadata?: ApiObjectMetadata;
   /**
-   * The pods to inject and update. An empty selector (`{}`) selects every pod of the
-   * selected namespaces.
+   * The pods to inject and update. Must select by at least one label or expression: as upstream,
+   * an empty selector is refused.
    */
   readonly selector: k8s.LabelSelector;
   /**
@@ -206,7 +212,8 @@ export interface SidecarSetProps {
    */
   readonly initContainers?: k8s.Container[];
   /**
-   * Volumes the sidecars need, added to the pod unless it has a volume of the same name.
+   * Volumes the sidecars mount (every mount must name one). As upstream, a pod gets those its
+   * injected sidecars mount, unless it has a volume of the same name.
    * @default - none
    */
   readonly volumes?: k8s.Volume[];
@@ -280,25 +287,25 @@ export class SidecarSet extends Construct {
   }
 
   /**
-   * Two SidecarSets may not inject a container of the same name into pods both can select:
-   * the manager's validating webhook rejects the second one at apply time, so synth does too.
+   * Upstream's conflicts between SidecarSets that may select the same pods (same-named
+   * containers, or init containers, and same-named volumes that differ): the manager's
+   * validating webhook rejects the second one at apply time, so synth does too.
    */
   private conflicts(): string[] {
-    const mine = new Set(this.containerNames);
     const others = this.node.root.node.findAll().filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
-    const errors: string[] = [];
-    for (const other of others) {
-      const p = this._props;
-      const o = other._props;
-      if (p.namespace && o.namespace && p.namespace !== o.namespace) continue;
-      if (!selectorsMayOverlap(p.selector, o.selector)) continue;
-      const shared = other.containerNames.filter((n) => mine.has(n));
-      if (shared.length === 0) continue;
-      errors.push(`containers: ${shared.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also injected by ${other.node.path} into pods both select; `
-        + 'the manager rejects the second SidecarSet. Fix: rename the container, or make the selectors (or namespaces) disjoint');
-    }
-    return errors;
+    return others.flatMap((other) => sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) =>
+      `${field}: ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} ${field === 'volumes' ? 'differs from the volume of that name in' : 'is also injected by'} ${other.node.path} into pods both select; `
+      + `the manager rejects the second SidecarSet. Fix: ${field === 'volumes' ? 'make the volumes identical or rename one' : 'rename the container'}, or make the selectors (or namespaces) disjoint`));
   }
+}
+
+/** What the shared conflict rules compare. */
+function conflictView(p: SidecarSetProps): SidecarSetConflictView {
+  return {
+    namespace: p.namespace, namespaceSelector: p.namespaceSelector, selector: p.selector,
+    containers: (p.containers ?? []).map((c) => c.name), initContainers: (p.initContainers ?? []).map((c) => c.name),
+    volumes: (p.volumes ?? []).map((v) => k8s.toJson_Volume(v) as { name: string }),
+  };
 }
 
 function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {
@@ -325,9 +332,8 @@ function checkProps(props: SidecarSetProps): string[] {
       'remove metadata.namespace; to limit the pods it injects, set namespace or namespaceSelector');
   }
   if (meta.name !== undefined) checkDnsSubdomain('metadata.name', meta.name);
-  if (!props.selector) {
-    throw propError('selector', props.selector, 'is required', 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; {} selects every pod');
-  }
+  if (!props.selector) throw propError('selector', props.selector, 'is required', SIDECARSET_SELECTOR_FIX);
+  if (isEmptySelector(props.selector)) throw propError('selector', props.selector, 'is empty', SIDECARSET_SELECTOR_FIX);
   checkSelector('selector', props.selector);
   if (props.namespace !== undefined) {
     checkDnsLabel('namespace', props.namespace);
@@ -365,7 +371,12 @@ function checkProps(props: SidecarSetProps): string[] {
       }
     });
   });
-  (props.initContainers ?? []).forEach((c, i) => checkContainer(c, `initContainers[${i}]`));
+  (props.initContainers ?? []).forEach((c, i) => {
+    checkContainer(c, `initContainers[${i}]`);
+    if (c.restartPolicy === 'Always' && (props.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
+      throw propError(`initContainers[${i}].restartPolicy`, c.restartPolicy, SidecarSetRules.nativeSidecarRolling, 'set updateStrategy: SidecarSetUpdateStrategy.notUpdate()');
+    }
+  });
   if (names.size === 0) {
     throw propError('containers', props.containers ?? [], 'is empty, and so is initContainers: the SidecarSet would inject nothing',
       'add at least one container (or init container)');
@@ -376,6 +387,10 @@ function checkProps(props: SidecarSetProps): string[] {
     if (volumes.has(v.name)) throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
     volumes.add(v.name);
   });
+  [...(props.containers ?? []).map((c, i) => [c, `containers[${i}]`] as const), ...(props.initContainers ?? []).map((c, i) => [c, `initContainers[${i}]`] as const)]
+    .forEach(([c, at]) => (c.volumeMounts ?? []).forEach((m, j) => {
+      if (!volumes.has(m.name)) throw propError(`${at}.volumeMounts[${j}].name`, m.name, SidecarSetRules.mountWithoutVolume, `add a volume named ${m.name} to volumes`);
+    }));
   (props.imagePullSecrets ?? []).forEach((s, i) => checkDnsSubdomain(`imagePullSecrets[${i}]`, s));
   if (props.revisionHistoryLimit !== undefined) checkPositiveInt('revisionHistoryLimit', props.revisionHistoryLimit, 0);
   return [...names.keys()];

@@ -124,7 +124,8 @@ spec:
     expect(stored.spec.containers[0]).toMatchObject({ ...upstream.spec.containers[0], podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'disabled' }, imagePullPolicy: 'IfNotPresent' });
     expect(stored.spec.containers[1]).toMatchObject(upstream.spec.containers[1]);
     expect(stored.spec).toMatchObject({ selector: upstream.spec.selector, volumes: upstream.spec.volumes, imagePullSecrets: upstream.spec.imagePullSecrets, revisionHistoryLimit: 10 });
-    expect(stored.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: 1 });
+    // apis/apps/defaults/v1alpha1.go setSidecarSetUpdateStrategy: partition defaults to 0 too.
+    expect(stored.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: 1, partition: 0 });
   });
 
   it('injects into a pod created through the API server: position, shared volumes, transferred env, volumes, pull secrets', async () => {
@@ -133,13 +134,14 @@ spec:
     const [sidecar1, , agent] = pod.spec!.containers;
     expect(sidecar1).toMatchObject({ image: 'centos:6.7', command: ['sleep', '999d'], volumeMounts: [{ name: 'log-volume', mountPath: '/var/log' }] });
     expect(agent.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
-    expect(agent.env).toEqual([{ name: 'APP_NAME', value: 'shop-1' }]);
+    // upstream pkg/webhook/pod/mutating/sidecarset.go: IS_INJECTED=true on every sidecar, then the transferred env.
+    expect(agent.env).toEqual([{ name: 'IS_INJECTED', value: 'true' }, { name: 'APP_NAME', value: 'shop-1' }]);
     expect(sidecar1.volumeMounts).toHaveLength(1); // shareVolumePolicy disabled (the default)
     expect(pod.spec!.volumes!.map((v) => v.name)).toEqual(['data', 'log-volume']);
     expect(pod.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     const annotations = pod.metadata!.annotations!;
     expect(annotations[SidecarSetAnnotations.injectedList]).toBe('it-inject');
-    expect(JSON.parse(annotations[SidecarSetAnnotations.hash])['it-inject']).toMatchObject({ sidecarSetName: 'it-inject', sidecarList: ['sidecar1', 'log-agent'] });
+    expect(JSON.parse(annotations[SidecarSetAnnotations.hash])['it-inject']).toMatchObject({ sidecarSetName: 'it-inject', sidecarList: ['log-agent', 'sidecar1'] }); // upstream: a sorted set
   });
 
   it('is idempotent: a pod re-submitted with its sidecars and annotations is not injected twice', async () => {
@@ -222,7 +224,7 @@ describe('SidecarSet admission', () => {
     }));
     expect(message).toMatch(/^admission webhook "vsidecarset\.kb\.io" denied the request: SidecarSet it-bad-webhook is invalid: /);
     expect(message).toMatch(/spec\.unknownField: is not supported by this runtime \(upstream-only feature\); remove it/);
-    expect(message).toMatch(/spec\.selector: is required \(an empty selector \{\} selects every pod\)/);
+    expect(message).toContain('spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)');
     expect(message).toMatch(/spec\.containers\[1\]\.name: "proxy" is already used by spec\.containers\[0\]; container names must be unique/);
     // Upstream's transferEnv by fieldRef: kept by the schema, named by the webhook.
     expect(await create(valid('it-bad-from', {
@@ -370,7 +372,10 @@ describe('SidecarSet in-place rollout', () => {
 
   it('counts the pods exactly before any change', async () => {
     expect(await driver.settle('proxy:1')).toMatchObject({ total: 10, updated: 10, ready: 10, updatedReady: 10, unavailable: 0 });
-    expect((await sidecarSets.get('it-roll')).status.latestRevision).toMatch(/^[0-9a-f]{20}$/);
+    // Upstream's revision hash (rand.SafeEncodeString of a sha256), recorded on the SidecarSet by the defaulting webhook.
+    const stored = await sidecarSets.get('it-roll');
+    expect(stored.status.latestRevision).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/);
+    expect(stored.status.latestRevision).toBe(stored.metadata.annotations[SidecarSetAnnotations.hash]);
   });
 
   it('rolls a new image through in place, at most maxUnavailable at once, stopping at the partition', async () => {

@@ -1,37 +1,81 @@
+import { SidecarSetAnnotations } from '../../contract.js';
+import { canonicalQuantity, GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import type { SidecarContainer, SidecarSet } from './types.js';
 
-const isObject = (v: unknown): v is object => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
- * Upstream's defaults for the fields this runtime carries. The defaulting webhook runs before
- * the API server checks the CRD schema, so fields of the wrong type are left as they are for
- * the schema to name (never a failed webhook call).
+ * Upstream's defaults for the fields this runtime carries (apis/apps/defaults/v1alpha1.go
+ * SetDefaultsSidecarSet), then upstream's two revision annotations on the SidecarSet
+ * (`kruise.io/sidecarset-hash[-without-image]`, pkg/webhook/sidecarset/mutating), computed with
+ * upstream's algorithm: pods either side injected read the same revision. The defaulting
+ * webhook runs before the API server checks the CRD schema, so fields of the wrong type are left
+ * as they are for the schema to name (never a failed webhook call).
  */
 export function defaultSidecarSet(original: SidecarSet): SidecarSet {
   const s = structuredClone(original);
   s.spec.updateStrategy ??= {};
   if (isObject(s.spec.updateStrategy)) {
-    s.spec.updateStrategy.type ??= 'RollingUpdate';
+    s.spec.updateStrategy.type ||= 'RollingUpdate';
     s.spec.updateStrategy.maxUnavailable ??= 1;
+    s.spec.updateStrategy.partition ??= 0;
   }
   s.spec.revisionHistoryLimit ??= 10;
-  // Upstream (apis/apps/defaults): containers go before the app containers unless told
-  // otherwise; init containers are appended.
-  const container = (c: SidecarContainer, injectPolicy: SidecarContainer['podInjectPolicy']) => {
-    if (!isObject(c)) return;
-    c.podInjectPolicy ??= injectPolicy;
-    c.shareVolumePolicy ??= { type: 'disabled' };
-    c.upgradeStrategy ??= { upgradeType: 'ColdUpgrade' };
-    c.imagePullPolicy ??= pullsAlways(c.image) ? 'Always' : 'IfNotPresent';
-    c.terminationMessagePath ??= '/dev/termination-log';
-    c.terminationMessagePolicy ??= 'File';
-  };
-  if (Array.isArray(s.spec.containers)) s.spec.containers.forEach((c) => container(c, 'BeforeAppContainer'));
-  if (Array.isArray(s.spec.initContainers)) s.spec.initContainers.forEach((c) => container(c, 'AfterAppContainer'));
+  // Upstream: containers go before the app containers unless told otherwise; init containers are appended.
+  if (Array.isArray(s.spec.containers)) s.spec.containers.forEach((c) => defaultContainer(c, 'BeforeAppContainer'));
+  if (Array.isArray(s.spec.initContainers)) s.spec.initContainers.forEach((c) => defaultContainer(c, 'AfterAppContainer'));
+  try {
+    const annotations = (s.metadata.annotations ??= {});
+    annotations[SidecarSetAnnotations.hash] = upstreamSidecarSetHash(s.spec);
+    annotations[SidecarSetAnnotations.hashWithoutImage] = upstreamSidecarSetHash(s.spec, true);
+  } catch (err) {
+    // A shape upstream's types cannot hold: the validating webhook names it.
+    if (!(err instanceof GoEncodingError)) throw err;
+  }
   return s;
 }
 
-/** Kubernetes' rule: no tag or `:latest` (and no digest) means Always. */
+function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['podInjectPolicy']): void {
+  if (!isObject(c)) return;
+  c.podInjectPolicy ||= injectPolicy;
+  if (c.upgradeStrategy === undefined || isObject(c.upgradeStrategy)) (c.upgradeStrategy ??= {}).upgradeType ||= 'ColdUpgrade';
+  if (c.shareVolumePolicy === undefined || isObject(c.shareVolumePolicy)) (c.shareVolumePolicy ??= {}).type ||= 'disabled';
+  // core/v1 SetDefaults_Container and the parts of a container upstream defaults explicitly.
+  c.terminationMessagePath ||= '/dev/termination-log';
+  c.terminationMessagePolicy ||= 'File';
+  c.imagePullPolicy ||= pullsAlways(c.image) ? 'Always' : 'IfNotPresent';
+  if (Array.isArray(c.ports)) c.ports.forEach((p) => { if (isObject(p)) p.protocol ||= 'TCP'; });
+  if (Array.isArray(c.env)) c.env.forEach((e) => { if (isObject(e?.valueFrom?.fieldRef)) e.valueFrom.fieldRef.apiVersion ||= 'v1'; });
+  if (isObject(c.resources)) {
+    for (const list of ['limits', 'requests'] as const) {
+      const resources = c.resources[list] as Record<string, unknown> | undefined;
+      if (!isObject(resources)) continue;
+      for (const [k, v] of Object.entries(resources)) {
+        try { resources[k] = canonicalQuantity(v, `resources.${list}.${k}`, true); } catch { /* the schema names it */ }
+      }
+    }
+  }
+  for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
+    if (!isObject(probe)) continue;
+    probe.timeoutSeconds ||= 1;
+    probe.periodSeconds ||= 10;
+    probe.successThreshold ||= 1;
+    probe.failureThreshold ||= 3;
+    defaultHttpGet(probe.httpGet);
+  }
+  if (isObject(c.lifecycle)) {
+    defaultHttpGet((c.lifecycle.postStart as Record<string, unknown> | undefined)?.httpGet);
+    defaultHttpGet((c.lifecycle.preStop as Record<string, unknown> | undefined)?.httpGet);
+  }
+}
+
+function defaultHttpGet(h: unknown): void {
+  if (!isObject(h)) return;
+  h.path ||= '/';
+  h.scheme ||= 'HTTP';
+}
+
+/** Kubernetes' rule: a `latest` tag (or none, and no digest) means Always. */
 function pullsAlways(image: unknown): boolean {
   if (typeof image !== 'string' || !image || image.includes('@')) return false;
   const last = image.slice(image.lastIndexOf('/') + 1);

@@ -1,20 +1,6 @@
-import { createHash } from 'node:crypto';
 import { SidecarSetAnnotations } from '../../contract.js';
+import { upstreamSidecarSetHash } from './gojson.js';
 import type { SidecarSet, SidecarSetHashEntry } from './types.js';
-
-/** JSON with sorted keys, so equal specs hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-function digest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, 20);
-}
 
 /**
  * Hashes of frozen SidecarSets (informer-cache objects, which are deep-frozen and replaced,
@@ -29,17 +15,22 @@ function memoized(s: SidecarSet, key: 'hash' | 'withoutImage', compute: () => st
   return (entry[key] ??= compute());
 }
 
-/** The revision of a SidecarSet's sidecar containers: what a pod must run to be "updated". */
+/**
+ * The revision of a SidecarSet's sidecar containers: what a pod must run to be "updated". As
+ * upstream (sidecarcontrol.GetSidecarSetRevision), the SidecarSet's own `kruise.io/sidecarset-hash`
+ * annotation, which either side's defaulting webhook writes with upstream's algorithm; computed the
+ * same way when absent (a SidecarSet stored before any webhook saw it).
+ */
 export function sidecarSetHash(s: SidecarSet): string {
-  return memoized(s, 'hash', () => digest(s.spec.containers ?? []));
+  return s.metadata.annotations?.[SidecarSetAnnotations.hash] || memoized(s, 'hash', () => upstreamSidecarSetHash(s.spec));
 }
 
 /**
- * The same hash with images blanked: equal for two revisions that differ only in images, which
- * is exactly when a pod can be updated in place (a container image is mutable; nothing else is).
+ * The same with images blanked: equal for two revisions that differ only in images, which is
+ * exactly when a pod can be updated in place (a container image is mutable; nothing else is).
  */
 export function sidecarSetHashWithoutImage(s: SidecarSet): string {
-  return memoized(s, 'withoutImage', () => digest((s.spec.containers ?? []).map((c) => ({ ...c, image: '' }))));
+  return s.metadata.annotations?.[SidecarSetAnnotations.hashWithoutImage] || memoized(s, 'withoutImage', () => upstreamSidecarSetHash(s.spec, true));
 }
 
 /** Reads one of the JSON hash annotations; a malformed one reads as empty (never throws). */
@@ -48,7 +39,10 @@ export function readHashAnnotation(annotations: Record<string, string> | undefin
   if (!raw) return {};
   try {
     const parsed = JSON.parse(raw) as unknown;
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, SidecarSetHashEntry>) : {};
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    // Upstream's older format, a map of name -> hash string, still read (and rewritten) by upstream.
+    return Object.fromEntries(Object.entries(parsed).map(([name, v]) => [name, typeof v === 'string'
+      ? { hash: v, sidecarSetName: name, sidecarList: [], updateTimestamp: '' } : v as SidecarSetHashEntry]));
   } catch {
     return {};
   }

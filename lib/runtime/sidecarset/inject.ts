@@ -1,15 +1,16 @@
-import type { V1Container, V1EnvVar, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
-import { SidecarSetAnnotations } from '../../contract.js';
+import type { V1Container, V1EnvVar, V1LocalObjectReference, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { isEmptySelector, SidecarSetAnnotations } from '../../contract.js';
 import { matchesSelector } from '../selector.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
-import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet, type SidecarSetHashEntry } from './types.js';
+import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet } from './types.js';
 
-/** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector). */
+/** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector), as upstream. */
 export function sidecarSetMatchesPod(s: SidecarSet, pod: V1Pod, namespaceLabels: Record<string, string> | undefined): boolean {
   const ns = pod.metadata?.namespace;
   if (s.spec.namespace && s.spec.namespace !== ns) return false;
   if (s.spec.namespaceSelector && !matchesSelector(s.spec.namespaceSelector, namespaceLabels)) return false;
-  return matchesSelector(s.spec.selector, pod.metadata?.labels);
+  // Upstream (sidecarcontrol.PodMatchedSidecarSet): an empty selector matches no pod.
+  return !isEmptySelector(s.spec.selector) && matchesSelector(s.spec.selector, pod.metadata?.labels);
 }
 
 /** A pod-ready Container from a sidecar: SidecarSet-only fields stripped. */
@@ -19,95 +20,150 @@ export function toPodContainer(c: SidecarContainer): V1Container {
   return copy as unknown as V1Container;
 }
 
-/** Volume mounts of the app containers the sidecar does not already have (shareVolumePolicy). */
-function sharedMounts(sidecar: V1Container, apps: V1Container[]): V1VolumeMount[] {
-  const have = new Set((sidecar.volumeMounts ?? []).flatMap((m) => [m.name, m.mountPath]));
-  const shared: V1VolumeMount[] = [];
-  for (const mount of apps.flatMap((c) => c.volumeMounts ?? [])) {
-    if (have.has(mount.name) || have.has(mount.mountPath)) continue;
-    have.add(mount.name).add(mount.mountPath);
-    shared.push(mount);
-  }
-  return shared;
+/** The env var upstream adds to every injected container (sidecarcontrol.SidecarEnvKey). */
+export const SIDECAR_INJECTED_ENV = 'IS_INJECTED';
+
+/** Upstream's util.MergeEnvVar: `additional` entries whose name is not yet present, appended. */
+function mergeEnv(original: V1EnvVar[], additional: V1EnvVar[]): V1EnvVar[] {
+  const names = new Set(original.map((e) => e.name));
+  return [...original, ...additional.filter((e) => !names.has(e.name) && names.add(e.name))];
 }
 
-/** Env vars copied from app containers (transferEnv). */
-function transferredEnv(c: SidecarContainer, apps: V1Container[]): V1EnvVar[] {
+/** Upstream's util.MergeVolumeMounts: `additional` mounts at a mount path not yet used, appended. */
+function mergeMounts(original: V1VolumeMount[], additional: V1VolumeMount[]): V1VolumeMount[] {
+  const paths = new Set(original.map((m) => m.mountPath));
+  return [...original, ...additional.filter((m) => !paths.has(m.mountPath) && paths.add(m.mountPath))];
+}
+
+const SUBPATH_EXPR_ENV = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
+
+/**
+ * shareVolumePolicy (upstream GetInjectedVolumeMountsAndEnvs): every mount of the pod's app
+ * containers (not of containers already injected), and the env vars their `subPathExpr` uses.
+ */
+function sharedMountsAndEnv(c: SidecarContainer, pod: V1Pod): { mounts: V1VolumeMount[]; env: V1EnvVar[] } {
+  if (c.shareVolumePolicy?.type !== 'enabled') return { mounts: [], env: [] };
+  const mounts: V1VolumeMount[] = [];
+  const env: V1EnvVar[] = [];
+  for (const app of pod.spec?.containers ?? []) {
+    if ((app.env ?? []).some((e) => e.name === SIDECAR_INJECTED_ENV && e.value === 'true')) continue;
+    for (const mount of app.volumeMounts ?? []) {
+      mounts.push(mount);
+      for (const [, name] of (mount.subPathExpr ?? '').matchAll(SUBPATH_EXPR_ENV)) {
+        const e = (app.env ?? []).find((x) => x.name === name);
+        if (e) env.push(e);
+      }
+    }
+  }
+  return { mounts, env };
+}
+
+/** transferEnv (upstream GetSidecarTransferEnvs): named env vars of named pod containers, in rule order, names sorted per rule. */
+function transferredEnv(c: SidecarContainer, pod: V1Pod): V1EnvVar[] {
   const out: V1EnvVar[] = [];
   for (const rule of c.transferEnv ?? []) {
-    const source = apps.find((a) => a.name === rule.sourceContainerName);
-    const names = rule.envNames ?? (rule.envName ? [rule.envName] : []);
+    const source = (pod.spec?.containers ?? []).find((a) => a.name === rule.sourceContainerName);
+    const names = [...new Set([...(rule.envName ? [rule.envName] : []), ...(rule.envNames ?? [])])].sort();
     for (const name of names) {
       const env = source?.env?.find((e) => e.name === name);
-      if (env && !(c.env ?? []).some((e) => e.name === name) && !out.some((e) => e.name === name)) out.push(env);
+      if (env) out.push(env);
     }
   }
   return out;
 }
 
-/** Result of {@link injectSidecars}: the new pod and which SidecarSets were applied. */
+/** Result of {@link injectSidecars}: the new pod and which SidecarSets injected containers. */
 export interface Injection {
   pod: V1Pod;
   injected: string[];
 }
 
+/** Upstream's order of matched SidecarSets: those scoped to a namespace, then cluster-wide ones; by name within each. */
+function injectionOrder(a: SidecarSet, b: SidecarSet): number {
+  return Number(!a.spec.namespace) - Number(!b.spec.namespace) || a.metadata.name.localeCompare(b.metadata.name);
+}
+
 /**
- * Injects every SidecarSet into `pod` (a copy). SidecarSets already recorded in the pod's hash
- * annotation are skipped, so a reinvoked webhook never injects twice; a sidecar whose name the
- * pod already uses is skipped, as upstream does. SidecarSets are applied in name order so the
- * result does not depend on list order.
+ * Injects every SidecarSet into `pod` (a copy) at pod CREATE, as upstream's pod webhook does
+ * (pkg/webhook/pod/mutating/sidecarset.go): each sidecar gets the mounts it shares
+ * (shareVolumePolicy), the env vars it takes (transferEnv, subPathExpr) and IS_INJECTED=true; a
+ * pod container of the same name is replaced in place; only the SidecarSet volumes the sidecars
+ * mount are added; image pull secrets are de-duplicated; init containers go after the pod's own,
+ * sorted by name. Re-running it on its own output changes nothing but the annotation timestamps.
  */
 export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: Date): Injection {
   const pod = structuredClone(original);
   const spec = (pod.spec ??= { containers: [] });
-  const meta = (pod.metadata ??= {});
-  const annotations = (meta.annotations ??= {});
+  const annotations = { ...(pod.metadata?.annotations ?? {}) };
   const hashes = readHashAnnotation(annotations, SidecarSetAnnotations.hash);
   const hashesWithoutImage = readHashAnnotation(annotations, SidecarSetAnnotations.hashWithoutImage);
-  const apps = [...spec.containers];
-  const before: V1Container[] = [];
-  const after: V1Container[] = [];
+  const setNames = new Set((annotations[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean));
+  const containers: SidecarContainer[] = [];
+  const inits: SidecarContainer[] = [];
+  const volumes: V1Volume[] = [];
+  const secrets: V1LocalObjectReference[] = [];
   const injected: string[] = [];
 
-  for (const s of [...sidecarSets].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
+  for (const s of [...sidecarSets].sort(injectionOrder)) {
     const name = s.metadata.name;
-    if (hashes[name]) continue;
-    const taken = new Set([...spec.containers, ...before, ...after, ...(spec.initContainers ?? [])].map((c) => c.name));
-    const sidecars: string[] = [];
-    for (const c of s.spec.containers ?? []) {
-      if (taken.has(c.name)) continue;
-      const container = toPodContainer(c);
-      if (c.shareVolumePolicy?.type === 'enabled') container.volumeMounts = [...(container.volumeMounts ?? []), ...sharedMounts(container, apps)];
-      const env = transferredEnv(c, apps);
-      if (env.length) container.env = [...(container.env ?? []), ...env];
-      (c.podInjectPolicy === 'BeforeAppContainer' ? before : after).push(container);
-      sidecars.push(c.name);
-      taken.add(c.name);
-    }
+    setNames.add(name);
+    const sidecars = new Set<string>();
+    const prepare = (c: SidecarContainer): SidecarContainer => {
+      const out = structuredClone(c);
+      const shared = sharedMountsAndEnv(c, pod);
+      for (const m of c.volumeMounts ?? []) {
+        const v = (s.spec.volumes ?? []).find((x) => x.name === m.name);
+        if (v) volumes.push(structuredClone(v));
+      }
+      out.volumeMounts = mergeMounts(out.volumeMounts ?? [], shared.mounts);
+      if (out.volumeMounts.length === 0) delete out.volumeMounts;
+      out.env = mergeEnv([...(out.env ?? []), { name: SIDECAR_INJECTED_ENV, value: 'true' }], mergeEnv(transferredEnv(c, pod), shared.env));
+      return out;
+    };
     for (const c of s.spec.initContainers ?? []) {
-      if (taken.has(c.name)) continue;
-      (spec.initContainers ??= []).push(toPodContainer(c));
-      taken.add(c.name);
+      if (c.restartPolicy === 'Always') sidecars.add(c.name);
+      inits.push(prepare(c));
     }
-    for (const v of s.spec.volumes ?? []) {
-      if (!(spec.volumes ?? []).some((existing) => existing.name === v.name)) (spec.volumes ??= []).push(structuredClone(v));
+    secrets.push(...(s.spec.imagePullSecrets ?? []));
+    for (const c of s.spec.containers ?? []) {
+      sidecars.add(c.name);
+      containers.push(prepare(c));
     }
-    for (const secret of s.spec.imagePullSecrets ?? []) {
-      if (!(spec.imagePullSecrets ?? []).some((existing) => existing.name === secret.name)) (spec.imagePullSecrets ??= []).push({ name: secret.name });
-    }
-    const entry = (hash: string): SidecarSetHashEntry => ({ updateTimestamp: now.toISOString(), hash, sidecarSetName: name, sidecarList: sidecars });
-    hashes[name] = entry(sidecarSetHash(s));
-    hashesWithoutImage[name] = entry(sidecarSetHashWithoutImage(s));
+    if ((s.spec.initContainers ?? []).length + (s.spec.containers ?? []).length === 0) continue;
+    const list = [...sidecars].sort();
+    hashes[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHash(s), sidecarSetName: name, sidecarList: list };
+    hashesWithoutImage[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHashWithoutImage(s), sidecarSetName: name, sidecarList: list };
     injected.push(name);
   }
-  if (injected.length === 0) return { pod: structuredClone(original), injected };
-  spec.containers = [...before, ...apps, ...after];
+  if (containers.length === 0 && inits.length === 0) return { pod: structuredClone(original), injected: [] };
+  inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  spec.initContainers = mergeContainers(spec.initContainers ?? [], inits);
+  if (spec.initContainers.length === 0) delete spec.initContainers;
+  spec.containers = mergeContainers(spec.containers, containers);
+  const volumeNames = new Set((spec.volumes ?? []).map((v) => v.name));
+  const newVolumes = volumes.filter((v) => !volumeNames.has(v.name) && volumeNames.add(v.name));
+  if (newVolumes.length) spec.volumes = [...(spec.volumes ?? []), ...newVolumes];
+  const secretNames = new Set<string | undefined>();
+  const allSecrets = [...(spec.imagePullSecrets ?? []), ...secrets].filter((x) => !secretNames.has(x.name) && secretNames.add(x.name));
+  if (allSecrets.length) spec.imagePullSecrets = allSecrets.map((x) => ({ ...x }));
   annotations[SidecarSetAnnotations.hash] = JSON.stringify(hashes);
   annotations[SidecarSetAnnotations.hashWithoutImage] = JSON.stringify(hashesWithoutImage);
-  const list = new Set((annotations[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean));
-  injected.forEach((n) => list.add(n));
-  annotations[SidecarSetAnnotations.injectedList] = [...list].sort().join(',');
+  annotations[SidecarSetAnnotations.injectedList] = [...setNames].sort().join(',');
+  (pod.metadata ??= {}).annotations = annotations;
   return { pod, injected };
+}
+
+/** Upstream's mergeSidecarContainers: a pod container of a sidecar's name is replaced where it is; others go before/after by podInjectPolicy. */
+function mergeContainers(origins: V1Container[], sidecars: SidecarContainer[]): V1Container[] {
+  const out = [...origins];
+  const before: V1Container[] = [];
+  const after: V1Container[] = [];
+  for (const c of sidecars) {
+    const at = out.findIndex((o) => o.name === c.name);
+    if (at >= 0) out[at] = toPodContainer(c);
+    else (c.podInjectPolicy === 'BeforeAppContainer' ? before : after).push(toPodContainer(c));
+  }
+  return [...before, ...out, ...after];
 }
 
 /** Pods that opted out of injection. */

@@ -1,6 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { selectorsMayOverlap, validateSelector } from '../selector.js';
+import { isEmptySelector, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules, type SidecarSetConflictView } from '../../contract.js';
+import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
+import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectSidecars } from './inject.js';
 import type { SidecarSet } from './types.js';
 
@@ -86,8 +88,11 @@ export function validateSidecarSet(s: unknown): string[] {
   const shape = shapeError(spec);
   if (shape) return [...errors, shape];
   for (const key of Object.keys(spec)) if (!SPEC_FIELDS.has(key)) errors.push(`spec.${key}: is not supported by this runtime (upstream-only feature); remove it`);
-  if (spec.selector === undefined) errors.push('spec.selector: is required (an empty selector {} selects every pod)');
-  else errors.push(...validateSelector(spec.selector, 'spec.selector'));
+  if (spec.selector === undefined) errors.push(`spec.selector: is required; ${SIDECARSET_SELECTOR_FIX}`);
+  else {
+    errors.push(...validateSelector(spec.selector, 'spec.selector'));
+    if (isObject(spec.selector) && isEmptySelector(spec.selector)) errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
+  }
   if (spec.namespaceSelector !== undefined) errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
   if (isObject(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
     errors.push('spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector');
@@ -109,6 +114,22 @@ export function validateSidecarSet(s: unknown): string[] {
       else seen.add(v.name);
     });
   }
+  // Upstream validates the sidecars as a pod spec with spec.volumes (core ValidatePodSpec): a
+  // mount must name one of them (upstream's injection would otherwise fail on every pod).
+  const volumeNames = new Set(Array.isArray(spec.volumes) ? spec.volumes.map((v: Record<string, unknown>) => isObject(v) ? v.name : undefined) : []);
+  for (const list of ['containers', 'initContainers'] as const) {
+    const containers = spec[list];
+    if (!Array.isArray(containers)) continue;
+    containers.forEach((c: unknown, i) => {
+      const mounts = isObject(c) ? c.volumeMounts : undefined;
+      if (!Array.isArray(mounts)) return;
+      mounts.forEach((m: unknown, j) => {
+        if (isObject(m) && typeof m.name === 'string' && !volumeNames.has(m.name)) {
+          errors.push(`spec.${list}[${i}].volumeMounts[${j}].name: "${m.name}" ${SidecarSetRules.mountWithoutVolume}`);
+        }
+      });
+    });
+  }
   const strategy = spec.updateStrategy;
   if (strategy !== undefined) {
     if (!isObject(strategy)) errors.push('spec.updateStrategy: must be an object');
@@ -119,7 +140,22 @@ export function validateSidecarSet(s: unknown): string[] {
       checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors, false);
       if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean') errors.push('spec.updateStrategy.paused: must be true or false');
       if (strategy.selector !== undefined) errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
+      // Upstream (validateSidecarSetUpdateStrategy): a non-zero partition and a selector exclude each other under RollingUpdate.
+      const partitionSet = typeof strategy.partition === 'string' || (typeof strategy.partition === 'number' && strategy.partition !== 0);
+      if (strategy.type !== 'NotUpdate' && partitionSet && strategy.selector !== undefined) {
+        errors.push(`spec.updateStrategy: ${SidecarSetRules.partitionWithSelector}`);
+      }
     }
+  }
+  // Upstream (validateSidecarSetSpec): native sidecar init containers cannot be updated in place, so
+  // with one the update strategy must not be RollingUpdate (the default).
+  const rolling = !isObject(strategy) || strategy.type === undefined || strategy.type === 'RollingUpdate';
+  if (rolling && Array.isArray(spec.initContainers)) {
+    spec.initContainers.forEach((c: unknown, i) => {
+      if (isObject(c) && c.restartPolicy === 'Always') {
+        errors.push(`spec.initContainers[${i}].restartPolicy: ${SidecarSetRules.nativeSidecarRolling}`);
+      }
+    });
   }
   const injection = spec.injectionStrategy;
   if (isObject(injection)) {
@@ -127,6 +163,14 @@ export function validateSidecarSet(s: unknown): string[] {
   }
   if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
     errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
+  }
+  if (errors.length === 0) {
+    try {
+      upstreamSidecarSetHash(spec);
+    } catch (err) {
+      if (!(err instanceof GoEncodingError)) throw err;
+      errors.push(`${err.message} (the revision hash is upstream's, over upstream's container types)`);
+    }
   }
   if (errors.length === 0) {
     const injection = injectionError(s as unknown as SidecarSet);
@@ -176,21 +220,20 @@ export function unservableReason(s: SidecarSet): string | undefined {
   return reason;
 }
 
-/**
- * Conflicts with existing SidecarSets: two SidecarSets may not inject a container of the same
- * name into pods that both can select (same namespace scope, overlapping selectors).
- */
+/** The parts of a SidecarSet that {@link sidecarSetConflicts} compares. */
+export function conflictView(s: SidecarSet): SidecarSetConflictView {
+  return {
+    namespace: s.spec.namespace, namespaceSelector: s.spec.namespaceSelector, selector: s.spec.selector,
+    containers: (s.spec.containers ?? []).map((c) => c.name), initContainers: (s.spec.initContainers ?? []).map((c) => c.name), volumes: s.spec.volumes ?? [],
+  };
+}
+
+/** Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract). */
 export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
-  const names = new Set([...(candidate.spec.containers ?? []), ...(candidate.spec.initContainers ?? [])].map((c) => c.name));
-  const conflicts: string[] = [];
-  for (const other of others) {
-    if (other.metadata.name === candidate.metadata.name) continue;
-    if (candidate.spec.namespace && other.spec.namespace && candidate.spec.namespace !== other.spec.namespace) continue;
-    if (!candidate.spec.selector || !other.spec.selector || !selectorsMayOverlap(candidate.spec.selector, other.spec.selector)) continue;
-    const shared = [...(other.spec.containers ?? []), ...(other.spec.initContainers ?? [])].map((c) => c.name).filter((n) => names.has(n));
-    if (shared.length > 0) {
-      conflicts.push(`spec.containers: container ${shared.map((n) => `"${n}"`).join(', ')} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`);
-    }
-  }
-  return conflicts;
+  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
+    const list = names.map((n) => `"${n}"`).join(', ');
+    return field === 'volumes'
+      ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
+      : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;
+  }));
 }

@@ -45,7 +45,8 @@ const full: SidecarSetProps = {
   volumes: [{ name: 'envoy-config', configMap: { name: 'envoy' } }],
   imagePullSecrets: ['regcred'],
   updateStrategy: SidecarSetUpdateStrategy.rollingUpdate({
-    maxUnavailable: IntOrPercent.percent(20), partition: IntOrPercent.count(2), paused: false, selector: { matchLabels: { canary: 'true' } },
+    // A non-zero partition and a selector exclude each other (upstream's validating webhook).
+    maxUnavailable: IntOrPercent.percent(20), partition: IntOrPercent.count(0), paused: false, selector: { matchLabels: { canary: 'true' } },
   }),
   injectionStrategy: { paused: false },
   revisionHistoryLimit: 5,
@@ -83,7 +84,7 @@ describe('SidecarSet', () => {
     });
     expect(spec.initContainers).toEqual([{ name: 'iptables', image: 'example.com/mesh-init:1', securityContext: { capabilities: { add: ['NET_ADMIN'] } } }]);
     expect(spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
-    expect(spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: '20%', partition: 2, paused: false, selector: { matchLabels: { canary: 'true' } } });
+    expect(spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: '20%', partition: 0, paused: false, selector: { matchLabels: { canary: 'true' } } });
     expect(spec.injectionStrategy).toEqual({ paused: false });
     expect(spec.revisionHistoryLimit).toBe(5);
   });
@@ -97,7 +98,7 @@ describe('SidecarSet', () => {
     const chart = new Chart(Testing.app(), 'test');
     const s = new SidecarSet(chart, 'mesh', full);
     expect([s.apiObject.kind, s.name, s.containerNames]).toEqual(['SidecarSet', 'mesh-proxy', ['proxy', 'log-shipper', 'iptables']]);
-    expect(new SidecarSet(chart, 'generated', { selector: {}, containers: [{ name: 'other', image: 'x:1' }], namespace: 'elsewhere' }).name).toMatch(/^test-generated-/);
+    expect(new SidecarSet(chart, 'generated', { selector: { matchLabels: { app: 'other' } }, containers: [{ name: 'other', image: 'x:1' }], namespace: 'elsewhere' }).name).toMatch(/^test-generated-/);
   });
 
   it('renders int-or-percent values as Kubernetes does', () => {
@@ -136,6 +137,14 @@ describe('SidecarSet validation', () => {
       /^updateStrategy\.selector\.matchExpressions\[0\]\.values: must be empty for Exists/],
     ['a percentage above 100', () => IntOrPercent.percent(120), /^IntOrPercent\.percent: must be a whole percentage from 0 to 100 \(got 120\)/],
     ['a negative count', () => IntOrPercent.count(-1), /^IntOrPercent\.count: must be a whole number >= 0 \(got -1\)/],
+    // Upstream's validating webhook (pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go):
+    ['an empty selector', () => synth({ selector: {} }), /^selector: is empty \(got \{\}\)\. Fix: select the pods to inject/],
+    ['a partition with an update selector', () => SidecarSetUpdateStrategy.rollingUpdate({ partition: IntOrPercent.count(2), selector: { matchLabels: { canary: 'true' } } }),
+      /^updateStrategy\.partition: partition and selector cannot be used together \(upstream refuses it\); set one \(got "2"\)/],
+    ['a native sidecar init container with RollingUpdate', () => synth({ initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }] }),
+      /^initContainers\[0\]\.restartPolicy: is a native sidecar .*Fix: set updateStrategy: SidecarSetUpdateStrategy\.notUpdate\(\)/],
+    ['a mount of a volume the SidecarSet does not have', () => synth({ containers: [{ ...proxy, volumeMounts: [{ name: 'nowhere', mountPath: '/x' }] }] }),
+      /^containers\[0\]\.volumeMounts\[0\]\.name: is not a volume of the SidecarSet; add it to volumes or remove the mount \(got "nowhere"\)/],
   ];
 
   it.each(cases)('rejects %s, naming the prop, the value and the fix', (_name, build, message) => {
@@ -157,6 +166,23 @@ describe('SidecarSet validation', () => {
       const message = (e as Error).message;
       expect(message).not.toMatch(/test\/a is also injected by test\/c/);
       expect(message).not.toMatch(/test\/d/);
+    }
+  });
+
+  it('as upstream (validateSidecarConflict): same-named volumes that differ conflict, an init container and a container of one name do not', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'test');
+    const selector = { matchLabels: { app: 'web' } };
+    new SidecarSet(chart, 'a', { selector, containers: [{ ...proxy, volumeMounts: [{ name: 'conf', mountPath: '/conf' }] }], volumes: [{ name: 'conf', emptyDir: {} }] });
+    new SidecarSet(chart, 'b', {
+      selector, containers: [{ name: 'agent', image: 'a:1', volumeMounts: [{ name: 'conf', mountPath: '/conf' }] }],
+      initContainers: [{ name: 'proxy', image: 'init:1' }], volumes: [{ name: 'conf', configMap: { name: 'x' } }],
+    });
+    expect(() => app.synth()).toThrow(/volumes: "conf" of SidecarSet test\/a differs from the volume of that name in test\/b into pods both select;.*Fix: make the volumes identical or rename one/);
+    try {
+      app.synth();
+    } catch (e) {
+      expect((e as Error).message).not.toMatch(/containers: "proxy"/);
     }
   });
 });

@@ -41,26 +41,28 @@ describe('injectSidecars', () => {
     const proxy = out.spec!.containers[0] as unknown as Record<string, unknown>;
     expect(proxy.podInjectPolicy).toBeUndefined();
     expect(proxy.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
-    expect(proxy.env).toEqual([{ name: 'TZ', value: 'UTC' }]);
+    // upstream pkg/webhook/pod/mutating/sidecarset.go: IS_INJECTED=true, then the transferred env.
+    expect(proxy.env).toEqual([{ name: 'IS_INJECTED', value: 'true' }, { name: 'TZ', value: 'UTC' }]);
     expect(out.spec!.initContainers!.map((c) => c.name)).toEqual(['setup']);
-    expect(out.spec!.volumes).toEqual([{ name: 'data', emptyDir: {} }, { name: 'certs', emptyDir: {} }]);
+    // Only the SidecarSet volumes a sidecar mounts are added (upstream: volumesMap[mount.Name]); none here.
+    expect(out.spec!.volumes).toEqual([{ name: 'data', emptyDir: {} }]);
     expect(out.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     const hashes = readHashAnnotation(out.metadata!.annotations, 'kruise.io/sidecarset-hash');
     expect(hashes.a).toEqual({ updateTimestamp: now.toISOString(), hash: sidecarSetHash(before), sidecarSetName: 'a', sidecarList: ['init-proxy'] });
     expect(out.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe('a,b');
   });
 
-  it('is idempotent: a reinvoked pod is not injected twice', () => {
+  it('is idempotent: a reinvoked pod is not injected twice (upstream re-injects in place: same pod)', () => {
     const once = injectSidecars(pod(), [sidecarSet('a')], now).pod;
     const twice = injectSidecars(once, [sidecarSet('a')], now);
-    expect(twice.injected).toEqual([]);
     expect(twice.pod).toEqual(once);
+    expect(twice.pod.spec!.containers.map((c) => c.name)).toEqual(['app', 'a-proxy']);
   });
 
-  it('skips a sidecar whose name the pod already uses and leaves the input untouched', () => {
+  it('replaces a pod container of the sidecar\'s name where it stands (upstream mergeSidecarContainers) and leaves the input untouched', () => {
     const input = pod();
     const { pod: out } = injectSidecars(input, [sidecarSet('a', { containers: [{ name: 'app', image: 'x' }] })], now);
-    expect(out.spec!.containers.map((c) => c.name)).toEqual(['app']);
+    expect(out.spec!.containers).toEqual([{ name: 'app', image: 'x', env: [{ name: 'IS_INJECTED', value: 'true' }] }]);
     expect(input.metadata!.annotations).toBeUndefined();
   });
 

@@ -26,7 +26,7 @@ describe('validateSidecarSet', () => {
     };
     expect(validateSidecarSet(bad)).toEqual([
       'metadata.name: is required',
-      'spec.selector: is required (an empty selector {} selects every pod)',
+      'spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)',
       'spec.namespace: cannot be combined with spec.namespaceSelector; set one',
       'spec.containers[0].name: "Proxy" is not a valid container name (DNS label)',
       'spec.containers[0].image: is required',
@@ -85,5 +85,23 @@ describe('findConflicts', () => {
     expect(findConflicts(s('new', { app: 'web' }, 'proxy', 'a'), [s('old', { app: 'web' }, 'proxy', 'b')])).toEqual([]);
     expect(findConflicts(s('new', { app: 'web' }, 'proxy'), [s('old', { app: 'web' }, 'logger')])).toEqual([]);
     expect(findConflicts(s('same', { app: 'web' }, 'proxy'), [s('same', { app: 'web' }, 'proxy')])).toEqual([]);
+  });
+});
+
+describe('rules of upstream\'s validating webhook (pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go)', () => {
+  const base = (spec: Record<string, unknown>) => ({ metadata: { name: 's' }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }], ...spec } });
+  it.each([
+    ['an empty selector', { selector: {} }, /^spec\.selector: is empty; /],
+    ['partition with an update selector', { updateStrategy: { partition: 1, selector: { matchLabels: { canary: 'true' } } } }, /^spec\.updateStrategy: partition and selector cannot be used together/],
+    ['a native sidecar with RollingUpdate (the default)', { initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }] }, /^spec\.initContainers\[0\]\.restartPolicy: is a native sidecar/],
+    ['a mount of a missing volume', { containers: [{ name: 'proxy', image: 'proxy:1', volumeMounts: [{ name: 'nowhere', mountPath: '/x' }] }] }, /^spec\.containers\[0\]\.volumeMounts\[0\]\.name: "nowhere" is not a volume of the SidecarSet/],
+  ])('refuses %s, naming the field', (_name, spec, message) => {
+    expect(validateSidecarSet(base(spec))).toEqual([expect.stringMatching(message)]);
+  });
+  it.each([
+    ['partition 0 with an update selector', { updateStrategy: { partition: 0, selector: { matchLabels: { canary: 'true' } } } }],
+    ['a native sidecar with NotUpdate', { initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }], updateStrategy: { type: 'NotUpdate' } }],
+  ])('accepts %s, as upstream', (_name, spec) => {
+    expect(validateSidecarSet(base(spec))).toEqual([]);
   });
 });

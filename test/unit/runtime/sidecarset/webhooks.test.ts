@@ -50,7 +50,8 @@ describe('SidecarSet webhooks', () => {
     const result = await sidecarSetDefaultingWebhook().handle(request('SidecarSet', 'CREATE', proxy), ctx);
     expect('patches' in result && result.patches.length).toBeGreaterThan(0);
     const defaulted = defaultSidecarSet(proxy);
-    expect(defaulted.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: 1 });
+    // apis/apps/defaults/v1alpha1.go setSidecarSetUpdateStrategy: type, maxUnavailable 1, partition 0.
+    expect(defaulted.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: 1, partition: 0 });
     // Upstream's default: sidecar containers before the app containers, init containers after.
     expect(defaulted.spec.containers![0]).toEqual(expect.objectContaining({ podInjectPolicy: 'BeforeAppContainer', imagePullPolicy: 'IfNotPresent' }));
     expect(defaultSidecarSet({ ...proxy, spec: { ...proxy.spec, initContainers: [{ name: 'init', image: 'init:1' }] } }).spec.initContainers![0].podInjectPolicy).toBe('AfterAppContainer');
@@ -104,8 +105,12 @@ describe('objects that cannot be served are refused when written, never at pod c
   });
 
   it('every SidecarSet the validator admits injects into a pod with a valid patch', () => {
-    const ok = withContainer({ env: [{ name: 'X', valueFrom: nested(MAX_SIDECARSET_DEPTH - 6) }] });
+    // Containers must be upstream's types (their revision hash is upstream's); the deepest nesting
+    // admitted is under a volume.
+    const ok = { ...proxy, metadata: { name: 'deep' }, spec: { ...proxy.spec, volumes: [{ name: 'v', deep: nested(MAX_SIDECARSET_DEPTH - 3) }] } } as unknown as SidecarSet;
     expect(validateSidecarSet(ok)).toEqual([]);
+    expect(validateSidecarSet({ ...ok, spec: { ...ok.spec, volumes: [{ name: 'v', deep: nested(MAX_SIDECARSET_DEPTH - 2) }] } } as unknown as SidecarSet))
+      .toEqual([expect.stringMatching(/nests deeper than/)]);
     const hook = podInjectionWebhook(source([ok]), 'kruise-system', clock);
     return Promise.resolve(hook.handle(request('Pod', 'CREATE', pod, 'apps'), ctx)).then((result) => {
       expect(result.allowed).toBe(true);

@@ -1,0 +1,236 @@
+// Command sidecarset-oracle runs upstream OpenKruise's OWN code (the pinned module, built by
+// build.sh inside a copy of that module) so tests can compare this project's TypeScript
+// against it. It is a test oracle, never shipped.
+//
+//	sidecarset-oracle schema  prints the Go JSON layout of appsv1alpha1.SidecarContainer (field
+//	                          order, omitempty, kinds), from which gojson.generated.ts is written
+//	sidecarset-oracle hash    reads one SidecarSet JSON per stdin line; prints one JSON line each:
+//	                          {"raw":{hash,withoutImage},"defaulted":{hash,withoutImage,spec}}
+//	                          ("raw" hashes the decoded object as is, "defaulted" after upstream's
+//	                          SidecarSet defaulting, exactly what its mutating webhook records)
+//	sidecarset-oracle inject  reads {"sidecarSets":[…],"namespaces":[…],"pod":{…}} per line; prints
+//	                          {"pod":…,"skip":bool}: upstream's pod webhook SidecarSet injection
+//	                          (mutating/oracle_export.go wires the inputs to it)
+//	sidecarset-oracle state   reads {"sidecarSet":…,"pod":…} per line; prints how upstream's
+//	                          controller sees the pod: {"updated","upgradable","consistent"}
+//	                          (sidecarcontrol.IsPodSidecarUpdated, IsSidecarSetUpgradable)
+//	sidecarset-oracle validate reads {"existing":[…],"namespaces":[…],"object":…,"older":…} per
+//	                          line; prints {"errors":[…]} from upstream's SidecarSet validation
+//	                          (validating/oracle_export.go wires the inputs to it)
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/openkruise/kruise/apis/apps/defaults"
+	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
+	"github.com/openkruise/kruise/pkg/util/fieldindex"
+	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
+	"github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+type field struct {
+	JSON      string `json:"json"`
+	OmitEmpty bool   `json:"omitempty"`
+	Type      string `json:"type"`
+	// Pointer: omitempty omits only nil, and a missing value encodes as null.
+	Pointer bool `json:"pointer,omitempty"`
+}
+
+type typ struct {
+	Kind   string  `json:"kind"`
+	Elem   string  `json:"elem,omitempty"`
+	Fields []field `json:"fields,omitempty"`
+}
+
+var special = map[reflect.Type]string{
+	reflect.TypeOf(resource.Quantity{}):  "quantity",
+	reflect.TypeOf(intstr.IntOrString{}): "intOrString",
+	reflect.TypeOf(v1.Time{}):            "time",
+}
+
+func name(t reflect.Type, types map[string]typ) string {
+	if s, ok := special[t]; ok {
+		return s
+	}
+	switch t.Kind() {
+	case reflect.Ptr:
+		return name(t.Elem(), types)
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Int8, reflect.Int16:
+		return "int"
+	case reflect.Float32, reflect.Float64:
+		return "float"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "bytes"
+		}
+		n := "[]" + name(t.Elem(), types)
+		types[n] = typ{Kind: "slice", Elem: name(t.Elem(), types)}
+		return n
+	case reflect.Map:
+		n := "map[string]" + name(t.Elem(), types)
+		types[n] = typ{Kind: "map", Elem: name(t.Elem(), types)}
+		return n
+	case reflect.Struct:
+		n := t.PkgPath()[strings.LastIndex(t.PkgPath(), "/")+1:] + "." + t.Name()
+		if _, ok := types[n]; ok {
+			return n
+		}
+		types[n] = typ{Kind: "struct"}
+		types[n] = typ{Kind: "struct", Fields: fields(t, types)}
+		return n
+	}
+	panic(fmt.Sprintf("unsupported kind %s of %s", t.Kind(), t))
+}
+
+func fields(t reflect.Type, types map[string]typ) []field {
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		parts := strings.Split(tag, ",")
+		if parts[0] == "" && f.Anonymous {
+			out = append(out, fields(f.Type, types)...)
+			continue
+		}
+		jsonName := parts[0]
+		if jsonName == "" {
+			jsonName = f.Name
+		}
+		omit := false
+		for _, p := range parts[1:] {
+			omit = omit || p == "omitempty"
+		}
+		// A nil pointer is "empty" for omitempty; a struct value never is.
+		out = append(out, field{JSON: jsonName, OmitEmpty: omit && f.Type.Kind() != reflect.Struct, Type: name(f.Type, types), Pointer: f.Type.Kind() == reflect.Ptr})
+	}
+	return out
+}
+
+func main() {
+	switch os.Args[1] {
+	case "schema":
+		types := map[string]typ{}
+		root := name(reflect.TypeOf(appsv1alpha1.SidecarContainer{}), types)
+		b, _ := json.MarshalIndent(map[string]interface{}{"root": root, "types": types}, "", "  ")
+		fmt.Println(string(b))
+	case "hash":
+		eachLine(func(line []byte) (interface{}, error) {
+			s := &appsv1alpha1.SidecarSet{}
+			if err := json.Unmarshal(line, s); err != nil {
+				return nil, err
+			}
+			raw := hashes(s)
+			defaults.SetDefaultsSidecarSet(s)
+			d := hashes(s)
+			d["spec"] = s.Spec
+			return map[string]interface{}{"raw": raw, "defaulted": d}, nil
+		})
+	case "inject":
+		eachCase(func(c *input) (interface{}, error) {
+			pod, skip, err := mutating.OracleInjectSidecarSets(c.cluster(c.SidecarSets), c.Pod)
+			return map[string]interface{}{"pod": pod, "skip": skip}, err
+		})
+	case "state":
+		eachCase(func(c *input) (interface{}, error) {
+			canUpgrade, consistent := sidecarcontrol.New(c.SidecarSet).IsSidecarSetUpgradable(c.Pod)
+			return map[string]bool{
+				"updated":    sidecarcontrol.IsPodSidecarUpdated(c.SidecarSet, c.Pod),
+				"upgradable": canUpgrade,
+				"consistent": consistent,
+			}, nil
+		})
+	case "validate":
+		eachCase(func(c *input) (interface{}, error) {
+			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), c.Object, c.Older)}, nil
+		})
+	default:
+		panic("usage: sidecarset-oracle schema|hash|inject|state|validate")
+	}
+}
+
+// input is one stdin line of the inject, state and validate modes (each reads its own fields).
+type input struct {
+	SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets"`
+	Existing    []appsv1alpha1.SidecarSet `json:"existing"`
+	Namespaces  []corev1.Namespace        `json:"namespaces"`
+	Pod         *corev1.Pod               `json:"pod"`
+	SidecarSet  *appsv1alpha1.SidecarSet  `json:"sidecarSet"`
+	Object      *appsv1alpha1.SidecarSet  `json:"object"`
+	Older       *appsv1alpha1.SidecarSet  `json:"older"`
+}
+
+// cluster is a fake API holding sidecarSets and the input's namespaces, indexed as upstream's
+// manager indexes SidecarSets (by namespace).
+func (c *input) cluster(sidecarSets []appsv1alpha1.SidecarSet) client.Client {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	objects := make([]client.Object, 0, len(sidecarSets)+len(c.Namespaces))
+	for i := range sidecarSets {
+		objects = append(objects, &sidecarSets[i])
+	}
+	for i := range c.Namespaces {
+		objects = append(objects, &c.Namespaces[i])
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).Build()
+}
+
+// eachCase decodes each stdin line as an input and answers it like eachLine.
+func eachCase(answer func(c *input) (interface{}, error)) {
+	eachLine(func(line []byte) (interface{}, error) {
+		c := &input{}
+		if err := json.Unmarshal(line, c); err != nil {
+			return nil, err
+		}
+		return answer(c)
+	})
+}
+
+// eachLine answers each stdin line with one JSON line on stdout ({"error":…} when it fails).
+func eachLine(answer func(line []byte) (interface{}, error)) {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		v, err := answer(in.Bytes())
+		if err != nil {
+			v = map[string]string{"error": err.Error()}
+		}
+		_ = out.Encode(v)
+	}
+}
+
+func hashes(s *appsv1alpha1.SidecarSet) map[string]interface{} {
+	h, err := sidecarcontrol.SidecarSetHash(s)
+	if err != nil {
+		panic(err)
+	}
+	w, err := sidecarcontrol.SidecarSetHashWithoutImage(s)
+	if err != nil {
+		panic(err)
+	}
+	return map[string]interface{}{"hash": h, "withoutImage": w}
+}
