@@ -38,7 +38,7 @@ import { kubectlApply } from '../test/integration/support/apply.js';
 import { addEndpoint, installRuntime, removeEndpoint, uninstallWebhooks } from '../test/integration/support/runtime-cluster.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
 import type { BenchmarkResult } from './run.js';
-import { fixedRate, maxThroughput, PODS_NS, post, realisticPod, review, withMesh, type LoadFigures, type Target } from './webhook.js';
+import { benchSidecarSet, fixedRate, maxThroughput, PODS_NS, post, realisticPod, review, withMesh, type LoadFigures, type Target } from './webhook.js';
 
 const RATES = [100, 500, 1000];
 const RATE_SECONDS = Number(process.env.BENCH_COMPARE_SECONDS ?? 10);
@@ -255,7 +255,7 @@ export async function run(): Promise<BenchmarkResult> {
       ours = await startOurs(info.kubeconfigPath, dir);
       await addEndpoint(kc, OURS_NS, 'compare-ours-0', ours.webhookPort);
       await until('the SidecarSet to be created through our webhooks', async () => {
-        await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: sidecarSet() });
+        await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: benchSidecarSet() });
         return true;
       }, 60_000, 500);
       const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: OURS_NS });
@@ -282,7 +282,7 @@ export async function run(): Promise<BenchmarkResult> {
     const upstreamReadyS = round((Date.now() - upstreamStarted) / 1000);
     log(`upstream ${info.kruiseVersion} ready after ${upstreamReadyS}s`);
     await until('the SidecarSet to be created through upstream\'s webhooks', async () => {
-      await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: sidecarSet() });
+      await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: benchSidecarSet() });
       return true;
     }, 60_000, 500);
     results.upstream = await measureSubject({
@@ -347,21 +347,6 @@ function printTable(latency: Record<string, unknown>, memory: Record<string, unk
   process.stdout.write(lines.join('\n'));
 }
 
-function sidecarSet() {
-  return {
-    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet', metadata: { name: 'bench-mesh' },
-    spec: {
-      namespace: PODS_NS, selector: { matchLabels: { tier: 'backend', mesh: 'on' } },
-      containers: [{
-        name: 'mesh-proxy', image: 'registry.example.com/proxy:1.30', podInjectPolicy: 'BeforeAppContainer',
-        args: ['proxy', '--config=/etc/proxy'], resources: { requests: { cpu: '100m', memory: '64Mi' } },
-        shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
-        volumeMounts: [{ name: 'proxy-config', mountPath: '/etc/proxy' }],
-      }],
-      volumes: [{ name: 'proxy-config', emptyDir: {} }],
-    },
-  };
-}
 
 async function fetchCrd(kc: KubeConfig, name: string): Promise<{ status?: { conditions?: Array<{ type: string; status: string }> } } | undefined> {
   const { ApiextensionsV1Api } = await import('@kubernetes/client-node');

@@ -42,6 +42,23 @@ import type { BenchmarkResult } from './run.js';
 
 const INSTALL_NS = 'kruise-bench-webhook';
 export const PODS_NS = 'bench-webhook';
+
+/** The SidecarSet every webhook benchmark injects (ours and, in compare, upstream's). */
+export function benchSidecarSet() {
+  return {
+    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet', metadata: { name: 'bench-mesh' },
+    spec: {
+      namespace: PODS_NS, selector: { matchLabels: { tier: 'backend', mesh: 'on' } },
+      containers: [{
+        name: 'mesh-proxy', image: 'registry.example.com/proxy:1.30', podInjectPolicy: 'BeforeAppContainer',
+        args: ['proxy', '--config=/etc/proxy'], resources: { requests: { cpu: '100m', memory: '64Mi' } },
+        shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+        volumeMounts: [{ name: 'proxy-config', mountPath: '/etc/proxy' }],
+      }],
+      volumes: [{ name: 'proxy-config', emptyDir: {} }],
+    },
+  };
+}
 const RATES = [50, 200, 500];
 const RATE_SECONDS = 15;
 const MAX_CONNECTIONS = 16;
@@ -314,19 +331,7 @@ export async function run(): Promise<BenchmarkResult> {
     await until('the SidecarSet to be created through the webhooks', async () => {
       await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
         group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets',
-        body: {
-          apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet', metadata: { name: 'bench-mesh' },
-          spec: {
-            namespace: PODS_NS, selector: { matchLabels: { tier: 'backend', mesh: 'on' } },
-            containers: [{
-              name: 'mesh-proxy', image: 'registry.example.com/proxy:1.30', podInjectPolicy: 'BeforeAppContainer',
-              args: ['proxy', '--config=/etc/proxy'], resources: { requests: { cpu: '100m', memory: '64Mi' } },
-              shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
-              volumeMounts: [{ name: 'proxy-config', mountPath: '/etc/proxy' }],
-            }],
-            volumes: [{ name: 'proxy-config', emptyDir: {} }],
-          },
-        },
+        body: benchSidecarSet(),
       });
       return true;
     }, 60_000, 200);
