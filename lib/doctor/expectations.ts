@@ -9,7 +9,7 @@ import {
   CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RuntimeApi, runtimeClusterRules, type RbacRule,
 } from '../contract.js';
 import { KRUISE_RELEASE } from '../constructs/upstream/kruise.generated.js';
-import { CustomResourceAccess, managerRules } from '../constructs/upstream/permissions.js';
+import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
 import { effectiveGates, servedWebhooks, startedControllers, type Condition, type Environment } from '../constructs/upstream/release.js';
 import type { Permission } from './model.js';
 
@@ -112,7 +112,7 @@ function upstream(namespace: string, image: string, deployments: V1Deployment[],
     webhooks: webhooks.map((w) => ({ type: w.type, name: w.name, path: w.path })),
     crds: release.crds.filter((c) => needs.has(c.kind)).map((c) => ({ name: `${c.plural}.${c.group}`, neededBy: [...needs.get(c.kind)!].sort() })),
     permissions: [
-      ...expand(managerRules(release, env, CustomResourceAccess.kruiseAndBuiltIn())),
+      ...expand(managerPermissions(release, env, CustomResourceAccess.kruiseAndBuiltIn()).cluster),
       ...expand(release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')), lease.namespace),
       ...certificatePermissions(namespace, external, conversionCrds),
     ],

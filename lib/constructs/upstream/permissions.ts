@@ -1,5 +1,5 @@
 import { propError } from '../errors.js';
-import { Environment, holds, PolicyRule, UndeclaredNeed, UpstreamCrd, UpstreamRelease } from './release.js';
+import { Environment, holds, PolicyRule, UpstreamCrd, UpstreamRelease } from './release.js';
 
 /** A resource of an API group, e.g. `{ apiGroup: 'example.com', resource: 'widgets' }`. */
 export interface GroupResource {
@@ -71,46 +71,46 @@ export class CustomResourceAccess {
 /** Workloads whose scale subresource upstream reads: the built-in ones. */
 const BUILT_IN_SCALABLE: GroupResource[] = ['deployments', 'replicasets', 'statefulsets'].map((resource) => ({ apiGroup: 'apps', resource }));
 
+/** What the manager needs: cluster-wide rules, and rules only needed in one namespace (a Role there). */
+export interface ManagerPermissions {
+  readonly cluster: PolicyRule[];
+  readonly namespaced: { readonly [namespace: string]: PolicyRule[] };
+}
+
 /**
- * The manager's cluster-wide permissions for an environment: the RBAC markers of every
- * controller that starts and every webhook handler that is served, plus the webhook server's
- * reads, with wildcards narrowed by `access`. Writes to the webhook configurations and CRDs
- * are left to the name-restricted certificate role.
+ * The manager's permissions for an environment: the RBAC markers of every controller that
+ * starts and every webhook handler that is served, their undeclared needs, plus the webhook
+ * server's reads, with wildcards narrowed by `access`. Writes to the webhook configurations
+ * and CRDs are left to the name-restricted certificate role.
  */
-export function managerRules(release: UpstreamRelease, env: Environment, access: CustomResourceAccess): PolicyRule[] {
+export function managerPermissions(release: UpstreamRelease, env: Environment, access: CustomResourceAccess): ManagerPermissions {
+  const controllers = release.controllers.filter((c) => holds(c.requires, env));
+  const handlerSets = release.handlerSets.filter((h) => holds(h.requires, env));
+  const active = new Set([...controllers.map((c) => c.name), ...handlerSets.map((h) => h.package)]);
+  const needs = release.undeclared.filter((n) => active.has(n.component));
+
   const installed = release.crds.filter((c) => env.crds.has(c.kind));
   const scalable = installed.filter(hasScaleSubresource).map((c) => ({ apiGroup: c.group, resource: c.plural }));
   const kruise = installed.map((c) => ({ apiGroup: c.group, resource: c.plural }));
   const rules = [
-    ...release.controllers.filter((c) => holds(c.requires, env)).flatMap((c) => c.rbac),
-    ...release.handlerSets.filter((h) => holds(h.requires, env)).flatMap((h) => h.rbac),
-    ...activeNeeds(release, env).filter((n) => !n.namespace).flatMap((n) => n.rules),
+    ...controllers.flatMap((c) => c.rbac),
+    ...handlerSets.flatMap((h) => h.rbac),
+    ...needs.filter((n) => !n.namespace).flatMap((n) => n.rules),
     ...release.webhookServerRbac.map((r) => ({ ...r, verbs: r.verbs.filter((v) => v === 'get' || v === 'list' || v === 'watch') })),
   ];
-  return mergeRules(rules.flatMap((r) => access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise)));
+  const namespaced: { [namespace: string]: PolicyRule[] } = {};
+  for (const need of needs) {
+    if (need.namespace) namespaced[need.namespace] = mergeRules([...(namespaced[need.namespace] ?? []), ...need.rules]);
+  }
+  return {
+    cluster: mergeRules(rules.flatMap((r) => access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise))),
+    namespaced,
+  };
 }
 
 function hasScaleSubresource(crd: UpstreamCrd): boolean {
   const versions = (crd.manifest.spec as { versions?: Array<{ subresources?: { scale?: object } }> }).versions ?? [];
   return versions.some((v) => v.subresources?.scale !== undefined);
-}
-
-/** Namespaced needs of the active components, by namespace (each becomes a Role there). */
-export function namespacedRules(release: UpstreamRelease, env: Environment): { [namespace: string]: PolicyRule[] } {
-  const out: { [namespace: string]: PolicyRule[] } = {};
-  for (const need of activeNeeds(release, env)) {
-    if (need.namespace) out[need.namespace] = mergeRules([...(out[need.namespace] ?? []), ...need.rules]);
-  }
-  return out;
-}
-
-/** Undeclared needs of the controllers that start and the handlers that are served. */
-function activeNeeds(release: UpstreamRelease, env: Environment): UndeclaredNeed[] {
-  const active = new Set([
-    ...release.controllers.filter((c) => holds(c.requires, env)).map((c) => c.name),
-    ...release.handlerSets.filter((h) => holds(h.requires, env)).map((h) => h.package),
-  ]);
-  return release.undeclared.filter((n) => active.has(n.component));
 }
 
 /**

@@ -3,7 +3,7 @@ import { propError } from '../errors.js';
 import type { CrdManifest } from '../crds.js';
 import { WebhookDefinition, WebhookGroup } from '../webhooks.js';
 import { KRUISE_RELEASE } from './kruise.generated.js';
-import { CustomResourceAccess, managerRules, namespacedRules } from './permissions.js';
+import { CustomResourceAccess, managerPermissions } from './permissions.js';
 import { effectiveGates, Environment, PolicyRule, servedWebhooks, startedControllers, unknownGates, UpstreamController, UpstreamRelease, UpstreamWebhook } from './release.js';
 
 /** Inputs that decide what the upstream binary does. */
@@ -60,12 +60,13 @@ export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamPro
   const gates = effectiveGates(release, flags);
   // The CRDs are rendered (or managed elsewhere): every kind counts as installed.
   const env: Environment = { gates, crds: new Set(release.crds.map((c) => c.kind)) };
+  const permissions = managerPermissions(release, env, input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn());
   return {
     release, flags, gates,
     webhooks: servedWebhooks(release, env).map(definition),
     controllers: startedControllers(release, env),
-    clusterRules: managerRules(release, env, input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn()),
-    namespacedRules: namespacedRules(release, env),
+    clusterRules: permissions.cluster,
+    namespacedRules: permissions.namespaced,
     leaderElectionRules: release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')),
     conversionCrds: release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`),
     crds: release.crds.map((c) => ({ manifest: withLabels(c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest, input.crdLabels ?? {}) })),
