@@ -105,6 +105,7 @@ function upstream(namespace: string, image: string, deployments: V1Deployment[],
   for (const crd of release.crds.filter((c) => c.conversionWebhook)) need(crd.kind, `${release.conversionPath} (conversion)`);
   const external = gates[FeatureGates.enableExternalCerts] === true;
   const conversionCrds = release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`);
+  const manager = managerPermissions(release, env, CustomResourceAccess.kruiseAndBuiltIn());
   const tag = /:([^:/@]+)$/.exec(image)?.[1];
   return {
     flavour: 'upstream', image,
@@ -112,7 +113,9 @@ function upstream(namespace: string, image: string, deployments: V1Deployment[],
     webhooks: webhooks.map((w) => ({ type: w.type, name: w.name, path: w.path })),
     crds: release.crds.filter((c) => needs.has(c.kind)).map((c) => ({ name: `${c.plural}.${c.group}`, neededBy: [...needs.get(c.kind)!].sort() })),
     permissions: [
-      ...expand(managerPermissions(release, env, CustomResourceAccess.kruiseAndBuiltIn()).cluster),
+      ...expand(manager.cluster),
+      // Namespaced needs (pull-secret writes in kruise-daemon-config) are granted by Roles there, not cluster-wide.
+      ...Object.entries(manager.namespaced).flatMap(([ns, rules]) => expand(rules, ns)),
       ...expand(release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')), lease.namespace),
       ...certificatePermissions(namespace, external, conversionCrds),
     ],

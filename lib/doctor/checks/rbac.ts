@@ -13,7 +13,7 @@ export function checkRbac(s: ClusterSnapshot, e: Expectations | undefined, resul
     const lines = denied.map((r) => describePermission(r.permission) + (r.reason ? ` (${r.reason})` : ''));
     return {
       id, status: 'fail', message: `${who} is missing ${denied.length} of ${results.length} permissions the manager needs: ${list(denied.map((r) => describePermission(r.permission)), 4)}`,
-      fix: 're-apply the rendered RBAC (ClusterRole kruise-manager-role, kruise-certs-role, Roles kruise-leader-election-role and kruise-webhook-role, and their bindings to the ServiceAccount); if you narrowed them by hand, grant exactly the permissions listed',
+      fix: 're-apply the rendered RBAC (ClusterRole kruise-manager-role, kruise-certs-role, Roles kruise-leader-election-role and kruise-webhook-role, the upstream manager Role in kruise-daemon-config, and their bindings to the ServiceAccount); if you narrowed them by hand, grant exactly the permissions listed',
       details: lines,
     };
   }

@@ -102,6 +102,16 @@ describe('doctor: upstream specifics', () => {
     expect([check.status, check.message]).toEqual(['fail', expect.stringMatching(/template annotation is stale .*vpod.kb.io \/validate-pod/)]);
   });
 
+  it('checks the pull-secret writes the upstream manager needs in kruise-daemon-config, where a Role grants them', async () => {
+    const f = await healthy('upstream');
+    const inDaemonConfig = (r: { permission: { namespace?: string } }) => r.permission.namespace === Names.daemonConfigNamespace;
+    expect(f.permissions.filter(inDaemonConfig).map((r) => r.permission.verb)).toEqual(expect.arrayContaining(['create', 'update']));
+    f.permissions = f.permissions.map((r) => (inDaemonConfig(r) && r.permission.verb === 'create' ? { ...r, allowed: false } : r));
+    const check = find(run(f).checks, 'rbac');
+    expect([check.status, check.message]).toEqual(['fail', expect.stringMatching(/missing 1 of \d+ permissions .*: create secrets in kruise-daemon-config/)]);
+    expect(check.fix).toMatch(/Role in kruise-daemon-config/);
+  });
+
   it('names the controllers and webhooks a missing CRD breaks', async () => {
     const f = await healthy('upstream');
     f.snapshot.crds = f.snapshot.crds.filter((c) => c.metadata!.name !== 'clonesets.apps.kruise.io');
