@@ -6,8 +6,12 @@
  * render is always a flag the runtime parses. Names follow upstream kruise-manager wherever
  * upstream has one, so the same Deployment shape configures both images.
  *
- * This module must stay free of I/O and of imports: it is loaded at synth time.
+ * This module must stay free of I/O and import only lib/contract/ (the rules both rooms check,
+ * as pure functions returning problems): it is loaded at synth time.
  */
+export * from './contract/problems.js';
+export * from './contract/lease.js';
+export * from './contract/values.js';
 
 /** Default ports of the manager container. */
 export const Ports = {
@@ -151,15 +155,6 @@ export const Roles = {
 export const CertModes = {
   selfManaged: 'self-managed',
   external: 'external',
-} as const;
-
-/** client-go / controller-runtime defaults, shared by kruise-manager. */
-export const LeaderElectionDefaults = {
-  leaseDurationSeconds: 15,
-  renewDeadlineSeconds: 10,
-  retryPeriodSeconds: 2,
-  /** Retries are jittered by up to this factor of the retry period. */
-  jitterFactor: 1.2,
 } as const;
 
 /** Where the manager writes serving certificates (an emptyDir with a read-only root). */

@@ -1,0 +1,50 @@
+/** Rules on single values both rooms check: names, ports, worker counts; and the runtime's user. */
+import type { Problem } from './problems.js';
+
+/** Upstream's feature-gate names are CamelCase (k8s.io/component-base/featuregate). */
+export const FEATURE_GATE_NAME = /^[A-Z][A-Za-z0-9]*$/;
+
+export function featureGateNameProblems(field: string, name: string): Problem[] {
+  return FEATURE_GATE_NAME.test(name) ? [] : [{ field, value: name, message: 'is not a feature gate name', fix: 'use the upstream CamelCase name, e.g. "ImagePullJobGate"' }];
+}
+
+/** RFC 1123 DNS label: what Kubernetes requires of namespace and Service names. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** RFC 1123 subdomain: what Kubernetes requires of most object names (and of API groups). */
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function dnsLabelProblems(field: string, value: string): Problem[] {
+  return value.length <= 63 && DNS_LABEL.test(value) ? [] : [{ field, value, message: 'is not a valid DNS label (RFC 1123)',
+    fix: 'use at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit' }];
+}
+
+export function dnsSubdomainProblems(field: string, value: string): Problem[] {
+  return value.length <= 253 && DNS_SUBDOMAIN.test(value) ? [] : [{ field, value, message: 'is not a valid DNS subdomain (RFC 1123)',
+    fix: 'use at most 253 lower-case letters, digits, "-" and ".", each label starting and ending with a letter or digit' }];
+}
+
+/** Concurrent reconciles per controller (`--<controller>-workers`): bounds and default. */
+export const Workers = { min: 1, max: 1000, default: 3 } as const;
+
+/** Controller names as they appear in `--<controller>-workers`. */
+export const CONTROLLER_NAME = /^[a-z][a-z0-9]*$/;
+
+export function workersProblems(field: string, workers: number): Problem[] {
+  return Number.isInteger(workers) && workers >= Workers.min && workers <= Workers.max ? []
+    : [{ field, value: workers, message: `must be a whole number from ${Workers.min} to ${Workers.max}`, fix: `e.g. ${Workers.default}` }];
+}
+
+export function controllerNameProblems(field: string, name: string): Problem[] {
+  return CONTROLLER_NAME.test(name) ? [] : [{ field, value: name, message: 'is not a controller name', fix: 'use the lower-case controller name, e.g. "sidecarset"' }];
+}
+
+export function portProblems(field: string, port: number): Problem[] {
+  return Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [{ field, value: port, message: 'is not a TCP port', fix: 'use a whole number from 1 to 65535' }];
+}
+
+/**
+ * The runtime image's user and group (distroless "nonroot"); the pod's securityContext and the
+ * image config both use it, and the image's files are owned by root so this user cannot rewrite them.
+ */
+export const RUNTIME_UID = 65532;
+
