@@ -1,7 +1,9 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
-import { Flags, LeaderElectionDefaults, Names, Roles, workersFlag } from '../contract.js';
+import {
+  controllerNameProblems, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Roles, workersFlag, workersProblems,
+} from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsSubdomain, checkPort, propError, wholeSeconds } from './errors.js';
+import { checkDnsSubdomain, checkPort, propError, throwProblems, wholeSeconds } from './errors.js';
 import { LeaderElectionOptions } from './options.js';
 
 /** Leader election with every default filled in and the timing invariant checked. */
@@ -30,14 +32,9 @@ export function resolveLeaderElection(options: LeaderElectionOptions | undefined
   };
   checkDnsSubdomain('leaderElection.id', le.id);
   checkDnsSubdomain('leaderElection.namespace', le.namespace);
-  if (le.leaseDurationSeconds <= le.renewDeadlineSeconds) {
-    throw propError('leaderElection.leaseDuration', `${le.leaseDurationSeconds}s`, `must exceed renewDeadline (${le.renewDeadlineSeconds}s), or two leaders can overlap`,
-      'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');
-  }
-  if (le.renewDeadlineSeconds <= LeaderElectionDefaults.jitterFactor * le.retryPeriodSeconds) {
-    throw propError('leaderElection.renewDeadline', `${le.renewDeadlineSeconds}s`, `must exceed 1.2 x retryPeriod (${le.retryPeriodSeconds}s), or a jittered retry can miss the deadline`,
-      'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');
-  }
+  throwProblems(leaseTimingProblems({
+    leaseDuration: le.leaseDurationSeconds * 1000, renewDeadline: le.renewDeadlineSeconds * 1000, retryPeriod: le.retryPeriodSeconds * 1000,
+  }), (field) => `leaderElection.${field}`);
   return le;
 }
 
@@ -102,9 +99,6 @@ export function pprofArgs(port: number | undefined): string[] {
     : [`--${UpstreamFlags.enablePprof}=true`, `--${UpstreamFlags.pprofAddr}=:${port}`];
 }
 
-const GATE = /^[A-Z][A-Za-z0-9]*$/;
-const CONTROLLER = /^[a-z][a-z0-9]*$/;
-
 /** The manager's command line. Upstream flag names for both images; see lib/contract.ts. */
 export function renderManagerArgs(input: ManagerArgsInput): string[] {
   const leads = input.role !== Roles.webhook;
@@ -131,20 +125,12 @@ export function renderManagerArgs(input: ManagerArgsInput): string[] {
     args.push(`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`);
   }
   const gates = Object.keys(input.featureGates).sort();
-  for (const gate of gates) {
-    if (!GATE.test(gate)) {
-      throw propError('featureGates', gate, 'is not a feature gate name', 'use the upstream CamelCase name, e.g. "ImagePullJobGate"');
-    }
-  }
+  for (const gate of gates) throwProblems(featureGateNameProblems('featureGates', gate));
   if (gates.length > 0) args.push(`--${Flags.featureGates}=${gates.map((g) => `${g}=${input.featureGates[g]}`).join(',')}`);
   for (const controller of Object.keys(input.controllerWorkers).sort()) {
     const workers = input.controllerWorkers[controller];
-    if (!CONTROLLER.test(controller)) {
-      throw propError('controllerWorkers', controller, 'is not a controller name', 'use the lower-case controller name, e.g. "sidecarset"');
-    }
-    if (!Number.isInteger(workers) || workers < 1 || workers > 1000) {
-      throw propError(`controllerWorkers.${controller}`, workers, 'must be a whole number from 1 to 1000', 'e.g. 3');
-    }
+    throwProblems(controllerNameProblems('controllerWorkers', controller));
+    throwProblems(workersProblems(`controllerWorkers.${controller}`, workers));
     if (leads) args.push(`--${workersFlag(controller)}=${workers}`);
   }
   return [...args, ...input.extraArgs];

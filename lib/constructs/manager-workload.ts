@@ -1,6 +1,6 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports } from '../contract.js';
+import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports, RUNTIME_UID } from '../contract.js';
 import { kplus } from './api.js';
 import { ManagerImage } from './image.js';
 import { checkDistinctPorts, renderManagerArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
@@ -94,6 +94,7 @@ export class ManagerWorkload extends Construct {
   constructor(scope: Construct, id: string, props: ManagerWorkloadProps) {
     super(scope, id);
     const upstream = props.image.isUpstream;
+    const uid = upstream ? 65534 : RUNTIME_UID;
     const hostNetwork = props.hostNetwork ?? true;
     const ports = (this.ports = resolvePorts(props));
     const spread = props.zoneSpread ?? ZoneSpread.preferred();
@@ -119,7 +120,7 @@ export class ManagerWorkload extends Construct {
       // cluster Service names; ClusterFirstWithHostNet keeps cluster DNS.
       dns: hostNetwork ? { policy: kplus.DnsPolicy.CLUSTER_FIRST_WITH_HOST_NET } : undefined,
       terminationGracePeriod: props.terminationGracePeriod ?? Duration.seconds(30),
-      securityContext: { ensureNonRoot: true, user: upstream ? 65534 : 65532, group: upstream ? 65534 : 65532, fsGroup: upstream ? 65534 : 65532 },
+      securityContext: { ensureNonRoot: true, user: uid, group: uid, fsGroup: uid },
       podMetadata: { labels: { ...props.labels, ...this.selectorLabels }, annotations: props.podAnnotations },
     });
     this.deployment.select(kplus.LabelSelector.of({ labels: this.selectorLabels }));
