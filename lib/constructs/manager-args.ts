@@ -4,6 +4,7 @@ import {
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsSubdomain, checkPort, propError, throwProblems, wholeSeconds } from './errors.js';
+import { ManagerFlavourProfile, RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from './flavour.js';
 import { LeaderElectionOptions } from './options.js';
 
 /** Leader election with every default filled in and the timing invariant checked. */
@@ -67,6 +68,7 @@ export function setEphemeralStorage(workload: ApiObject, request: Size, limit: S
 
 /** Everything the command line is rendered from. */
 export interface ManagerArgsInput {
+  /** Which binary parses the command line (each adds its own flags). */
   readonly upstream: boolean;
   readonly role: string;
   readonly leaderElection: ResolvedLeaderElection;
@@ -80,27 +82,13 @@ export interface ManagerArgsInput {
   readonly pprofPort?: number;
 }
 
-/**
- * Flags only upstream kruise-manager (and kruise-daemon) parse; the runtime rejects them, so
- * they stay out of the shared contract.
- */
-export const UpstreamFlags = {
-  enablePprof: 'enable-pprof',
-  pprofAddr: 'pprof-addr',
-} as const;
-
-/**
- * pprof flags of an upstream binary: explicitly off (both binaries default to on, on every
- * interface), or on at the given port.
- */
-export function pprofArgs(port: number | undefined): string[] {
-  return port === undefined
-    ? [`--${UpstreamFlags.enablePprof}=false`]
-    : [`--${UpstreamFlags.enablePprof}=true`, `--${UpstreamFlags.pprofAddr}=:${port}`];
-}
-
 /** The manager's command line. Upstream flag names for both images; see lib/contract.ts. */
 export function renderManagerArgs(input: ManagerArgsInput): string[] {
+  return renderFlavourArgs(input.upstream ? UPSTREAM_FLAVOUR : RUNTIME_FLAVOUR, input);
+}
+
+/** {@link renderManagerArgs} for a flavour's profile (what ManagerWorkload holds). */
+export function renderFlavourArgs(flavour: ManagerFlavourProfile, input: Omit<ManagerArgsInput, 'upstream'>): string[] {
   const leads = input.role !== Roles.webhook;
   const le = input.leaderElection;
   const args = [`--${Flags.enableLeaderElection}=${leads}`];
@@ -114,16 +102,7 @@ export function renderManagerArgs(input: ManagerArgsInput): string[] {
     );
   }
   args.push(`--${Flags.metricsAddr}=:${input.metricsPort}`, `--${Flags.healthProbeAddr}=:${input.healthPort}`);
-  if (input.upstream) {
-    args.push(`--${Flags.leaderElectionResourceLock}=leases`, `--${Flags.logToStderr}=true`, `--${Flags.verbosity}=4`, `--${Flags.syncPeriod}=0`,
-      ...pprofArgs(input.pprofPort));
-  } else {
-    if (input.pprofPort !== undefined) {
-      throw propError('pprof', true, 'is served by upstream kruise-manager only; this project\'s runtime has no pprof listener',
-        'remove pprof, or use ManagerImage.upstream() (profile the runtime with node --cpu-prof / --heap-prof instead)');
-    }
-    args.push(`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`);
-  }
+  args.push(...flavour._args({ role: input.role, certMode: input.certMode, pprofPort: input.pprofPort }));
   const gates = Object.keys(input.featureGates).sort();
   for (const gate of gates) throwProblems(featureGateNameProblems('featureGates', gate));
   if (gates.length > 0) args.push(`--${Flags.featureGates}=${gates.map((g) => `${g}=${input.featureGates[g]}`).join(',')}`);
