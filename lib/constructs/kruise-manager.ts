@@ -105,7 +105,7 @@ export interface KruiseManagerProps extends ManagerPodOptions {
 }
 
 /** Apply order: CRDs and namespaces, RBAC and certificates, workloads, then webhooks. */
-export enum Wave {
+enum Wave {
   FOUNDATION = 0,
   ACCESS = 1,
   WORKLOAD = 2,

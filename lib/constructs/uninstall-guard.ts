@@ -8,7 +8,7 @@ import { setEphemeralStorage } from './manager-args.js';
 import { IMAGE_PULL_POLICY } from './options.js';
 
 /** Label upstream's delete-protection webhooks read (`policy.kruise.io/delete-protection`). */
-export const DELETE_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
+const DELETE_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
 
 /**
  * How uninstalling Kruise is kept from deleting the workloads it manages: deleting a Kruise CRD

@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
 import { kplus } from '../../../lib/constructs/api.js';
+import { resolvePorts } from '../../../lib/constructs/manager-workload.js';
 import {
-  ManagerImage, ManagerPodOptions, ManagerRole, ManagerWorkload, ManagerWorkloadProps, resolveLeaderElection, resolvePorts, Rollout, ZoneSpread,
+  ManagerImage, ManagerPodOptions, ManagerRole, ManagerWorkload, ManagerWorkloadProps, resolveLeaderElection, Rollout, ZoneSpread,
 } from '../../../lib/index.js';
 import { Manifest } from './synth.js';
 
