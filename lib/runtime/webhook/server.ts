@@ -16,7 +16,8 @@ import { parseAdmissionReview, reviewResponse } from './admission.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './body.js';
 import { CertReloader, type TlsMaterial } from './cert-reloader.js';
 import { formatFieldError } from './fields.js';
-import { checkJsonShape } from './limits.js';
+import { checkJsonShape, checkJsonShapeCooperatively, MAX_JSON_DEPTH } from './limits.js';
+import { parseJsonCooperatively } from './parse.js';
 import { BudgetTimeoutError, ByteBudget, ConnectionGate, yieldToLoop } from './limiter.js';
 import type { Webhook } from './handler.js';
 import { dispatch } from './dispatch.js';
@@ -288,13 +289,15 @@ export class WebhookServer {
       else if (!(e instanceof ClientGoneError)) throw e;
       return;
     }
-    // A large body's parse, checks and handling are each tens of ms: let other requests' work
-    // run between them instead of after all of them.
+    // A large body is parsed and checked in slices (one JSON.parse or walk of 7 MB holds the
+    // event loop for hundreds of ms, seconds for a huge array), and handled after a yield, so other
+    // requests' work runs in between instead of after all of it.
     const step = large ? yieldToLoop : () => Promise.resolve();
     await step();
     let json: unknown;
     try {
-      json = JSON.parse(body.toString('utf8'));
+      const text = body.toString('utf8');
+      json = large ? await parseJsonCooperatively(text, { yieldNow: yieldToLoop, emptyAtDepth: MAX_JSON_DEPTH }) : JSON.parse(text);
     } catch (e) {
       this.fail(res, 400, 'BadRequest', `request body is not valid JSON: ${(e as Error).message}`);
       return;
@@ -309,7 +312,9 @@ export class WebhookServer {
     const { request } = parsed;
     // An object no handler can safely walk (too deep, a number out of range) is denied with a 400
     // naming the field, in a well-formed review, so the API server shows the user why.
-    const shape = checkJsonShape(json, '');
+    // (A large body deeper than the limit was parsed with the too-deep containers left empty:
+    // the check stops at them, so it names the same field as on the whole object.)
+    const shape = large ? await checkJsonShapeCooperatively(json, '', yieldToLoop) : checkJsonShape(json, '');
     if (shape) {
       this.send(res, 200, reviewResponse(request.apiVersion, {
         uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: formatFieldError(shape) },
