@@ -214,6 +214,36 @@ function sortedJson(v: unknown): string {
   return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
 }
 
+/** Upstream's isDisjoint (pkg/util/selector.go): `b` demands of a key something `a` pins otherwise. */
+function upstreamDisjoint(a: SelectorLike, b: SelectorLike): boolean {
+  const pinned = new Map<string, string[]>(Object.entries(a.matchLabels ?? {}).map(([k, v]) => [k, [v]]));
+  for (const e of a.matchExpressions ?? []) {
+    if (e.operator === 'In') pinned.set(e.key, [...(pinned.get(e.key) ?? []), ...(e.values ?? [])]);
+    else if (e.operator === 'Exists') pinned.set(e.key, ['ALL']);
+  }
+  const allows = (values: string[] | undefined, v: string) => values === undefined || values.includes('ALL') || values.includes(v);
+  if (Object.entries(b.matchLabels ?? {}).some(([k, v]) => !allows(pinned.get(k), v))) return true;
+  return (b.matchExpressions ?? []).some((e) => {
+    const values = pinned.get(e.key);
+    switch (e.operator) {
+      case 'In': return values !== undefined && !values.includes('ALL') && !(e.values ?? []).some((v) => values.includes(v));
+      case 'NotIn': return values !== undefined && values.every((v) => (e.values ?? []).includes(v));
+      case 'Exists': return values === undefined;
+      case 'DoesNotExist': return values !== undefined;
+      default: return false;
+    }
+  });
+}
+
+/**
+ * Upstream's util.IsSelectorOverlapping, exactly: the SidecarSet conflict check must accept and
+ * refuse what upstream does. It is not {@link selectorsMayOverlap}: it calls `a=h` and
+ * `a NotIn [h]` disjoint (right), but also `{a: h}` and `b Exists` (upstream's rule, kept).
+ */
+export function sidecarSetSelectorsOverlap(a: SelectorLike, b: SelectorLike): boolean {
+  return !(upstreamDisjoint(a, b) || upstreamDisjoint(b, a));
+}
+
 /**
  * Upstream's SidecarSet conflicts (validateSidecarConflict), for the construct and the runtime:
  * when the two may select the same pods (namespaces, namespace selectors and selectors may
@@ -222,8 +252,8 @@ function sortedJson(v: unknown): string {
  */
 export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView): Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> {
   if (a.namespace && b.namespace && a.namespace !== b.namespace) return [];
-  if (a.namespaceSelector && b.namespaceSelector && !selectorsMayOverlap(a.namespaceSelector, b.namespaceSelector)) return [];
-  if (!a.selector || !b.selector || !selectorsMayOverlap(a.selector, b.selector)) return [];
+  if (a.namespaceSelector && b.namespaceSelector && !sidecarSetSelectorsOverlap(a.namespaceSelector, b.namespaceSelector)) return [];
+  if (!a.selector || !b.selector || !sidecarSetSelectorsOverlap(a.selector, b.selector)) return [];
   const out: Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> = [];
   for (const field of ['containers', 'initContainers'] as const) {
     const theirs = new Set(b[field]);

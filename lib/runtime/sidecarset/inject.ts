@@ -137,9 +137,9 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   }
   if (containers.length === 0 && inits.length === 0) return { pod: structuredClone(original), injected: [] };
   inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  spec.initContainers = mergeContainers(spec.initContainers ?? [], inits);
+  spec.initContainers = mergeSidecarContainers(spec.initContainers ?? [], inits);
   if (spec.initContainers.length === 0) delete spec.initContainers;
-  spec.containers = mergeContainers(spec.containers, containers);
+  spec.containers = mergeSidecarContainers(spec.containers, containers);
   const volumeNames = new Set((spec.volumes ?? []).map((v) => v.name));
   const newVolumes = volumes.filter((v) => !volumeNames.has(v.name) && volumeNames.add(v.name));
   if (newVolumes.length) spec.volumes = [...(spec.volumes ?? []), ...newVolumes];
@@ -154,7 +154,7 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
 }
 
 /** Upstream's mergeSidecarContainers: a pod container of a sidecar's name is replaced where it is; others go before/after by podInjectPolicy. */
-function mergeContainers(origins: V1Container[], sidecars: SidecarContainer[]): V1Container[] {
+export function mergeSidecarContainers(origins: V1Container[], sidecars: SidecarContainer[]): V1Container[] {
   const out = [...origins];
   const before: V1Container[] = [];
   const after: V1Container[] = [];

@@ -155,7 +155,7 @@ describe('SidecarSet validation', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'test');
     new SidecarSet(chart, 'a', { selector: { matchLabels: { app: 'web' } }, containers: [proxy] });
-    new SidecarSet(chart, 'b', { selector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] }, containers: [proxy] });
+    new SidecarSet(chart, 'b', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] }, containers: [proxy] });
     // Disjoint: different values of the same key, or different namespaces.
     new SidecarSet(chart, 'c', { selector: { matchLabels: { app: 'db' } }, namespace: 'apps', containers: [proxy] });
     new SidecarSet(chart, 'd', { selector: { matchLabels: { app: 'web' } }, namespace: 'other', containers: [{ name: 'metrics', image: 'm:1' }] });
