@@ -192,8 +192,8 @@ describe('SidecarSet admission', () => {
   const create = (body: SidecarSetObject) => rejection(() => createSidecarSet(body));
 
   it('rejects upstream-only fields by name through the CRD\'s CEL rules, never pruning them', async () => {
-    expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] })))
-      .toMatch(/is invalid: spec: Invalid value: spec\.patchPodMetadata is not supported by the kruise-ha runtime \(upstream-only feature\); remove it/);
+    expect(await create(valid('it-bad-priority', { updateStrategy: { priorityStrategy: { weightPriority: [] } } })))
+      .toMatch(/spec\.updateStrategy: Invalid value: spec\.updateStrategy\.priorityStrategy is not supported by the kruise-ha runtime/);
     expect(await create(valid('it-bad-hot', { containers: [{ name: 'proxy', image: 'envoy:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] })))
       .toMatch(/HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy/);
     expect(await create(valid('it-bad-scatter', { updateStrategy: { scatterStrategy: [{ key: 'zone', value: 'a' }] } })))

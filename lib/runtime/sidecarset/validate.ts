@@ -1,10 +1,15 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isEmptySelector, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules, type SidecarSetConflictView } from '../../contract.js';
+import {
+  isEmptySelector, patchPodMetadataProblems, SIDECARSET_INJECT_REVISION_POLICIES, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  sourceContainerFieldRefProblem, type SidecarSetConflictView,
+} from '../../contract.js';
 import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
+import { historySidecarSet, InjectionRevisionError, type SidecarSetRevisionSource } from './history.js';
 import { injectSidecars } from './inject.js';
-import type { SidecarSet } from './types.js';
+import { patchMetadataWhitelistError, type PatchMetadataPolicy } from './metadata.js';
+import type { SidecarSet, SidecarSetInjectRevision } from './types.js';
 
 /**
  * Nesting a SidecarSet spec may have, counted from `spec`. Real ones stay under 10 (a container's
@@ -23,7 +28,7 @@ const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDi
 
 /** Spec fields of the upstream API this runtime implements; anything else is rejected by name. */
 const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
-  'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit']);
+  'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit', 'patchPodMetadata']);
 const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector']);
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const INT_OR_PERCENT = /^(\d+)%$/;
@@ -61,10 +66,15 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
     if (transfer !== undefined) {
       if (!Array.isArray(transfer)) errors.push(`${at}.transferEnv: must be a list`);
       else transfer.forEach((t: Record<string, unknown>, j) => {
-        if (isObject(t) && t.sourceContainerNameFrom !== undefined) {
-          errors.push(`${at}.transferEnv[${j}].sourceContainerNameFrom: is not supported by this runtime (upstream-only feature); use sourceContainerName`);
-        } else if (!isObject(t) || typeof t.sourceContainerName !== 'string' || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
-          errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName and envName (or envNames)`);
+        const from = isObject(t) ? t.sourceContainerNameFrom : undefined;
+        if (from !== undefined) {
+          const fieldRef = isObject(from) ? from.fieldRef : undefined;
+          // Upstream checks the fieldRef of containers only (validateDownwardAPI); an init container's bad one is skipped at injection.
+          const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : 'fieldRef: is required, e.g. { apiVersion: v1, fieldPath: metadata.labels[\'sidecar-source\'] }';
+          if (problem && path === 'spec.containers') errors.push(`${at}.transferEnv[${j}].sourceContainerNameFrom.${problem}`);
+        }
+        if (!isObject(t) || (typeof t.sourceContainerName !== 'string' && from === undefined) || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
+          errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName (or sourceContainerNameFrom) and envName (or envNames)`);
         }
       });
     }
@@ -76,8 +86,43 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
   });
 }
 
+/** What validation reads besides the SidecarSet: the webhook passes its caches and configuration. */
+export interface SidecarSetValidationContext {
+  /** ControllerRevisions, to check that injectionStrategy.revision names one; unchecked when absent. */
+  revisions?: SidecarSetRevisionSource;
+  /** The patchPodMetadata whitelist; absent means none (and upstream's gate off): patchPodMetadata is refused. */
+  patchMetadata?: PatchMetadataPolicy;
+}
+
+/** Upstream's validateSidecarSetInjectionStrategy: a revision named by name or custom version, that exists, with a known policy. */
+function injectionStrategyErrors(s: SidecarSet, context: SidecarSetValidationContext): string[] {
+  const injection = s.spec.injectionStrategy as unknown;
+  if (injection === undefined) return [];
+  if (!isObject(injection)) return ['spec.injectionStrategy: must be an object'];
+  const errors = Object.keys(injection).filter((k) => k !== 'paused' && k !== 'revision').map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
+  if (injection.paused !== undefined && typeof injection.paused !== 'boolean') errors.push('spec.injectionStrategy.paused: must be true or false');
+  const revision = injection.revision;
+  if (revision === undefined) return errors;
+  if (!isObject(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
+  const at = 'spec.injectionStrategy.revision';
+  for (const key of ['revisionName', 'customVersion']) if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);
+  if (!revision.revisionName && !revision.customVersion) errors.push(`${at}: set revisionName or customVersion (upstream refuses both empty)`);
+  else if (context.revisions) {
+    try {
+      historySidecarSet(s, revision as SidecarSetInjectRevision, context.revisions);
+    } catch (err) {
+      if (!(err instanceof InjectionRevisionError)) throw err;
+      errors.push(`${at}: ${err.message}; create that revision first or fix the reference`);
+    }
+  }
+  if (revision.policy !== undefined && revision.policy !== '' && !SIDECARSET_INJECT_REVISION_POLICIES.includes(revision.policy as string)) {
+    errors.push(`${at}.policy: ${JSON.stringify(revision.policy)} must be one of ${SIDECARSET_INJECT_REVISION_POLICIES.join(', ')}`);
+  }
+  return errors;
+}
+
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
-export function validateSidecarSet(s: unknown): string[] {
+export function validateSidecarSet(s: unknown, context: SidecarSetValidationContext = {}): string[] {
   if (!isObject(s)) return ['SidecarSet: must be an object'];
   const meta = s.metadata as Record<string, unknown> | undefined;
   const errors: string[] = [];
@@ -162,9 +207,14 @@ export function validateSidecarSet(s: unknown): string[] {
       }
     });
   }
-  const injection = spec.injectionStrategy;
-  if (isObject(injection)) {
-    for (const key of Object.keys(injection)) if (key !== 'paused') errors.push(`spec.injectionStrategy.${key}: is not supported by this runtime; remove it`);
+  errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context));
+  if (spec.patchPodMetadata !== undefined) {
+    if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject)) errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
+    else {
+      errors.push(...patchPodMetadataProblems(spec.patchPodMetadata).map(([at, message]) => `${at}: ${message}`));
+      const notAllowed = patchMetadataWhitelistError(s as unknown as SidecarSet, context.patchMetadata ?? {});
+      if (notAllowed) errors.push(notAllowed);
+    }
   }
   if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
     errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
@@ -230,6 +280,7 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
   return {
     namespace: s.spec.namespace, namespaceSelector: s.spec.namespaceSelector, selector: s.spec.selector,
     containers: (s.spec.containers ?? []).map((c) => c.name), initContainers: (s.spec.initContainers ?? []).map((c) => c.name), volumes: s.spec.volumes ?? [],
+    patchPodMetadata: s.spec.patchPodMetadata,
   };
 }
 
@@ -237,6 +288,7 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
 export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
   return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
     const list = names.map((n) => `"${n}"`).join(', ');
+    if (field === 'patchPodMetadata') return `spec.patchPodMetadata: annotation ${list} is also patched by SidecarSet "${other.metadata.name}" in pods both select, one of them with Overwrite; ${SidecarSetRules.patchConflictFix}`;
     return field === 'volumes'
       ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
       : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;

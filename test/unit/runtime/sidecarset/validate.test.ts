@@ -46,21 +46,15 @@ describe('validateSidecarSet', () => {
 
   it('rejects upstream-only features by name instead of dropping them', () => {
     const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    s.spec.patchPodMetadata = [{ annotations: { a: 'b' } }];
     s.spec.containers[0].upgradeStrategy = { upgradeType: 'HotUpgrade' };
     s.spec.updateStrategy.scatterStrategy = [];
-    s.spec.injectionStrategy = { revision: { revisionName: 'x' } };
     s.spec.namespaceSelector = { namespaces: ['apps'] };
     s.spec.containers[0].shareVolumeDevicePolicy = { type: 'enabled' };
-    s.spec.containers[0].transferEnv = [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' }];
     expect(validateSidecarSet(s)).toEqual([
-      'spec.patchPodMetadata: is not supported by this runtime (upstream-only feature); remove it',
       'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
-      'spec.containers[0].transferEnv[0].sourceContainerNameFrom: is not supported by this runtime (upstream-only feature); use sourceContainerName',
       'spec.containers[0].upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it',
       'spec.containers[0].shareVolumeDevicePolicy: is not supported by this runtime; remove it',
       'spec.updateStrategy.scatterStrategy: is not supported by this runtime; remove it',
-      'spec.injectionStrategy.revision: is not supported by this runtime; remove it',
     ]);
   });
 
