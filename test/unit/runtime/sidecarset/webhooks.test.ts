@@ -165,7 +165,7 @@ describe('SidecarSet webhooks: injection features', () => {
     ...source(sets), revisions: { get: (name) => revisions.find((r) => r.metadata.name === name), list: () => revisions },
   });
   const images = (result: Awaited<ReturnType<ReturnType<typeof podInjectionWebhook>['handle']>>) =>
-    ('patches' in result ? result.patches : []).filter((o) => o.path === '/spec/containers').flatMap((o) => (o.value as Array<{ image: string }>).map((c) => c.image));
+    ('patches' in result ? result.patches : []).filter((o) => o.path === '/spec/containers').flatMap((o) => ((o as { value: Array<{ image: string }> }).value).map((c) => c.image));
 
   it('injects the pinned revision, and fails the pod (500, as upstream) when it cannot be read', async () => {
     expect(images(await podInjectionWebhook(withRevisions([pinned], [v1]), 'kruise-system', clock).handle(request('Pod', 'CREATE', pod, 'apps'), ctx))).toEqual(['proxy:0', 'web:1']);
