@@ -1,5 +1,5 @@
 import type { V1ControllerRevision, V1Pod } from '@kubernetes/client-node';
-import { SidecarSetAnnotations, SidecarSetLabels } from '../../contract.js';
+import { SIDECARSET_INJECT_REVISION_POLICIES, SidecarSetAnnotations, SidecarSetLabels } from '../../contract.js';
 import { matchesSelector, validateSelector } from '../selector.js';
 import { upstreamSidecarSetHash } from './gojson.js';
 import type { SidecarSet, SidecarSetInjectRevision } from './types.js';
@@ -96,4 +96,36 @@ export function revisionToInject(s: SidecarSet, pod: V1Pod, source: SidecarSetRe
   }
   if (typeof strategy.partition !== 'string') return s;
   return random() <= percentage(strategy.partition) ? pinned : s;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Upstream's validateSidecarSetInjectionStrategy: a revision named by name or custom version, that exists, with a known
+ * policy. The existence check needs `revisions` (the webhook's cache); without it, it is skipped.
+ */
+export function injectionStrategyErrors(s: SidecarSet, revisions: SidecarSetRevisionSource | undefined): string[] {
+  const injection = s.spec.injectionStrategy as unknown;
+  if (injection === undefined) return [];
+  if (!isObject(injection)) return ['spec.injectionStrategy: must be an object'];
+  const errors = Object.keys(injection).filter((k) => k !== 'paused' && k !== 'revision').map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
+  if (injection.paused !== undefined && typeof injection.paused !== 'boolean') errors.push('spec.injectionStrategy.paused: must be true or false');
+  const revision = injection.revision;
+  if (revision === undefined) return errors;
+  if (!isObject(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
+  const at = 'spec.injectionStrategy.revision';
+  for (const key of ['revisionName', 'customVersion']) if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);
+  if (!revision.revisionName && !revision.customVersion) errors.push(`${at}: set revisionName or customVersion (upstream refuses both empty)`);
+  else if (revisions) {
+    try {
+      historySidecarSet(s, revision as SidecarSetInjectRevision, revisions);
+    } catch (err) {
+      if (!(err instanceof InjectionRevisionError)) throw err;
+      errors.push(`${at}: ${err.message}; create that revision first or fix the reference`);
+    }
+  }
+  if (revision.policy !== undefined && revision.policy !== '' && !SIDECARSET_INJECT_REVISION_POLICIES.includes(revision.policy as string)) {
+    errors.push(`${at}.policy: ${JSON.stringify(revision.policy)} must be one of ${SIDECARSET_INJECT_REVISION_POLICIES.join(', ')}`);
+  }
+  return errors;
 }

@@ -1,15 +1,15 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
-  isEmptySelector, patchPodMetadataProblems, SIDECARSET_INJECT_REVISION_POLICIES, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
   sourceContainerFieldRefProblem, type SidecarSetConflictView,
 } from '../../contract.js';
 import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
-import { historySidecarSet, InjectionRevisionError, type SidecarSetRevisionSource } from './history.js';
+import { injectionStrategyErrors, type SidecarSetRevisionSource } from './history.js';
 import { injectSidecars } from './inject.js';
 import { patchMetadataWhitelistError, type PatchMetadataPolicy } from './metadata.js';
-import type { SidecarSet, SidecarSetInjectRevision } from './types.js';
+import type { SidecarSet } from './types.js';
 
 /**
  * Nesting a SidecarSet spec may have, counted from `spec`. Real ones stay under 10 (a container's
@@ -92,33 +92,6 @@ export interface SidecarSetValidationContext {
   revisions?: SidecarSetRevisionSource;
   /** The patchPodMetadata whitelist; absent means none (and upstream's gate off): patchPodMetadata is refused. */
   patchMetadata?: PatchMetadataPolicy;
-}
-
-/** Upstream's validateSidecarSetInjectionStrategy: a revision named by name or custom version, that exists, with a known policy. */
-function injectionStrategyErrors(s: SidecarSet, context: SidecarSetValidationContext): string[] {
-  const injection = s.spec.injectionStrategy as unknown;
-  if (injection === undefined) return [];
-  if (!isObject(injection)) return ['spec.injectionStrategy: must be an object'];
-  const errors = Object.keys(injection).filter((k) => k !== 'paused' && k !== 'revision').map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
-  if (injection.paused !== undefined && typeof injection.paused !== 'boolean') errors.push('spec.injectionStrategy.paused: must be true or false');
-  const revision = injection.revision;
-  if (revision === undefined) return errors;
-  if (!isObject(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
-  const at = 'spec.injectionStrategy.revision';
-  for (const key of ['revisionName', 'customVersion']) if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);
-  if (!revision.revisionName && !revision.customVersion) errors.push(`${at}: set revisionName or customVersion (upstream refuses both empty)`);
-  else if (context.revisions) {
-    try {
-      historySidecarSet(s, revision as SidecarSetInjectRevision, context.revisions);
-    } catch (err) {
-      if (!(err instanceof InjectionRevisionError)) throw err;
-      errors.push(`${at}: ${err.message}; create that revision first or fix the reference`);
-    }
-  }
-  if (revision.policy !== undefined && revision.policy !== '' && !SIDECARSET_INJECT_REVISION_POLICIES.includes(revision.policy as string)) {
-    errors.push(`${at}.policy: ${JSON.stringify(revision.policy)} must be one of ${SIDECARSET_INJECT_REVISION_POLICIES.join(', ')}`);
-  }
-  return errors;
 }
 
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
@@ -207,7 +180,7 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
       }
     });
   }
-  errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context));
+  errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context.revisions));
   if (spec.patchPodMetadata !== undefined) {
     if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject)) errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
     else {
