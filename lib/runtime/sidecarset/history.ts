@@ -1,7 +1,7 @@
 import type { V1ControllerRevision, V1Pod } from '@kubernetes/client-node';
 import { SIDECARSET_INJECT_REVISION_POLICIES, SidecarSetAnnotations, SidecarSetLabels } from '../../contract.js';
 import { matchesSelector, validateSelector } from '../selector.js';
-import { upstreamSidecarSetHash } from './gojson.js';
+import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import type { SidecarSet, SidecarSetInjectRevision } from './types.js';
 
 /**
@@ -62,8 +62,13 @@ export function historySidecarSet(s: SidecarSet, info: SidecarSetInjectRevision,
   restored.spec = spec as SidecarSet['spec'];
   const annotations = (restored.metadata.annotations = { ...restored.metadata.annotations });
   const fromRevision = revision.metadata?.annotations ?? {};
-  annotations[SidecarSetAnnotations.hash] = fromRevision[SidecarSetAnnotations.hash] || upstreamSidecarSetHash(restored.spec);
-  annotations[SidecarSetAnnotations.hashWithoutImage] = fromRevision[SidecarSetAnnotations.hashWithoutImage] || upstreamSidecarSetHash(restored.spec, true);
+  try {
+    annotations[SidecarSetAnnotations.hash] = fromRevision[SidecarSetAnnotations.hash] || upstreamSidecarSetHash(restored.spec);
+    annotations[SidecarSetAnnotations.hashWithoutImage] = fromRevision[SidecarSetAnnotations.hashWithoutImage] || upstreamSidecarSetHash(restored.spec, true);
+  } catch (err) {
+    if (!(err instanceof GoEncodingError)) throw err;
+    throw new InjectionRevisionError(`ControllerRevision "${revision.metadata?.name}" records containers upstream's types cannot hold (${err.message})`);
+  }
   restored.status = { ...restored.status, latestRevision: revision.metadata?.name };
   return restored;
 }

@@ -197,3 +197,13 @@ describe('pkg/webhook/sidecarset/mutating/sidecarset_mutating_test.go TestSideca
     });
   });
 });
+
+describe('a recorded revision this runtime cannot restore', () => {
+  it('is an InjectionRevisionError naming the revision (the pod is refused, never injected from garbage)', () => {
+    const s = sidecarSet1();
+    s.spec.injectionStrategy = { revision: { revisionName: 'broken' } };
+    const broken = revision('broken', 'sidecarset1', { containers: [{ name: 'dns-f', image: 7 }] });
+    expect(() => revisionToInject(s, pod1(), revisionsOf(broken), () => 0)).toThrow(/ControllerRevision "broken" records containers upstream's types cannot hold/);
+    expect(() => revisionToInject(s, pod1(), revisionsOf({ metadata: { name: 'broken' }, revision: 1 }), () => 0)).toThrow(/ControllerRevision "broken" has no data\.spec/);
+  });
+});
