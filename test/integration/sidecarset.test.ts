@@ -226,10 +226,14 @@ describe('SidecarSet admission', () => {
     expect(message).toMatch(/spec\.unknownField: is not supported by this runtime \(upstream-only feature\); remove it/);
     expect(message).toContain('spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)');
     expect(message).toMatch(/spec\.containers\[1\]\.name: "proxy" is already used by spec\.containers\[0\]; container names must be unique/);
-    // Upstream's transferEnv by fieldRef: kept by the schema, named by the webhook.
+    // transferEnv by fieldRef: upstream's rules (validateDownwardAPI), applied by the webhook.
     expect(await create(valid('it-bad-from', {
       containers: [{ name: 'proxy', image: 'envoy:1', transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' }] }],
-    }))).toMatch(/spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom: is not supported by this runtime \(upstream-only feature\); use sourceContainerName/);
+    }))).toMatch(/spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom\.fieldRef\.apiVersion: is required \(v1\)/);
+    // A pinned revision must exist (read from the ControllerRevision cache); patchPodMetadata needs the whitelist.
+    expect(await create(valid('it-bad-revision', { injectionStrategy: { revision: { revisionName: 'nope' } } })))
+      .toMatch(/spec\.injectionStrategy\.revision: ControllerRevision "nope" \(spec\.injectionStrategy\.revision\.revisionName of SidecarSet it-bad-revision\) not found/);
+    expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] }))).toMatch(/spec\.patchPodMetadata: no patch metadata whitelist is configured/);
     expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(/spec\.selector\.matchLabels: "bad key" is not a valid label key/);
     expect(await create(valid('it-bad-partition', { updateStrategy: { partition: '120%' } }))).toMatch(/spec\.updateStrategy\.partition: "120%" must be a whole number >= 0 or a percentage/);
   });

@@ -70,8 +70,10 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
         if (from !== undefined) {
           const fieldRef = isObject(from) ? from.fieldRef : undefined;
           // Upstream checks the fieldRef of containers only (validateDownwardAPI); an init container's bad one is skipped at injection.
-          const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : 'fieldRef: is required, e.g. { apiVersion: v1, fieldPath: metadata.labels[\'sidecar-source\'] }';
-          if (problem && path === 'spec.containers') errors.push(`${at}.transferEnv[${j}].sourceContainerNameFrom.${problem}`);
+          const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : undefined;
+          const field = `${at}.transferEnv[${j}].sourceContainerNameFrom.fieldRef`;
+          if (!isObject(fieldRef)) errors.push(`${field}: is required, e.g. { apiVersion: v1, fieldPath: "metadata.labels['sidecar-source']" }`);
+          else if (problem && path === 'spec.containers') errors.push(`${field}.${problem}`);
         }
         if (!isObject(t) || (typeof t.sourceContainerName !== 'string' && from === undefined) || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
           errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName (or sourceContainerNameFrom) and envName (or envNames)`);
