@@ -182,6 +182,27 @@ spec:
     const outside = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('shop-2', { app: 'shop' }) });
     expect(containerNames(outside)).toEqual(['sidecar1', 'app', 'log-agent']);
   });
+
+  it('injects the revision injectionStrategy.revision pins, read from the ControllerRevisions of the manager\'s namespace', async () => {
+    // Recorded as upstream records one: labelled with the SidecarSet, its spec replaced wholesale.
+    await kc.makeApiClient(AppsV1Api).createNamespacedControllerRevision({
+      namespace: INSTALL_NS,
+      body: {
+        metadata: { name: 'it-canary-stable', labels: { 'kruise.io/sidecarset-name': 'it-canary' } }, revision: 1,
+        data: { spec: { $patch: 'replace', containers: [{ name: 'canary-proxy', image: 'envoy:stable', podInjectPolicy: 'AfterAppContainer' }] } },
+      },
+    });
+    const body: SidecarSetObject = {
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-canary' },
+      spec: { selector: { matchLabels: { app: 'canary' } }, containers: [{ name: 'canary-proxy', image: 'envoy:canary' }], injectionStrategy: { revision: { revisionName: 'it-canary-stable' } } },
+    };
+    // The validating webhook refuses it until its ControllerRevision cache has the revision.
+    await waitFor('the revision to reach the webhook cache', () => createSidecarSet(body).then(() => true, () => undefined));
+    await waitForInjection(APPS_NS, { app: 'canary' }, (p) => containerNames(p).includes('canary-proxy'), 'it-canary to reach the webhook cache');
+    const pod = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('canary-1', { app: 'canary' }) });
+    expect(pod.spec!.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=shop:1', 'canary-proxy=envoy:stable']);
+    expect(JSON.parse(pod.metadata!.annotations![SidecarSetAnnotations.hash])['it-canary'].controllerRevision).toBe('it-canary-stable');
+  });
 });
 
 describe('SidecarSet admission', () => {
