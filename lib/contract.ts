@@ -236,6 +236,16 @@ function sortedJson(v: unknown): string {
   return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
 }
 
+/**
+ * Upstream validates SidecarSet volumes as pod volumes (core ValidateVolumes): exactly one volume
+ * source besides the name. A problem message, or undefined. For the construct and the runtime.
+ */
+export function volumeSourceProblem(volume: object): string | undefined {
+  const sources = Object.entries(volume).filter(([k, v]) => k !== 'name' && v !== undefined).map(([k]) => k);
+  if (sources.length === 1) return undefined;
+  return sources.length ? `sets ${sources.join(', ')}; a volume may have only one source` : 'has no volume source; set one, e.g. emptyDir: {}';
+}
+
 /** spec.patchPodMetadata[].patchPolicy values (upstream SidecarSetPatchPolicyType); the defaulting webhook fills Retain. */
 export const SIDECARSET_PATCH_POLICIES: readonly string[] = ['Retain', 'Overwrite', 'MergePatchJson'];
 /** spec.injectionStrategy.revision.policy values (upstream SidecarSetInjectRevisionPolicy); the defaulting webhook fills Always. */

@@ -2,7 +2,7 @@ import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
   isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  type SidecarSetConflictView,
+  type SidecarSetConflictView, volumeSourceProblem,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
@@ -419,6 +419,8 @@ function checkProps(props: SidecarSetProps): string[] {
   (props.volumes ?? []).forEach((v, i) => {
     checkDnsLabel(`volumes[${i}].name`, v.name);
     if (volumes.has(v.name)) throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
+    const problem = volumeSourceProblem(k8s.toJson_Volume(v) ?? {});
+    if (problem) throw propError(`volumes[${i}]`, v, `${problem} (the manager refuses it, as upstream)`, 'give the volume exactly one source, e.g. emptyDir: {} or configMap: { name }');
     volumes.add(v.name);
   });
   [...(props.containers ?? []).map((c, i) => [c, `containers[${i}]`] as const), ...(props.initContainers ?? []).map((c, i) => [c, `initContainers[${i}]`] as const)]

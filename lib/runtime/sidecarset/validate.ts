@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  sourceContainerFieldRefProblem, type SidecarSetConflictView,
+  sourceContainerFieldRefProblem, volumeSourceProblem, type SidecarSetConflictView,
 } from '../../contract.js';
 import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
@@ -132,11 +132,8 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
       if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name)) errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
       else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
       else seen.add(v.name);
-      // Upstream validates them as pod volumes (core ValidateVolumes): exactly one volume source.
-      const sources = isObject(v) ? Object.keys(v).filter((k) => k !== 'name') : [];
-      if (isObject(v) && sources.length !== 1) {
-        errors.push(`spec.volumes[${i}]: ${sources.length ? `sets ${sources.join(', ')}; a volume may have only one source` : 'has no volume source; set one, e.g. emptyDir: {}'}`);
-      }
+      const problem = isObject(v) ? volumeSourceProblem(v) : undefined;
+      if (problem) errors.push(`spec.volumes[${i}]: ${problem}`);
     });
   }
   // Upstream validates the sidecars as a pod spec with spec.volumes (core ValidatePodSpec): a

@@ -121,6 +121,8 @@ describe('SidecarSet', () => {
     expect(() => synth({ patchPodMetadata: [{ annotations: { a: '1' } }, { annotations: { a: '2' }, patchPolicy: PatchPolicy.OVERWRITE }] }))
       .toThrow(/patchPodMetadata\[1\]\.annotations: key "a" is already patched by an earlier entry/);
     expect(() => synth({ patchPodMetadata: [{ annotations: {} }] })).toThrow(/patchPodMetadata\[0\]\.annotations: is required/);
+    // Upstream validates volumes as pod volumes: exactly one source (the contract's rule, shared with the webhook).
+    expect(() => synth({ volumes: [{ name: 'certs' }] })).toThrow(/volumes\[0\]: has no volume source; set one, e.g. emptyDir: \{\} \(the manager refuses it, as upstream\)/);
   });
 
   it('exposes its ApiObject, name and container names', () => {
