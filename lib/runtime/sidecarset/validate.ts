@@ -94,6 +94,27 @@ export interface SidecarSetValidationContext {
   revisions?: SidecarSetRevisionSource;
   /** The patchPodMetadata whitelist; absent means none (and upstream's gate off): patchPodMetadata is refused. */
   patchMetadata?: PatchMetadataPolicy;
+  /** On UPDATE, the stored SidecarSet: upstream refuses new containers and upgradeType changes. */
+  previous?: unknown;
+}
+
+/**
+ * Upstream's validateSidecarContainerConflict (UPDATE): every container must already be in the
+ * stored SidecarSet (upstream cannot add a sidecar to running pods), with the same upgradeType.
+ */
+function updateErrors(spec: Record<string, unknown>, previous: unknown): string[] {
+  const old = isObject(previous) && isObject(previous.spec) && Array.isArray(previous.spec.containers) ? previous.spec.containers : undefined;
+  if (!old || !Array.isArray(spec.containers)) return [];
+  const upgradeType = (c: unknown) => (isObject(c) && isObject(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined);
+  const before = new Map(old.filter(isObject).map((c) => [c.name, upgradeType(c)]));
+  return spec.containers.flatMap((c: unknown, i) => {
+    if (!isObject(c)) return [];
+    if (!before.has(c.name)) {
+      return [`spec.containers[${i}].name: container ${JSON.stringify(c.name)} is not in the stored SidecarSet; upstream refuses adding a sidecar on update. Fix: create another SidecarSet for it`];
+    }
+    const was = before.get(c.name);
+    return was && upgradeType(c) !== was ? [`spec.containers[${i}].upgradeStrategy.upgradeType: is immutable (was ${JSON.stringify(was)})`] : [];
+  });
 }
 
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
@@ -180,6 +201,7 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
     });
   }
   errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context.revisions));
+  if (context.previous !== undefined) errors.push(...updateErrors(spec, context.previous));
   if (spec.patchPodMetadata !== undefined) {
     if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject)) errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
     else {

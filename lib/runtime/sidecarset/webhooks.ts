@@ -130,7 +130,8 @@ export function sidecarSetDefaultingWebhook(): MutatingWebhook {
 export function sidecarSetValidatingWebhook(source: SidecarSetSource): ValidatingWebhook {
   return validating((request) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
-    const errors = validateSidecarSet(request.object, { revisions: source.revisions, patchMetadata: source.patchMetadata?.() });
+    const previous = request.operation === 'UPDATE' ? request.oldObject : undefined;
+    const errors = validateSidecarSet(request.object, { revisions: source.revisions, patchMetadata: source.patchMetadata?.(), previous });
     if (errors.length === 0) {
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
       const stale = freshnessDenial(source);

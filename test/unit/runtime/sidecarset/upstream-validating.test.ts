@@ -5,7 +5,8 @@
  * runtime words them differently, so a case asserts rejection and the field named, or acceptance.
  * Out of this runtime's subset, with the reason:
  * - TestValidateSidecarSet "wrong-updateStrategy": updateStrategy.scatterStrategy is refused by name.
- * - sidecarset_hotupgrade_test.go: HotUpgrade is refused by name.
+ * - sidecarset_hotupgrade_test.go TestSidecarSetUpdateConflict turns a container HotUpgrade, which is
+ *   refused by name; its rule (upgradeType immutable on update) is ported below all the same.
  */
 import { describe, expect, it } from '@jest/globals';
 import { sidecarSetSelectorsOverlap } from '../../../../lib/contract.js';
@@ -98,5 +99,19 @@ describe('TestSidecarSetDefault (pkg/webhook/sidecarset/mutating/sidecarset_muta
       podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'disabled' }, upgradeStrategy: { upgradeType: 'ColdUpgrade' },
       imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File',
     });
+  });
+});
+
+describe('TestSidecarSetUpdateConflict (pkg/webhook/sidecarset/validating/sidecarset_hotupgrade_test.go) and its rule', () => {
+  const withContainers = (containers: SidecarContainer[]): SidecarSet => ({ metadata: { name: 's' }, spec: { selector: { matchLabels: { a: 'b' } }, containers } });
+  const cold = withContainers([{ name: 'test', image: 'i:1', upgradeStrategy: { upgradeType: 'ColdUpgrade' } }]);
+  it('refuses changing a container\'s upgradeType on update', () => {
+    const hot = withContainers([{ name: 'test', image: 'i:1', upgradeStrategy: { upgradeType: 'HotUpgrade' } }]);
+    expect(validateSidecarSet(hot, { previous: cold })).toContain('spec.containers[0].upgradeStrategy.upgradeType: is immutable (was "ColdUpgrade")');
+  });
+  it('refuses adding a container on update (upstream: "container ... is not found"), accepts an image change', () => {
+    const added = withContainers([...cold.spec.containers!, { name: 'extra', image: 'e:1' }]);
+    expect(validateSidecarSet(added, { previous: cold })).toEqual([expect.stringMatching(/^spec\.containers\[1\]\.name: container "extra" is not in the stored SidecarSet; upstream refuses/)]);
+    expect(validateSidecarSet(withContainers([{ name: 'test', image: 'i:2', upgradeStrategy: { upgradeType: 'ColdUpgrade' } }]), { previous: cold })).toEqual([]);
   });
 });

@@ -190,4 +190,12 @@ describe('SidecarSet webhooks: injection features', () => {
     const allowed: SidecarSetSource = { ...source([]), patchMetadata: () => ({ whitelist: '{"rules":[{"allowedAnnotationKeyExprs":["^mesh$"]}]}' }) };
     expect(await sidecarSetValidatingWebhook(allowed).handle(request('SidecarSet', 'CREATE', patching), ctx)).toEqual({ allowed: true });
   });
+
+  it('judges an UPDATE against the stored object: no new containers, as upstream', async () => {
+    const added: SidecarSet = { ...proxy, spec: { ...proxy.spec, containers: [...proxy.spec.containers!, { name: 'extra', image: 'e:1' }] } };
+    const update = { ...request('SidecarSet', 'UPDATE', added), oldObject: proxy as unknown as AdmissionRequest['oldObject'] };
+    const result = await sidecarSetValidatingWebhook(source([proxy])).handle(update, ctx);
+    expect('message' in result && result.message).toMatch(/spec\.containers\[1\]\.name: container "extra" is not in the stored SidecarSet/);
+    expect(await sidecarSetValidatingWebhook(source([proxy])).handle(request('SidecarSet', 'CREATE', added), ctx)).toEqual({ allowed: true });
+  });
 });
