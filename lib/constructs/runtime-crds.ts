@@ -32,9 +32,8 @@ const sidecarContainer = {
       type: 'array',
       items: obj({
         sourceContainerName: { type: 'string' }, envName: { type: 'string' }, envNames: { type: 'array', items: { type: 'string' } },
-        // Upstream-only; declared so it is kept (not pruned) for the validating webhook to reject
-        // by name, rather than a CEL rule evaluated per entry of two nested unbounded lists.
-        sourceContainerNameFrom: open,
+        // The pod label or annotation naming the source container (the webhook checks the path).
+        sourceContainerNameFrom: obj({ fieldRef: obj({ apiVersion: { type: 'string' }, fieldPath: { type: 'string' } }, { required: ['fieldPath'] }) }),
       }),
     },
     upgradeStrategy: { ...open, properties: { upgradeType: { type: 'string' } } },
@@ -97,15 +96,23 @@ export function sidecarSetCrd(): CrdManifest {
                   scatterStrategy: { type: 'array', items: open }, // upstream: a list of {key, value} terms
                   priorityStrategy: open,
                 }, { 'x-kubernetes-validations': [unsupported('spec.updateStrategy', 'scatterStrategy'), unsupported('spec.updateStrategy', 'priorityStrategy')] }),
-                injectionStrategy: obj({ paused: { type: 'boolean' }, revision: open }, { 'x-kubernetes-validations': [unsupported('spec.injectionStrategy', 'revision')] }),
+                injectionStrategy: obj({
+                  paused: { type: 'boolean' },
+                  revision: obj({ customVersion: { type: 'string' }, revisionName: { type: 'string' }, policy: { type: 'string', enum: ['Always', 'Partial'] } }),
+                }),
                 revisionHistoryLimit: { type: 'integer', format: 'int32', minimum: 0 },
-                patchPodMetadata: { type: 'array', items: open },
+                patchPodMetadata: {
+                  type: 'array',
+                  items: obj({
+                    annotations: { type: 'object', additionalProperties: { type: 'string' } },
+                    patchPolicy: { type: 'string', enum: ['Retain', 'Overwrite', 'MergePatchJson'] },
+                  }),
+                },
               }, {
                 // Unknown spec fields are kept, not pruned, so the validating webhook can reject
                 // them by name: an upstream manifest never silently loses a field.
                 'x-kubernetes-preserve-unknown-fields': true,
                 'x-kubernetes-validations': [
-                  unsupported('spec', 'patchPodMetadata'),
                   { rule: '!(has(self.namespace) && has(self.namespaceSelector))', message: 'spec.namespace and spec.namespaceSelector are mutually exclusive; set one' },
                 ],
               }),

@@ -2,10 +2,13 @@ import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
   isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  type SidecarSetConflictView,
+  type SidecarSetConflictView, volumeSourceProblem,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
+import { renderPatchPodMetadata, type InjectRevision, type PatchPodMetadata, type SourceContainerName } from './sidecarset-injection.js';
+
+export * from './sidecarset-injection.js';
 
 /** Where a sidecar container goes in the pod's `spec.containers`. */
 export enum PodInjectPolicy {
@@ -134,8 +137,17 @@ export class SidecarSetUpdateStrategy {
 
 /** Env vars a sidecar copies from an app container of the pod it is injected into. */
 export interface TransferEnvVar {
-  /** The app container to copy from. */
-  readonly sourceContainerName: string;
+  /**
+   * The app container to copy from.
+   * @default - set sourceContainerNameFrom
+   */
+  readonly sourceContainerName?: string;
+  /**
+   * The pod label or annotation naming the app container to copy from (per pod). Wins over
+   * sourceContainerName, as upstream.
+   * @default - set sourceContainerName
+   */
+  readonly sourceContainerNameFrom?: SourceContainerName;
   /**
    * One variable to copy.
    * @default - set envNames
@@ -177,6 +189,11 @@ export interface SidecarSetInjectionStrategy {
    * @default false
    */
   readonly paused?: boolean;
+  /**
+   * Inject a recorded revision into new pods instead of the latest (canary injection).
+   * @default - the latest revision
+   */
+  readonly revision?: InjectRevision;
 }
 
 /** Props of {@link SidecarSet}. */
@@ -237,6 +254,11 @@ export interface SidecarSetProps {
    * @default 10
    */
   readonly revisionHistoryLimit?: number;
+  /**
+   * Pod annotations written at injection (allowed keys only: the manager's whitelist).
+   * @default - none
+   */
+  readonly patchPodMetadata?: PatchPodMetadata[];
 }
 
 /**
@@ -269,8 +291,9 @@ export class SidecarSet extends Construct {
       volumes: props.volumes?.map((v) => k8s.toJson_Volume(v)),
       imagePullSecrets: props.imagePullSecrets?.map((name) => ({ name })),
       updateStrategy: props.updateStrategy?._toKube(),
-      injectionStrategy: props.injectionStrategy?.paused !== undefined ? { paused: props.injectionStrategy.paused } : undefined,
+      injectionStrategy: renderInjectionStrategy(props.injectionStrategy),
       revisionHistoryLimit: props.revisionHistoryLimit,
+      patchPodMetadata: renderPatchPodMetadata(props.patchPodMetadata),
     });
     this.apiObject = new ApiObject(this, 'Resource', {
       apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
@@ -293,8 +316,10 @@ export class SidecarSet extends Construct {
    */
   private conflicts(): string[] {
     const others = this.node.root.node.findAll().filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
-    return others.flatMap((other) => sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) =>
-      `${field}: ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} ${field === 'volumes' ? 'differs from the volume of that name in' : 'is also injected by'} ${other.node.path} into pods both select; `
+    return others.flatMap((other) => sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) => field === 'patchPodMetadata'
+      ? `patchPodMetadata: annotation ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also patched by ${other.node.path} in pods both select, one of them with Overwrite; `
+        + `the manager rejects the second SidecarSet. Fix: ${SidecarSetRules.patchConflictFix}`
+      : `${field}: ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} ${field === 'volumes' ? 'differs from the volume of that name in' : 'is also injected by'} ${other.node.path} into pods both select; `
       + `the manager rejects the second SidecarSet. Fix: ${field === 'volumes' ? 'make the volumes identical or rename one' : 'rename the container'}, or make the selectors (or namespaces) disjoint`));
   }
 }
@@ -305,6 +330,7 @@ function conflictView(p: SidecarSetProps): SidecarSetConflictView {
     namespace: p.namespace, namespaceSelector: p.namespaceSelector, selector: p.selector,
     containers: (p.containers ?? []).map((c) => c.name), initContainers: (p.initContainers ?? []).map((c) => c.name),
     volumes: (p.volumes ?? []).map((v) => k8s.toJson_Volume(v) as { name: string }),
+    patchPodMetadata: p.patchPodMetadata?.map((m) => ({ annotations: m.annotations, patchPolicy: m.patchPolicy ?? 'Retain' })),
   };
 }
 
@@ -315,8 +341,15 @@ function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {
     // defaulting webhook saw the object (an undefaulted sidecar would go after the apps).
     podInjectPolicy: c.podInjectPolicy ?? PodInjectPolicy.BEFORE_APP_CONTAINER,
     shareVolumePolicy: c.shareVolumePolicy ? { type: c.shareVolumePolicy } : undefined,
-    transferEnv: c.transferEnv?.map((t) => clean({ sourceContainerName: t.sourceContainerName, envName: t.envName, envNames: t.envNames })),
+    transferEnv: c.transferEnv?.map((t) => clean({
+      sourceContainerName: t.sourceContainerName, sourceContainerNameFrom: t.sourceContainerNameFrom?._toKube(), envName: t.envName, envNames: t.envNames,
+    })),
   });
+}
+
+function renderInjectionStrategy(s: SidecarSetInjectionStrategy | undefined): Record<string, unknown> | undefined {
+  if (s?.paused === undefined && s?.revision === undefined) return undefined;
+  return clean({ paused: s.paused, revision: s.revision?._toKube() });
 }
 
 /** Drops undefined values, so unset props render nothing. */
@@ -363,8 +396,9 @@ function checkProps(props: SidecarSetProps): string[] {
     const at = `containers[${i}]`;
     checkContainer(c, at);
     (c.transferEnv ?? []).forEach((t, j) => {
-      if (!t.sourceContainerName) {
-        throw propError(`${at}.transferEnv[${j}].sourceContainerName`, t.sourceContainerName, 'is required', 'name the app container to copy the env vars from');
+      if (!t.sourceContainerName && !t.sourceContainerNameFrom) {
+        throw propError(`${at}.transferEnv[${j}].sourceContainerName`, t.sourceContainerName, 'is required',
+          'name the app container to copy the env vars from, or set sourceContainerNameFrom to a pod label or annotation naming it');
       }
       if (t.envName === undefined && (t.envNames ?? []).length === 0) {
         throw propError(`${at}.transferEnv[${j}]`, t, 'names no env var to copy', 'set envName, or envNames with at least one name');
@@ -385,6 +419,8 @@ function checkProps(props: SidecarSetProps): string[] {
   (props.volumes ?? []).forEach((v, i) => {
     checkDnsLabel(`volumes[${i}].name`, v.name);
     if (volumes.has(v.name)) throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
+    const problem = volumeSourceProblem(k8s.toJson_Volume(v) ?? {});
+    if (problem) throw propError(`volumes[${i}]`, v, `${problem} (the manager refuses it, as upstream)`, 'give the volume exactly one source, e.g. emptyDir: {} or configMap: { name }');
     volumes.add(v.name);
   });
   [...(props.containers ?? []).map((c, i) => [c, `containers[${i}]`] as const), ...(props.initContainers ?? []).map((c, i) => [c, `initContainers[${i}]`] as const)]

@@ -182,6 +182,27 @@ spec:
     const outside = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('shop-2', { app: 'shop' }) });
     expect(containerNames(outside)).toEqual(['sidecar1', 'app', 'log-agent']);
   });
+
+  it('injects the revision injectionStrategy.revision pins, read from the ControllerRevisions of the manager\'s namespace', async () => {
+    // Recorded as upstream records one: labelled with the SidecarSet, its spec replaced wholesale.
+    await kc.makeApiClient(AppsV1Api).createNamespacedControllerRevision({
+      namespace: INSTALL_NS,
+      body: {
+        metadata: { name: 'it-canary-stable', labels: { 'kruise.io/sidecarset-name': 'it-canary' } }, revision: 1,
+        data: { spec: { $patch: 'replace', containers: [{ name: 'canary-proxy', image: 'envoy:stable', podInjectPolicy: 'AfterAppContainer' }] } },
+      },
+    });
+    const body: SidecarSetObject = {
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-canary' },
+      spec: { selector: { matchLabels: { app: 'canary' } }, containers: [{ name: 'canary-proxy', image: 'envoy:canary' }], injectionStrategy: { revision: { revisionName: 'it-canary-stable' } } },
+    };
+    // The validating webhook refuses it until its ControllerRevision cache has the revision.
+    await waitFor('the revision to reach the webhook cache', () => createSidecarSet(body).then(() => true, () => undefined));
+    await waitForInjection(APPS_NS, { app: 'canary' }, (p) => containerNames(p).includes('canary-proxy'), 'it-canary to reach the webhook cache');
+    const pod = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('canary-1', { app: 'canary' }) });
+    expect(pod.spec!.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=shop:1', 'canary-proxy=envoy:stable']);
+    expect(JSON.parse(pod.metadata!.annotations![SidecarSetAnnotations.hash])['it-canary'].controllerRevision).toBe('it-canary-stable');
+  });
 });
 
 describe('SidecarSet admission', () => {
@@ -192,8 +213,8 @@ describe('SidecarSet admission', () => {
   const create = (body: SidecarSetObject) => rejection(() => createSidecarSet(body));
 
   it('rejects upstream-only fields by name through the CRD\'s CEL rules, never pruning them', async () => {
-    expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] })))
-      .toMatch(/is invalid: spec: Invalid value: spec\.patchPodMetadata is not supported by the kruise-ha runtime \(upstream-only feature\); remove it/);
+    expect(await create(valid('it-bad-priority', { updateStrategy: { priorityStrategy: { weightPriority: [] } } })))
+      .toMatch(/spec\.updateStrategy: Invalid value: spec\.updateStrategy\.priorityStrategy is not supported by the kruise-ha runtime/);
     expect(await create(valid('it-bad-hot', { containers: [{ name: 'proxy', image: 'envoy:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] })))
       .toMatch(/HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy/);
     expect(await create(valid('it-bad-scatter', { updateStrategy: { scatterStrategy: [{ key: 'zone', value: 'a' }] } })))
@@ -226,10 +247,14 @@ describe('SidecarSet admission', () => {
     expect(message).toMatch(/spec\.unknownField: is not supported by this runtime \(upstream-only feature\); remove it/);
     expect(message).toContain('spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)');
     expect(message).toMatch(/spec\.containers\[1\]\.name: "proxy" is already used by spec\.containers\[0\]; container names must be unique/);
-    // Upstream's transferEnv by fieldRef: kept by the schema, named by the webhook.
+    // transferEnv by fieldRef: upstream's rules (validateDownwardAPI), applied by the webhook.
     expect(await create(valid('it-bad-from', {
       containers: [{ name: 'proxy', image: 'envoy:1', transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' }] }],
-    }))).toMatch(/spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom: is not supported by this runtime \(upstream-only feature\); use sourceContainerName/);
+    }))).toMatch(/spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom\.fieldRef\.apiVersion: is required \(v1\)/);
+    // A pinned revision must exist (read from the ControllerRevision cache); patchPodMetadata needs the whitelist.
+    expect(await create(valid('it-bad-revision', { injectionStrategy: { revision: { revisionName: 'nope' } } })))
+      .toMatch(/spec\.injectionStrategy\.revision: ControllerRevision "nope" \(spec\.injectionStrategy\.revision\.revisionName of SidecarSet it-bad-revision\) not found/);
+    expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] }))).toMatch(/spec\.patchPodMetadata: no patch metadata whitelist is configured/);
     expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(/spec\.selector\.matchLabels: "bad key" is not a valid label key/);
     expect(await create(valid('it-bad-partition', { updateStrategy: { partition: '120%' } }))).toMatch(/spec\.updateStrategy\.partition: "120%" must be a whole number >= 0 or a percentage/);
   });

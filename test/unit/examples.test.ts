@@ -401,14 +401,14 @@ describe('the validator', () => {
     broken.spec.updateStrategy.paused = 'yes';
     broken.spec.containers[0].podInjectPolicy = 'First';
     broken.spec.containers[0].resources.limits.memory = { size: 64 };
-    broken.spec.injectionStrategy = { paused: false, revision: { revisionName: 'r1' } };
+    broken.spec.injectionStrategy = { paused: false, revision: { revisionName: 'r1', policy: 'Sometimes' } };
     broken.spec.volumes[0] = { configMap: { name: 'x' } };
     broken.status = { matched: 3 };
     expect(validateObject(broken)).toEqual([
       'spec.containers[0].podInjectPolicy: "First" is not one of ["BeforeAppContainer","AfterAppContainer"]',
       'spec.updateStrategy.paused: must be of type boolean, got "yes"',
       'spec.volumes[0].name: is required',
-      'spec.injectionStrategy: spec.injectionStrategy.revision is not supported by the kruise-ha runtime (upstream-only feature); remove it',
+      'spec.injectionStrategy.revision.policy: "Sometimes" is not one of ["Always","Partial"]',
       'status.matched: unknown field (the API server would prune it)',
       'metadata.namespace: SidecarSet is cluster-scoped',
       expect.stringMatching(/^pod parts: .*resources\/limits\/memory/),

@@ -21,6 +21,9 @@ export function defaultSidecarSet(original: SidecarSet): SidecarSet {
     s.spec.updateStrategy.partition ??= 0;
   }
   s.spec.revisionHistoryLimit ??= 10;
+  if (Array.isArray(s.spec.patchPodMetadata)) s.spec.patchPodMetadata.forEach((p) => { if (isObject(p)) p.patchPolicy ||= 'Retain'; });
+  const revision = isObject(s.spec.injectionStrategy) ? s.spec.injectionStrategy.revision : undefined;
+  if (isObject(revision)) revision.policy ||= 'Always';
   // Upstream: containers go before the app containers unless told otherwise; init containers are appended.
   if (Array.isArray(s.spec.containers)) s.spec.containers.forEach((c) => defaultContainer(c, 'BeforeAppContainer'));
   if (Array.isArray(s.spec.initContainers)) s.spec.initContainers.forEach((c) => defaultContainer(c, 'AfterAppContainer'));

@@ -13,7 +13,7 @@ export class GoEncodingError extends Error {}
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Go escapes these in strings (encoding/json with HTML escaping, its default). */
-function goString(s: string): string {
+export function goString(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -1,15 +1,20 @@
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
-import { KRUISE_APPS_GROUP, Paths } from '../../contract.js';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ControllerRevision, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
+import { KRUISE_APPS_GROUP, Paths, SidecarSetLabels } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import type { Manager } from '../manager.js';
 import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
 import type { SidecarSet } from './types.js';
-import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook } from './webhooks.js';
+import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook, type SidecarSetSource } from './webhooks.js';
+
+/** Upstream's feature gate: patchPodMetadata allowed without a whitelist (off by default, as upstream). */
+const PATCH_METADATA_DEFAULTS_GATE = 'SidecarSetPatchPodMetadataDefaultsAllowed';
 
 export * from './controller.js';
 export * from './defaults.js';
 export * from './hash.js';
+export * from './history.js';
 export * from './inject.js';
+export * from './metadata.js';
 export * from './rollout.js';
 export * from './types.js';
 export * from './validate.js';
@@ -24,13 +29,23 @@ export function registerSidecarSet(manager: Manager): void {
   const sidecarSets = manager.informer<SidecarSet & { apiVersion?: string; kind?: string }>(
     resourcePath({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' }), false);
   const namespaces = manager.informer<V1Namespace>(resourcePath({ version: 'v1', plural: 'namespaces' }), false);
-  const source = {
+  // SidecarSet ControllerRevisions live in the manager's namespace, as upstream: injectionStrategy.revision reads them.
+  const revisionNamespace = manager.options.podNamespace;
+  const revisions = manager.informer<V1ControllerRevision>(resourcePath({ group: 'apps', version: 'v1', plural: 'controllerrevisions', namespace: revisionNamespace }), false);
+  const source: SidecarSetSource = {
     sidecarSets: () => sidecarSets.store.list(),
     namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
     assertFresh: () => {
       sidecarSets.checkFresh();
       namespaces.checkFresh();
+      revisions.checkFresh();
     },
+    revisions: {
+      get: (name) => revisions.store.getByName(name, revisionNamespace),
+      list: (sidecarSetName) => revisions.store.list().filter((r) => r.metadata?.labels?.[SidecarSetLabels.sidecarSetName] === sidecarSetName),
+    },
+    // The whitelist ConfigMap (kruise-configuration) is not read yet: without it, upstream's gate decides.
+    patchMetadata: () => ({ defaultsAllowed: manager.options.featureGates[PATCH_METADATA_DEFAULTS_GATE] === true }),
   };
   manager.registerWebhook(Paths.mutatePod, podInjectionWebhook(source, manager.options.podNamespace, manager.clock));
   manager.registerWebhook(Paths.mutateSidecarSet, sidecarSetDefaultingWebhook());

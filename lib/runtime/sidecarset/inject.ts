@@ -1,8 +1,9 @@
 import type { V1Container, V1EnvVar, V1LocalObjectReference, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { isEmptySelector, SidecarSetAnnotations } from '../../contract.js';
+import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../contract.js';
 import { matchesSelector } from '../selector.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
-import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet } from './types.js';
+import { patchPodAnnotations } from './metadata.js';
+import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet, type TransferEnvVar } from './types.js';
 
 /** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector), as upstream. */
 export function sidecarSetMatchesPod(s: SidecarSet, pod: V1Pod, namespaceLabels: Record<string, string> | undefined): boolean {
@@ -58,11 +59,28 @@ function sharedMountsAndEnv(c: SidecarContainer, pod: V1Pod): { mounts: V1Volume
   return { mounts, env };
 }
 
+/**
+ * The pod container a transferEnv rule reads (upstream ExtractContainerNameFromFieldPath): named,
+ * or the value of the pod label/annotation `sourceContainerNameFrom.fieldRef` points at. A rule
+ * whose fieldRef is unusable is skipped, as upstream does (validation refuses such SidecarSets).
+ */
+function sourceContainerName(rule: TransferEnvVar, pod: V1Pod): string | undefined {
+  const fieldPath = rule.sourceContainerNameFrom?.fieldRef?.fieldPath;
+  if (fieldPath === undefined) return rule.sourceContainerName;
+  const match = /^metadata\.(annotations|labels)\['(.*)'\]$/.exec(fieldPath);
+  if (!match) return undefined;
+  const key = match[1] === 'annotations' ? match[2].toLowerCase() : match[2];
+  if (!isValidLabelKey(key)) return undefined;
+  return (match[1] === 'annotations' ? pod.metadata?.annotations : pod.metadata?.labels)?.[match[2]] ?? '';
+}
+
 /** transferEnv (upstream GetSidecarTransferEnvs): named env vars of named pod containers, in rule order, names sorted per rule. */
 function transferredEnv(c: SidecarContainer, pod: V1Pod): V1EnvVar[] {
   const out: V1EnvVar[] = [];
   for (const rule of c.transferEnv ?? []) {
-    const source = (pod.spec?.containers ?? []).find((a) => a.name === rule.sourceContainerName);
+    const name = sourceContainerName(rule, pod);
+    if (name === undefined) continue;
+    const source = (pod.spec?.containers ?? []).find((a) => a.name === name);
     const names = [...new Set([...(rule.envName ? [rule.envName] : []), ...(rule.envNames ?? [])])].sort();
     for (const name of names) {
       const env = source?.env?.find((e) => e.name === name);
@@ -89,12 +107,17 @@ function injectionOrder(a: SidecarSet, b: SidecarSet): number {
  * (shareVolumePolicy), the env vars it takes (transferEnv, subPathExpr) and IS_INJECTED=true; a
  * pod container of the same name is replaced in place; only the SidecarSet volumes the sidecars
  * mount are added; image pull secrets are de-duplicated; init containers go after the pod's own,
- * sorted by name. Re-running it on its own output changes nothing but the annotation timestamps.
+ * sorted by name; patchPodMetadata is applied first. Re-running it on its own output changes
+ * nothing but the annotation timestamps. Throws PatchPodMetadataError for a MergePatchJson
+ * into an annotation that is not JSON (upstream refuses the pod).
  */
 export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: Date): Injection {
   const pod = structuredClone(original);
   const spec = (pod.spec ??= { containers: [] });
-  const annotations = { ...(pod.metadata?.annotations ?? {}) };
+  const ordered = [...sidecarSets].sort(injectionOrder);
+  // patchPodMetadata first, as upstream: transferEnv's sourceContainerNameFrom reads the patched annotations.
+  const annotations = ordered.reduce((a, s) => patchPodAnnotations(a, s.spec.patchPodMetadata), { ...(pod.metadata?.annotations ?? {}) });
+  if (pod.metadata?.annotations || Object.keys(annotations).length) (pod.metadata ??= {}).annotations = annotations;
   const hashes = readHashAnnotation(annotations, SidecarSetAnnotations.hash);
   const hashesWithoutImage = readHashAnnotation(annotations, SidecarSetAnnotations.hashWithoutImage);
   const setNames = new Set((annotations[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean));
@@ -104,7 +127,7 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   const secrets: V1LocalObjectReference[] = [];
   const injected: string[] = [];
 
-  for (const s of [...sidecarSets].sort(injectionOrder)) {
+  for (const s of ordered) {
     const name = s.metadata.name;
     setNames.add(name);
     const sidecars = new Set<string>();
@@ -131,15 +154,17 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     }
     if ((s.spec.initContainers ?? []).length + (s.spec.containers ?? []).length === 0) continue;
     const list = [...sidecars].sort();
-    hashes[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHash(s), sidecarSetName: name, sidecarList: list };
+    // Upstream records status.latestRevision, the ControllerRevision this pod got (a pinned one when injectionStrategy.revision chose it).
+    const controllerRevision = s.status?.latestRevision ? { controllerRevision: s.status.latestRevision } : {};
+    hashes[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHash(s), sidecarSetName: name, sidecarList: list, ...controllerRevision };
     hashesWithoutImage[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHashWithoutImage(s), sidecarSetName: name, sidecarList: list };
     injected.push(name);
   }
   if (containers.length === 0 && inits.length === 0) return { pod: structuredClone(original), injected: [] };
   inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  spec.initContainers = mergeContainers(spec.initContainers ?? [], inits);
+  spec.initContainers = mergeSidecarContainers(spec.initContainers ?? [], inits);
   if (spec.initContainers.length === 0) delete spec.initContainers;
-  spec.containers = mergeContainers(spec.containers, containers);
+  spec.containers = mergeSidecarContainers(spec.containers, containers);
   const volumeNames = new Set((spec.volumes ?? []).map((v) => v.name));
   const newVolumes = volumes.filter((v) => !volumeNames.has(v.name) && volumeNames.add(v.name));
   if (newVolumes.length) spec.volumes = [...(spec.volumes ?? []), ...newVolumes];
@@ -154,7 +179,7 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
 }
 
 /** Upstream's mergeSidecarContainers: a pod container of a sidecar's name is replaced where it is; others go before/after by podInjectPolicy. */
-function mergeContainers(origins: V1Container[], sidecars: SidecarContainer[]): V1Container[] {
+export function mergeSidecarContainers(origins: V1Container[], sidecars: SidecarContainer[]): V1Container[] {
   const out = [...origins];
   const before: V1Container[] = [];
   const after: V1Container[] = [];

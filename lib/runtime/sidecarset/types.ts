@@ -5,8 +5,29 @@ import type { LabelSelector } from '../selector.js';
 export interface SidecarContainer extends V1Container {
   podInjectPolicy?: 'BeforeAppContainer' | 'AfterAppContainer';
   shareVolumePolicy?: { type?: 'enabled' | 'disabled' };
-  transferEnv?: Array<{ sourceContainerName?: string; envName?: string; envNames?: string[] }>;
+  transferEnv?: TransferEnvVar[];
   upgradeStrategy?: { upgradeType?: string };
+}
+
+/** An env var copied from a pod container; the source named directly or read from a pod label/annotation. */
+export interface TransferEnvVar {
+  sourceContainerName?: string;
+  sourceContainerNameFrom?: { fieldRef?: { apiVersion?: string; fieldPath: string } };
+  envName?: string;
+  envNames?: string[];
+}
+
+/** injectionStrategy.revision: inject a recorded revision instead of the latest (upstream SidecarSetInjectRevision). */
+export interface SidecarSetInjectRevision {
+  customVersion?: string;
+  revisionName?: string;
+  policy?: 'Always' | 'Partial';
+}
+
+/** Pod annotations a SidecarSet writes at injection (upstream SidecarSetPatchPodMetadata). */
+export interface SidecarSetPatchPodMetadata {
+  annotations?: Record<string, string>;
+  patchPolicy?: 'Retain' | 'Overwrite' | 'MergePatchJson';
 }
 
 export interface SidecarSetUpdateStrategy {
@@ -26,7 +47,8 @@ export interface SidecarSetSpec {
   volumes?: V1Volume[];
   imagePullSecrets?: V1LocalObjectReference[];
   updateStrategy?: SidecarSetUpdateStrategy;
-  injectionStrategy?: { paused?: boolean };
+  injectionStrategy?: { paused?: boolean; revision?: SidecarSetInjectRevision };
+  patchPodMetadata?: SidecarSetPatchPodMetadata[];
   revisionHistoryLimit?: number;
 }
 

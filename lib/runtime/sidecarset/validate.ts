@@ -1,9 +1,14 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isEmptySelector, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules, type SidecarSetConflictView } from '../../contract.js';
+import {
+  isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  sourceContainerFieldRefProblem, volumeSourceProblem, type SidecarSetConflictView,
+} from '../../contract.js';
 import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
+import { injectionStrategyErrors, type SidecarSetRevisionSource } from './history.js';
 import { injectSidecars } from './inject.js';
+import { patchMetadataWhitelistError, type PatchMetadataPolicy } from './metadata.js';
 import type { SidecarSet } from './types.js';
 
 /**
@@ -23,7 +28,7 @@ const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDi
 
 /** Spec fields of the upstream API this runtime implements; anything else is rejected by name. */
 const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
-  'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit']);
+  'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit', 'patchPodMetadata']);
 const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector']);
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const INT_OR_PERCENT = /^(\d+)%$/;
@@ -61,10 +66,17 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
     if (transfer !== undefined) {
       if (!Array.isArray(transfer)) errors.push(`${at}.transferEnv: must be a list`);
       else transfer.forEach((t: Record<string, unknown>, j) => {
-        if (isObject(t) && t.sourceContainerNameFrom !== undefined) {
-          errors.push(`${at}.transferEnv[${j}].sourceContainerNameFrom: is not supported by this runtime (upstream-only feature); use sourceContainerName`);
-        } else if (!isObject(t) || typeof t.sourceContainerName !== 'string' || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
-          errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName and envName (or envNames)`);
+        const from = isObject(t) ? t.sourceContainerNameFrom : undefined;
+        if (from !== undefined) {
+          const fieldRef = isObject(from) ? from.fieldRef : undefined;
+          // Upstream checks the fieldRef of containers only (validateDownwardAPI); an init container's bad one is skipped at injection.
+          const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : undefined;
+          const field = `${at}.transferEnv[${j}].sourceContainerNameFrom.fieldRef`;
+          if (!isObject(fieldRef)) errors.push(`${field}: is required, e.g. { apiVersion: v1, fieldPath: "metadata.labels['sidecar-source']" }`);
+          else if (problem && path === 'spec.containers') errors.push(`${field}.${problem}`);
+        }
+        if (!isObject(t) || (typeof t.sourceContainerName !== 'string' && from === undefined) || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
+          errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName (or sourceContainerNameFrom) and envName (or envNames)`);
         }
       });
     }
@@ -76,8 +88,37 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
   });
 }
 
+/** What validation reads besides the SidecarSet: the webhook passes its caches and configuration. */
+export interface SidecarSetValidationContext {
+  /** ControllerRevisions, to check that injectionStrategy.revision names one; unchecked when absent. */
+  revisions?: SidecarSetRevisionSource;
+  /** The patchPodMetadata whitelist; absent means none (and upstream's gate off): patchPodMetadata is refused. */
+  patchMetadata?: PatchMetadataPolicy;
+  /** On UPDATE, the stored SidecarSet: upstream refuses new containers and upgradeType changes. */
+  previous?: unknown;
+}
+
+/**
+ * Upstream's validateSidecarContainerConflict (UPDATE): every container must already be in the
+ * stored SidecarSet (upstream cannot add a sidecar to running pods), with the same upgradeType.
+ */
+function updateErrors(spec: Record<string, unknown>, previous: unknown): string[] {
+  const old = isObject(previous) && isObject(previous.spec) && Array.isArray(previous.spec.containers) ? previous.spec.containers : undefined;
+  if (!old || !Array.isArray(spec.containers)) return [];
+  const upgradeType = (c: unknown) => (isObject(c) && isObject(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined);
+  const before = new Map(old.filter(isObject).map((c) => [c.name, upgradeType(c)]));
+  return spec.containers.flatMap((c: unknown, i) => {
+    if (!isObject(c)) return [];
+    if (!before.has(c.name)) {
+      return [`spec.containers[${i}].name: container ${JSON.stringify(c.name)} is not in the stored SidecarSet; upstream refuses adding a sidecar on update. Fix: create another SidecarSet for it`];
+    }
+    const was = before.get(c.name);
+    return was && upgradeType(c) !== was ? [`spec.containers[${i}].upgradeStrategy.upgradeType: is immutable (was ${JSON.stringify(was)})`] : [];
+  });
+}
+
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
-export function validateSidecarSet(s: unknown): string[] {
+export function validateSidecarSet(s: unknown, context: SidecarSetValidationContext = {}): string[] {
   if (!isObject(s)) return ['SidecarSet: must be an object'];
   const meta = s.metadata as Record<string, unknown> | undefined;
   const errors: string[] = [];
@@ -112,6 +153,8 @@ export function validateSidecarSet(s: unknown): string[] {
       if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name)) errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
       else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
       else seen.add(v.name);
+      const problem = isObject(v) ? volumeSourceProblem(v) : undefined;
+      if (problem) errors.push(`spec.volumes[${i}]: ${problem}`);
     });
   }
   // Upstream validates the sidecars as a pod spec with spec.volumes (core ValidatePodSpec): a
@@ -157,9 +200,15 @@ export function validateSidecarSet(s: unknown): string[] {
       }
     });
   }
-  const injection = spec.injectionStrategy;
-  if (isObject(injection)) {
-    for (const key of Object.keys(injection)) if (key !== 'paused') errors.push(`spec.injectionStrategy.${key}: is not supported by this runtime; remove it`);
+  errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context.revisions));
+  if (context.previous !== undefined) errors.push(...updateErrors(spec, context.previous));
+  if (spec.patchPodMetadata !== undefined) {
+    if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject)) errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
+    else {
+      errors.push(...patchPodMetadataProblems(spec.patchPodMetadata).map(([at, message]) => `${at}: ${message}`));
+      const notAllowed = patchMetadataWhitelistError(s as unknown as SidecarSet, context.patchMetadata ?? {});
+      if (notAllowed) errors.push(notAllowed);
+    }
   }
   if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
     errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
@@ -225,6 +274,7 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
   return {
     namespace: s.spec.namespace, namespaceSelector: s.spec.namespaceSelector, selector: s.spec.selector,
     containers: (s.spec.containers ?? []).map((c) => c.name), initContainers: (s.spec.initContainers ?? []).map((c) => c.name), volumes: s.spec.volumes ?? [],
+    patchPodMetadata: s.spec.patchPodMetadata,
   };
 }
 
@@ -232,6 +282,7 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
 export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
   return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
     const list = names.map((n) => `"${n}"`).join(', ');
+    if (field === 'patchPodMetadata') return `spec.patchPodMetadata: annotation ${list} is also patched by SidecarSet "${other.metadata.name}" in pods both select, one of them with Overwrite; ${SidecarSetRules.patchConflictFix}`;
     return field === 'volumes'
       ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
       : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;

@@ -2,7 +2,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../clock.js';
 import { allow, createPatch, deny, exemptSystemNamespaces, mutating, patch, validating, type Denied, type MutatingWebhook, type ValidatingWebhook } from '../webhook/index.js';
 import { defaultSidecarSet } from './defaults.js';
-import { injectionIgnored, injectSidecars, sidecarSetMatchesPod } from './inject.js';
+import { InjectionRevisionError, revisionToInject, type SidecarSetRevisionSource } from './history.js';
+import { injectionIgnored, injectSidecars, sidecarSetMatchesPod, type Injection } from './inject.js';
+import { PatchPodMetadataError, type PatchMetadataPolicy } from './metadata.js';
 import type { SidecarSet } from './types.js';
 import { StaleCacheError } from '../informer/index.js';
 import { findConflicts, unservableReason, validateSidecarSet } from './validate.js';
@@ -13,6 +15,10 @@ export interface SidecarSetSource {
   namespaceLabels(namespace: string): Record<string, string> | undefined;
   /** Throws {@link StaleCacheError} when the caches cannot prove they are current enough to answer from. */
   assertFresh?(): void;
+  /** ControllerRevisions of SidecarSets, for injectionStrategy.revision; without it a pinned revision fails the pod. */
+  revisions?: SidecarSetRevisionSource;
+  /** The patchPodMetadata whitelist and gate; absent: none, patchPodMetadata refused (upstream's default). */
+  patchMetadata?(): PatchMetadataPolicy;
 }
 
 /** 503 naming the stale cache: a replica never answers admission silently from a cache it cannot trust. */
@@ -72,10 +78,11 @@ export function podShapeError(pod: unknown): string | undefined {
 }
 
 /**
- * Pod CREATE: inject every matching, unpaused SidecarSet. kube-system and the manager's own
+ * Pod CREATE: inject every matching, unpaused SidecarSet, at the revision its injectionStrategy
+ * picks (`random` decides a Partial percentage). kube-system and the manager's own
  * namespace are skipped in code as well as by the webhook configuration.
  */
-export function podInjectionWebhook(source: SidecarSetSource, managerNamespace: string, clock: Clock): MutatingWebhook {
+export function podInjectionWebhook(source: SidecarSetSource, managerNamespace: string, clock: Clock, random: () => number = Math.random): MutatingWebhook {
   return exemptSystemNamespaces(mutating((request) => {
     if (request.operation !== 'CREATE' || request.kind.kind !== 'Pod' || request.subResource) return allow();
     const malformed = podShapeError(request.object);
@@ -95,7 +102,16 @@ export function podInjectionWebhook(source: SidecarSetSource, managerNamespace: 
       return !reason;
     });
     if (matching.length === 0) return allow(warnings.length ? warnings : undefined);
-    const { pod: injected, injected: names } = injectSidecars(original, matching, new Date(clock.now()));
+    let injection: Injection;
+    try {
+      // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream (500).
+      const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
+      injection = injectSidecars(original, chosen, new Date(clock.now()));
+    } catch (err) {
+      if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
+      return deny(`SidecarSet injection failed: ${err.message}`, 500);
+    }
+    const { pod: injected, injected: names } = injection;
     return names.length === 0 ? allow(warnings.length ? warnings : undefined) : patch(createPatch(original, injected), warnings.length ? warnings : undefined);
   }), managerNamespace);
 }
@@ -114,7 +130,8 @@ export function sidecarSetDefaultingWebhook(): MutatingWebhook {
 export function sidecarSetValidatingWebhook(source: SidecarSetSource): ValidatingWebhook {
   return validating((request) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
-    const errors = validateSidecarSet(request.object);
+    const previous = request.operation === 'UPDATE' ? request.oldObject : undefined;
+    const errors = validateSidecarSet(request.object, { revisions: source.revisions, patchMetadata: source.patchMetadata?.(), previous });
     if (errors.length === 0) {
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
       const stale = freshnessDenial(source);

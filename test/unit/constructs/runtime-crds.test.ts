@@ -18,18 +18,31 @@ describe('runtime CRDs', () => {
 
   it('keeps upstream-only fields (never pruned) and rejects them by name', () => {
     const spec = version().schema.openAPIV3Schema.properties.spec;
-    expect(spec.properties.patchPodMetadata).toBeDefined();
     expect(spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
-    expect(spec['x-kubernetes-validations'][0].message).toMatch(/^spec.patchPodMetadata is not supported/);
+    expect(spec.properties.updateStrategy['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([
+      expect.stringMatching(/^spec\.updateStrategy\.scatterStrategy is not supported/),
+      expect.stringMatching(/^spec\.updateStrategy\.priorityStrategy is not supported/),
+    ]);
     const container = spec.properties.containers.items;
     expect(container['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([
       expect.stringMatching(/HotUpgrade is not supported/),
       expect.stringMatching(/^containers\[\]\.shareVolumeDevicePolicy is not supported/),
       expect.stringMatching(/^containers\[\]\.resourcesPolicy is not supported/),
     ]);
-    // Declared (so kept, never pruned) for the validating webhook to reject by name.
-    expect(container.properties.transferEnv.items.properties.sourceContainerNameFrom).toBeDefined();
     expect(spec.properties.namespaceSelector['x-kubernetes-validations'][0].message).toMatch(/^spec\.namespaceSelector\.namespaces is not supported/);
+  });
+
+  it('types the supported injection features: injectionStrategy.revision, transferEnv.sourceContainerNameFrom, patchPodMetadata', () => {
+    const spec = version().schema.openAPIV3Schema.properties.spec;
+    expect(spec.properties.injectionStrategy.properties.revision.properties.policy.enum).toEqual(['Always', 'Partial']);
+    expect(spec.properties.injectionStrategy['x-kubernetes-validations']).toBeUndefined();
+    expect(spec.properties.containers.items.properties.transferEnv.items.properties.sourceContainerNameFrom.properties.fieldRef.required).toEqual(['fieldPath']);
+    expect(spec.properties.patchPodMetadata.items.properties.patchPolicy.enum).toEqual(['Retain', 'Overwrite', 'MergePatchJson']);
+    expect(spec['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([expect.stringMatching(/^spec\.namespace and spec\.namespaceSelector/)]);
+  });
+
+  it('types upstream list fields it refuses as lists', () => {
+    const spec = version().schema.openAPIV3Schema.properties.spec;
     // Upstream's scatterStrategy is a list: typed so, an upstream manifest gets "not supported", not a type error.
     expect(spec.properties.updateStrategy.properties.scatterStrategy.type).toBe('array');
   });

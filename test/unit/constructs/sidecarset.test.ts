@@ -3,8 +3,10 @@ import { Chart, Testing } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { sidecarSetCrd } from '../../../lib/constructs/runtime-crds.js';
 import {
-  IntOrPercent, PodInjectPolicy, ShareVolumePolicy, SidecarSet, SidecarSetProps, SidecarSetUpdateStrategy,
+  InjectRevision, InjectRevisionPolicy, IntOrPercent, PatchPolicy, PodInjectPolicy, ShareVolumePolicy, SidecarSet, SidecarSetProps, SidecarSetUpdateStrategy,
+  SourceContainerName,
 } from '../../../lib/constructs/sidecarset.js';
+import { validateSidecarSet } from '../../../lib/runtime/sidecarset/validate.js';
 import { crdSchema, validateAgainstCrd } from '../structural-schema.js';
 import { Manifest } from './synth.js';
 
@@ -94,6 +96,35 @@ describe('SidecarSet', () => {
     expect([spec.updateStrategy, spec.injectionStrategy, spec.namespace]).toEqual([{ type: 'NotUpdate' }, { paused: true }, 'apps']);
   });
 
+  it('renders the injection features as upstream spells them, valid for the CRD and the runtime webhook', () => {
+    const object = synth({
+      metadata: { name: 'canary' },
+      containers: [{ ...proxy, transferEnv: [{ sourceContainerNameFrom: SourceContainerName.fromLabel('main-container'), envName: 'TZ' }] }],
+      injectionStrategy: { revision: InjectRevision.customVersion('v1', InjectRevisionPolicy.PARTIAL) },
+      patchPodMetadata: [{ annotations: { 'mesh/config': '{"proxy":1}' }, patchPolicy: PatchPolicy.MERGE_PATCH_JSON }, { annotations: { 'mesh/owner': 'platform' } }],
+    });
+    const { spec, metadata } = object;
+    expect(spec.injectionStrategy).toEqual({ revision: { customVersion: 'v1', policy: 'Partial' } });
+    expect(spec.containers[0].transferEnv).toEqual([{ sourceContainerNameFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.labels['main-container']" } }, envName: 'TZ' }]);
+    expect(spec.patchPodMetadata).toEqual([
+      { annotations: { 'mesh/config': '{"proxy":1}' }, patchPolicy: 'MergePatchJson' }, { annotations: { 'mesh/owner': 'platform' }, patchPolicy: 'Retain' },
+    ]);
+    expect(validateAgainstCrd(sidecarSetCrd().manifest, object)).toEqual([]);
+    const whitelist = '{"rules":[{"allowedAnnotationKeyExprs":["^mesh/"]}]}';
+    expect(validateSidecarSet({ metadata, spec }, { patchMetadata: { whitelist } })).toEqual([]);
+    expect(synth({ injectionStrategy: { revision: InjectRevision.revisionName('mesh-abc') } }).spec.injectionStrategy).toEqual({ revision: { revisionName: 'mesh-abc', policy: 'Always' } });
+  });
+
+  it('rejects bad injection features at synth with the rule the manager applies', () => {
+    expect(() => SourceContainerName.fromAnnotation('bad key')).toThrow(/sourceContainerNameFrom: fieldPath: "bad key" is not a valid annotation key/);
+    expect(() => InjectRevision.customVersion('')).toThrow(/injectionStrategy\.revision\.customVersion: is empty/);
+    expect(() => synth({ patchPodMetadata: [{ annotations: { a: '1' } }, { annotations: { a: '2' }, patchPolicy: PatchPolicy.OVERWRITE }] }))
+      .toThrow(/patchPodMetadata\[1\]\.annotations: key "a" is already patched by an earlier entry/);
+    expect(() => synth({ patchPodMetadata: [{ annotations: {} }] })).toThrow(/patchPodMetadata\[0\]\.annotations: is required/);
+    // Upstream validates volumes as pod volumes: exactly one source (the contract's rule, shared with the webhook).
+    expect(() => synth({ volumes: [{ name: 'certs' }] })).toThrow(/volumes\[0\]: has no volume source; set one, e.g. emptyDir: \{\} \(the manager refuses it, as upstream\)/);
+  });
+
   it('exposes its ApiObject, name and container names', () => {
     const chart = new Chart(Testing.app(), 'test');
     const s = new SidecarSet(chart, 'mesh', full);
@@ -155,7 +186,7 @@ describe('SidecarSet validation', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'test');
     new SidecarSet(chart, 'a', { selector: { matchLabels: { app: 'web' } }, containers: [proxy] });
-    new SidecarSet(chart, 'b', { selector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] }, containers: [proxy] });
+    new SidecarSet(chart, 'b', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] }, containers: [proxy] });
     // Disjoint: different values of the same key, or different namespaces.
     new SidecarSet(chart, 'c', { selector: { matchLabels: { app: 'db' } }, namespace: 'apps', containers: [proxy] });
     new SidecarSet(chart, 'd', { selector: { matchLabels: { app: 'web' } }, namespace: 'other', containers: [{ name: 'metrics', image: 'm:1' }] });

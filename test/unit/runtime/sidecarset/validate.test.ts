@@ -33,7 +33,9 @@ describe('validateSidecarSet', () => {
       'spec.containers[1].podInjectPolicy: "First" must be BeforeAppContainer or AfterAppContainer',
       'spec.containers[1].shareVolumePolicy.type: must be enabled or disabled',
       'spec.initContainers[0].name: "dup" is already used by spec.containers[1]; container names must be unique',
+      'spec.volumes[0]: has no volume source; set one, e.g. emptyDir: {}',
       'spec.volumes[1].name: "v" is duplicated',
+      'spec.volumes[1]: has no volume source; set one, e.g. emptyDir: {}',
       'spec.updateStrategy.type: "OnDelete" must be RollingUpdate or NotUpdate',
       'spec.updateStrategy.partition: "120%" must be a whole number >= 0 or a percentage like "20%"',
       'spec.updateStrategy.maxUnavailable: 0 must be a whole number >= 1 or a percentage like "20%"',
@@ -44,21 +46,15 @@ describe('validateSidecarSet', () => {
 
   it('rejects upstream-only features by name instead of dropping them', () => {
     const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    s.spec.patchPodMetadata = [{ annotations: { a: 'b' } }];
     s.spec.containers[0].upgradeStrategy = { upgradeType: 'HotUpgrade' };
     s.spec.updateStrategy.scatterStrategy = [];
-    s.spec.injectionStrategy = { revision: { revisionName: 'x' } };
     s.spec.namespaceSelector = { namespaces: ['apps'] };
     s.spec.containers[0].shareVolumeDevicePolicy = { type: 'enabled' };
-    s.spec.containers[0].transferEnv = [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' }];
     expect(validateSidecarSet(s)).toEqual([
-      'spec.patchPodMetadata: is not supported by this runtime (upstream-only feature); remove it',
       'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
-      'spec.containers[0].transferEnv[0].sourceContainerNameFrom: is not supported by this runtime (upstream-only feature); use sourceContainerName',
       'spec.containers[0].upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it',
       'spec.containers[0].shareVolumeDevicePolicy: is not supported by this runtime; remove it',
       'spec.updateStrategy.scatterStrategy: is not supported by this runtime; remove it',
-      'spec.injectionStrategy.revision: is not supported by this runtime; remove it',
     ]);
   });
 

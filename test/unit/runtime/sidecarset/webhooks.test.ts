@@ -157,3 +157,45 @@ describe('objects that cannot be served are refused when written, never at pod c
   });
 });
 
+
+describe('SidecarSet webhooks: injection features', () => {
+  const pinned: SidecarSet = { ...proxy, spec: { ...proxy.spec, injectionStrategy: { revision: { revisionName: 'proxy-v1', policy: 'Always' } } } };
+  const v1 = { metadata: { name: 'proxy-v1', labels: { 'kruise.io/sidecarset-name': 'proxy' } }, revision: 1, data: { spec: { $patch: 'replace', containers: [{ name: 'proxy', image: 'proxy:0', podInjectPolicy: 'BeforeAppContainer' }] } } };
+  const withRevisions = (sets: SidecarSet[], revisions: Array<typeof v1>): SidecarSetSource => ({
+    ...source(sets), revisions: { get: (name) => revisions.find((r) => r.metadata.name === name), list: () => revisions },
+  });
+  const images = (result: Awaited<ReturnType<ReturnType<typeof podInjectionWebhook>['handle']>>) =>
+    ('patches' in result ? result.patches : []).filter((o) => o.path === '/spec/containers').flatMap((o) => ((o as { value: Array<{ image: string }> }).value).map((c) => c.image));
+
+  it('injects the pinned revision, and fails the pod (500, as upstream) when it cannot be read', async () => {
+    expect(images(await podInjectionWebhook(withRevisions([pinned], [v1]), 'kruise-system', clock).handle(request('Pod', 'CREATE', pod, 'apps'), ctx))).toEqual(['proxy:0', 'web:1']);
+    const missing = await podInjectionWebhook(withRevisions([pinned], []), 'kruise-system', clock).handle(request('Pod', 'CREATE', pod, 'apps'), ctx);
+    expect(missing).toEqual({ allowed: false, code: 500, message: expect.stringMatching(/^SidecarSet injection failed: ControllerRevision "proxy-v1" \(spec\.injectionStrategy\.revision\.revisionName of SidecarSet proxy\) not found/) });
+  });
+
+  it('fails the pod when MergePatchJson meets an annotation that is not JSON', async () => {
+    const patching: SidecarSet = { ...proxy, spec: { ...proxy.spec, patchPodMetadata: [{ patchPolicy: 'MergePatchJson', annotations: { mesh: '{"proxy":1}' } }] } };
+    const annotated = { ...pod, metadata: { ...pod.metadata, annotations: { mesh: 'not json' } } };
+    expect(await podInjectionWebhook(source([patching]), 'kruise-system', clock).handle(request('Pod', 'CREATE', annotated, 'apps'), ctx))
+      .toEqual({ allowed: false, code: 500, message: expect.stringMatching(/pod annotation "mesh", which MergePatchJson merges into, is not JSON/) });
+  });
+
+  it('validates a pinned revision against the revision cache, and patchPodMetadata against the whitelist', async () => {
+    const deny = await sidecarSetValidatingWebhook(withRevisions([], [])).handle(request('SidecarSet', 'CREATE', pinned), ctx);
+    expect('message' in deny && deny.message).toMatch(/spec\.injectionStrategy\.revision: ControllerRevision "proxy-v1" .* not found/);
+    expect(await sidecarSetValidatingWebhook(withRevisions([], [v1])).handle(request('SidecarSet', 'CREATE', pinned), ctx)).toEqual({ allowed: true });
+    const patching = { ...proxy, spec: { ...proxy.spec, patchPodMetadata: [{ patchPolicy: 'Retain' as const, annotations: { mesh: 'on' } }] } };
+    const refused = await sidecarSetValidatingWebhook(source([])).handle(request('SidecarSet', 'CREATE', patching), ctx);
+    expect('message' in refused && refused.message).toMatch(/spec\.patchPodMetadata: no patch metadata whitelist is configured/);
+    const allowed: SidecarSetSource = { ...source([]), patchMetadata: () => ({ whitelist: '{"rules":[{"allowedAnnotationKeyExprs":["^mesh$"]}]}' }) };
+    expect(await sidecarSetValidatingWebhook(allowed).handle(request('SidecarSet', 'CREATE', patching), ctx)).toEqual({ allowed: true });
+  });
+
+  it('judges an UPDATE against the stored object: no new containers, as upstream', async () => {
+    const added: SidecarSet = { ...proxy, spec: { ...proxy.spec, containers: [...proxy.spec.containers!, { name: 'extra', image: 'e:1' }] } };
+    const update = { ...request('SidecarSet', 'UPDATE', added), oldObject: proxy as unknown as AdmissionRequest['oldObject'] };
+    const result = await sidecarSetValidatingWebhook(source([proxy])).handle(update, ctx);
+    expect('message' in result && result.message).toMatch(/spec\.containers\[1\]\.name: container "extra" is not in the stored SidecarSet/);
+    expect(await sidecarSetValidatingWebhook(source([proxy])).handle(request('SidecarSet', 'CREATE', added), ctx)).toEqual({ allowed: true });
+  });
+});
