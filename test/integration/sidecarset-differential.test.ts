@@ -1,0 +1,162 @@
+// Differential test against the REAL upstream kruise-manager v1.8.3 (the binary built from the
+// pinned module by test/envtest/binaries/build.sh), through the real API server: the same
+// generated SidecarSets (creates, then updates) and pods (server-side dry run) go first to
+// upstream's webhooks, registered by the synthesized default output as in upstream-real.test.ts,
+// then to this runtime's (installed from the runtime flavour, same configuration names). The
+// answers must be identical: each decision, and each stored SidecarSet / resulting pod
+// (server-filled fields and hash timestamps normalised away), except INTENDED_DIFFERENCES.
+//
+// Seeded: SCDIFF_SEED=<n> reproduces a run (the seed is printed); SCDIFF_CASES=<n> sets the count;
+// SCDIFF_DUMP=<file> writes both recordings there as JSON, to study a difference.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { envtest } from '../envtest/state.js';
+import { kubectlApply, objectPath } from './support/apply.js';
+import { ManagerProcess } from './support/manager-process.js';
+import { addEndpoint, installRuntime, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
+import { generateCases, NAMESPACES, type DiffCase } from './support/sidecarset-differential-cases.js';
+import { ApiClient, compare, deleteRun, record, type Difference, type Recording } from './support/sidecarset-differential.js';
+import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
+
+const SEED = Number(process.env.SCDIFF_SEED ?? 20261123);
+const CASES = Number(process.env.SCDIFF_CASES ?? 250);
+const RUN = 'scdiff';
+const OURS_NS = 'kruise-it-scdiff';
+const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
+
+/**
+ * Differences accepted on purpose, each with its reason. A difference matching none fails the
+ * test; so does an entry that no longer matches anything (the list must stay true).
+ */
+const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Difference) => boolean }> = [];
+
+const kc = kubeConfig();
+const api = new ApiClient();
+const objects = synthesizeDefault();
+const rendered = renderedManager(objects);
+const runDir = mkdtempSync(join(tmpdir(), 'scdiff-'));
+const log = (msg: string) => process.stderr.write(`sidecarset-differential: ${msg}\n`);
+const timings: string[] = [];
+let cases: DiffCase[] = [];
+const recordings: { upstream?: Recording; ours?: Recording } = {};
+let upstream: UpstreamManager | undefined;
+let ours: ManagerProcess | undefined;
+let t0 = 0;
+
+async function time<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const start = Date.now();
+  try {
+    return await fn();
+  } finally {
+    timings.push(`${((Date.now() - start) / 1000).toFixed(1).padStart(6)} s  ${what}`);
+  }
+}
+
+/** Deletes the SidecarSet CRD (whichever flavour installed it) and waits until it is gone. */
+async function removeSidecarSetCrd(): Promise<void> {
+  await deleteRun(api, RUN);
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${SIDECARSET_CRD}`;
+  await api.call('DELETE', path);
+  for (let i = 0; i < 600; i++) {
+    if ((await api.call('GET', path)).status === 404) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`CRD ${SIDECARSET_CRD} still exists 60 s after its deletion`);
+}
+
+async function runUpstream(): Promise<Recording> {
+  await uninstallWebhooks(kc);
+  await removeSidecarSetCrd(); // earlier suites may have left the runtime flavour's, under another field manager
+  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
+  if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
+  upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-scdiff`, runDir);
+  await removeEndpoint(kc, rendered.namespace, upstream.name);
+  await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
+  await upstream.waitReady(120_000);
+  try {
+    return await record(api, cases, RUN, 120_000);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
+  } finally {
+    await uninstallWebhooks(kc);
+    await upstream.stop('SIGTERM', 10_000);
+    await removeEndpoint(kc, rendered.namespace, upstream.name);
+  }
+}
+
+/** The default output's objects (not Namespaces), so the runtime flavour installs on a clean slate and later suites meet none. */
+async function removeUpstreamOutput(): Promise<void> {
+  await removeSidecarSetCrd();
+  for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace') as KubernetesObject[]) {
+    await api.call('DELETE', await objectPath(o)).catch(() => undefined);
+  }
+}
+
+async function runOurs(): Promise<Recording> {
+  await installRuntime(kc, OURS_NS);
+  ours = await ManagerProcess.start({ name: 'scdiff-ours-0', kubeconfigPath: envtest().kubeconfigPath, namespace: OURS_NS });
+  await ours.waitReady();
+  await addEndpoint(kc, OURS_NS, ours.name, ours.ports.webhook);
+  try {
+    return await record(api, cases, RUN, 60_000);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n${ours.logs().slice(-3000)}`, { cause: e });
+  } finally {
+    await uninstallWebhooks(kc);
+    await deleteRun(api, RUN);
+  }
+}
+
+beforeAll(async () => {
+  t0 = Date.now();
+  cases = generateCases(CASES, SEED, RUN);
+  log(`seed ${SEED} (SCDIFF_SEED=${SEED} reproduces this run), ${CASES} cases`);
+  for (const [name, labels] of Object.entries(NAMESPACES)) {
+    await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+  }
+  recordings.upstream = await time('upstream: install, start, all cases', runUpstream);
+  await time('remove the upstream install', removeUpstreamOutput);
+  recordings.ours = await time('ours: install, start, all cases', runOurs);
+  if (process.env.SCDIFF_DUMP) {
+    writeFileSync(process.env.SCDIFF_DUMP, JSON.stringify({ seed: SEED, cases, upstream: Object.fromEntries(recordings.upstream), ours: Object.fromEntries(recordings.ours) }, null, 1));
+  }
+}, 600_000);
+
+afterAll(async () => {
+  await uninstallWebhooks(kc);
+  upstream?.signal('SIGKILL');
+  if (ours) {
+    await ours.stop();
+    await removeEndpoint(kc, OURS_NS, ours.name);
+  }
+  await deleteRun(api, RUN).catch(() => undefined);
+  api.close();
+  rmSync(runDir, { recursive: true, force: true });
+  log(`timings:\n${timings.join('\n')}\n  total ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}, 120_000);
+
+describe(`SidecarSet webhooks = the real upstream kruise-manager, through the API server (seed ${SEED})`, () => {
+  it('the generated cases reach the interesting paths on upstream', () => {
+    const u = recordings.upstream!;
+    const pods = [...u].filter(([k]) => k.includes(' pod '));
+    const injected = pods.filter(([, o]) => o.allowed && o.object?.metadata?.annotations?.['kruise.io/sidecarset-injected-list']);
+    const denied = (step: string) => [...u].filter(([k, o]) => k.includes(` ${step} `) && !o.allowed).length;
+    log(`upstream answered ${u.size} requests: ${pods.length} pods (${injected.length} injected), ` +
+      `${denied('create')} SidecarSet creates and ${denied('update')} updates denied`);
+    expect(injected.length).toBeGreaterThan(pods.length / 4);
+    expect(denied('create')).toBeGreaterThan(0);
+    expect(denied('create')).toBeLessThan(CASES / 2);
+  });
+
+  it('every answer of this runtime equals upstream\'s, except the intended differences', () => {
+    const diffs = compare(recordings.upstream!, recordings.ours!);
+    const unexplained = diffs.filter((d) => !INTENDED_DIFFERENCES.some((i) => i.matches(d)));
+    const unused = INTENDED_DIFFERENCES.filter((i) => !diffs.some((d) => i.matches(d))).map((i) => i.name);
+    log(`${diffs.length} differences, ${unexplained.length} unexplained`);
+    expect(unexplained.slice(0, 15).map((d) => `${d.key} [${d.kind}]: ${d.detail.join('; ')}`)).toEqual([]);
+    expect(unused).toEqual([]);
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * Generated inputs of the differential test against the real upstream kruise-manager
+ * (test/integration/sidecarset-differential.test.ts): per case one or two SidecarSets, maybe an
+ * update of the first, and one or two pods. Every object is raw (not defaulted): the API server
+ * sends it through each side's own webhooks. Cases cannot see each other: each SidecarSet selects
+ * `scdiff-case: <id>` (a matchLabels key, so upstream's overlap check also finds them disjoint),
+ * and only that case's pods carry it.
+ *
+ * Excluded (refused by name by this runtime): injectionStrategy.revision, sourceContainerNameFrom,
+ * patchPodMetadata, priority/scatter strategies, HotUpgrade.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import fc from 'fast-check';
+
+export const CASE_LABEL = 'scdiff-case';
+export const RUN_LABEL = 'scdiff-run';
+/** Two namespaces with labels, for `namespace` and `namespaceSelector`. */
+export const NAMESPACES = { 'scdiff-apps': { team: 'a' }, 'scdiff-other': { team: 'b' } } as const;
+const NS = Object.keys(NAMESPACES) as Array<keyof typeof NAMESPACES>;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+export interface DiffCase {
+  id: string;
+  /** Created in this order (the second is judged against the first). */
+  sets: Json[];
+  /** A new spec for sets[0], sent as a JSON Patch `replace /spec` once every set exists. */
+  update?: Json;
+  pods: V1Pod[];
+}
+
+const APP_ENV = ['APP_NAME', 'TZ', 'POD_NAME'];
+const volumeName = fc.constantFrom('conf', 'logs', 'data', 'cache');
+const mountArb = fc.record({
+  name: volumeName,
+  mountPath: fc.constantFrom('/conf', '/logs', '/data', '/cache', '/var/x'),
+  subPathExpr: fc.option(fc.constantFrom('$(POD_NAME)', '$(APP_NAME)/x'), { nil: undefined, freq: 4 }),
+  readOnly: fc.option(fc.constant(true), { nil: undefined, freq: 4 }),
+}, { requiredKeys: ['name', 'mountPath'] });
+const mountsArb = fc.uniqueArray(mountArb, { maxLength: 2, selector: (m) => m.mountPath });
+const transferArb = fc.array(fc.record({ sourceContainerName: fc.constantFrom('main', 'helper', 'missing'), envName: fc.constantFrom(...APP_ENV) }), { maxLength: 2 });
+
+const sidecarArb = fc.record({
+  name: fc.constantFrom('proxy', 'agent', 'logger', 'main'), // `main` is also the pod's container
+  image: fc.constantFrom('proxy:1', 'agent:2', 'logger:latest'),
+  env: fc.uniqueArray(fc.record({ name: fc.constantFrom('MODE', 'TZ', 'LEVEL'), value: fc.constantFrom('a', 'b') }), { maxLength: 2, selector: (e) => e.name }),
+  volumeMounts: mountsArb,
+  podInjectPolicy: fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
+  shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
+  transferEnv: transferArb,
+}, { requiredKeys: ['name', 'image'] });
+
+const initArb = fc.record({
+  name: fc.constantFrom('init-a', 'setup', 'proxy'),
+  image: fc.constantFrom('init:1', 'init:2'),
+  restartPolicy: fc.constantFrom('Always', undefined),
+  podInjectPolicy: fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
+  shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
+  volumeMounts: mountsArb,
+  transferEnv: transferArb,
+}, { requiredKeys: ['name', 'image'] });
+
+const volumeArb = fc.oneof(
+  fc.record({ name: volumeName, emptyDir: fc.constant({}) }),
+  fc.record({ name: volumeName, configMap: fc.record({ name: fc.constantFrom('cm-a', 'cm-b') }) }),
+);
+
+const expressionArb = fc.constantFrom(
+  { key: 'app', operator: 'In', values: ['web', 'db'] },
+  { key: 'app', operator: 'NotIn', values: ['db'] },
+  { key: 'app', operator: 'Exists' },
+  { key: 'tier', operator: 'Exists' },
+  { key: 'tier', operator: 'DoesNotExist' },
+);
+
+const specArb = fc.record({
+  matchLabels: fc.constantFrom<Record<string, string>>({}, { app: 'web' }, { app: 'db' }),
+  matchExpressions: fc.uniqueArray(expressionArb, { maxLength: 2, selector: (e) => e.key }),
+  containers: fc.uniqueArray(sidecarArb, { minLength: 1, maxLength: 2, selector: (c) => c.name }),
+  initContainers: fc.uniqueArray(initArb, { maxLength: 2, selector: (c) => c.name }),
+  volumes: fc.uniqueArray(volumeArb, { maxLength: 3, selector: (v) => v.name }),
+  imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'other') }), { maxLength: 2, selector: (s) => s.name }),
+  namespace: fc.option(fc.constantFrom(...NS), { nil: undefined, freq: 3 }),
+  namespaceSelector: fc.option(fc.constantFrom({ matchLabels: { team: 'a' } }, { matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['a'] }] }), { nil: undefined, freq: 4 }),
+  // One SidecarSet in ten has injection paused.
+  pausedPick: fc.integer({ min: 0, max: 9 }),
+  updateStrategy: fc.constantFrom(undefined, { type: 'NotUpdate' }, { type: 'RollingUpdate', partition: 1, maxUnavailable: 2 }, { type: 'RollingUpdate', partition: '30%', maxUnavailable: '50%' }),
+  // Mostly valid: sometimes a mount without its volume, or a native sidecar without NotUpdate.
+  keepBroken: fc.integer({ min: 0, max: 9 }),
+}).map((g) => {
+  const spec: Json = {
+    containers: g.containers,
+    ...(g.initContainers.length ? { initContainers: g.initContainers } : {}),
+    ...(g.imagePullSecrets.length ? { imagePullSecrets: g.imagePullSecrets } : {}),
+    ...(g.namespace ? { namespace: g.namespace } : {}),
+    ...(g.namespaceSelector ? { namespaceSelector: g.namespaceSelector } : {}),
+    ...(g.pausedPick === 0 ? { injectionStrategy: { paused: true } } : {}),
+    ...(g.updateStrategy ? { updateStrategy: g.updateStrategy } : {}),
+  };
+  const volumes = [...g.volumes];
+  const broken = g.keepBroken === 0;
+  if (!broken) {
+    for (const m of [...g.containers, ...g.initContainers].flatMap((c) => c.volumeMounts ?? [])) if (!volumes.some((v) => v.name === m.name)) volumes.push({ name: m.name, emptyDir: {} });
+    if (g.initContainers.some((c) => c.restartPolicy === 'Always')) spec.updateStrategy = { type: 'NotUpdate' };
+  }
+  if (volumes.length) spec.volumes = volumes;
+  return { spec, matchLabels: g.matchLabels, matchExpressions: g.matchExpressions };
+});
+
+const appContainer = (name: string) => fc.record({
+  name: fc.constant(name),
+  image: fc.constant(`${name}:1`),
+  env: fc.uniqueArray(fc.record({ name: fc.constantFrom(...APP_ENV), value: fc.constantFrom('x', 'y') }), { maxLength: 3, selector: (e) => e.name }),
+  volumeMounts: fc.uniqueArray(fc.record({ name: volumeName, mountPath: fc.constantFrom('/conf', '/logs', '/data', '/srv') }), { maxLength: 2, selector: (m) => m.mountPath }),
+}, { requiredKeys: ['name', 'image'] });
+
+const podArb = fc.record({
+  namespace: fc.constantFrom(...NS),
+  labels: fc.constantFrom<Record<string, string>>({ app: 'web' }, { app: 'db' }, { app: 'web', tier: 'front' }, {}),
+  containers: fc.oneof(fc.tuple(appContainer('main')), fc.tuple(appContainer('main'), appContainer('helper'))),
+  initContainers: fc.option(fc.tuple(fc.record({ name: fc.constant('prep'), image: fc.constant('prep:1') })), { nil: undefined, freq: 4 }),
+  imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'own') }), { maxLength: 2, selector: (s) => s.name }),
+});
+
+type PodShape = typeof podArb extends fc.Arbitrary<infer T> ? T : never;
+
+const caseArb = fc.record({
+  sets: fc.tuple(specArb, fc.option(specArb, { nil: undefined, freq: 2 })),
+  update: fc.option(fc.oneof(fc.constant('image' as const), specArb), { nil: undefined, freq: 3 }),
+  pods: fc.oneof(fc.tuple(podArb), fc.tuple(podArb, podArb)),
+});
+
+function sidecarSet(id: string, name: string, g: { spec: Json; matchLabels: Record<string, string>; matchExpressions: Json[] }, run: string): Json {
+  const selector: Json = { matchLabels: { [CASE_LABEL]: id, ...g.matchLabels }, ...(g.matchExpressions.length ? { matchExpressions: g.matchExpressions } : {}) };
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name, labels: { [RUN_LABEL]: run } }, spec: { selector, ...g.spec } };
+}
+
+function pod(id: string, name: string, p: PodShape): V1Pod {
+  const containers = p.containers.map((c) => ({ ...c, env: c.env?.length ? c.env : undefined, volumeMounts: c.volumeMounts?.length ? c.volumeMounts : undefined }));
+  const volumes = [...new Set(containers.flatMap((c) => c.volumeMounts ?? []).map((m) => m.name))].map((n) => ({ name: n, emptyDir: {} }));
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace: p.namespace, labels: { [CASE_LABEL]: id, ...p.labels } },
+    spec: {
+      containers: JSON.parse(JSON.stringify(containers)) as NonNullable<V1Pod['spec']>['containers'],
+      ...(p.initContainers ? { initContainers: p.initContainers } : {}),
+      ...(volumes.length ? { volumes } : {}),
+      ...(p.imagePullSecrets.length ? { imagePullSecrets: p.imagePullSecrets } : {}),
+    },
+  };
+}
+
+/** `count` cases from `seed` (same seed, same cases), every name prefixed so a run is recognisable. */
+export function generateCases(count: number, seed: number, run: string): DiffCase[] {
+  return fc.sample(caseArb, { numRuns: count, seed }).map((g, i) => {
+    const id = `c${i}`;
+    const sets = [sidecarSet(id, `${id}-a`, g.sets[0], run), ...(g.sets[1] ? [sidecarSet(id, `${id}-b`, g.sets[1], run)] : [])];
+    let update: Json | undefined;
+    if (g.update === 'image') {
+      update = structuredClone(sets[0].spec);
+      update.containers = update.containers.map((c: Json) => ({ ...c, image: `${c.image}-v2` }));
+    } else if (g.update) {
+      update = sidecarSet(id, `${id}-a`, g.update, run).spec;
+    }
+    return { id, sets, ...(update ? { update } : {}), pods: g.pods.map((p, k) => pod(id, `${id}-p${k}`, p)) };
+  });
+}
