@@ -4,7 +4,7 @@ import { validateSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectSidecars } from './inject.js';
-import type { SidecarSet } from './types.js';
+import type { SidecarContainer, SidecarSet } from './types.js';
 
 /**
  * Nesting a SidecarSet spec may have, counted from `spec`. Real ones stay under 10 (a container's
@@ -236,4 +236,25 @@ export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): stri
       ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
       : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;
   }));
+}
+
+/**
+ * Upstream's rule for an UPDATE (pkg/webhook/sidecarset/validating
+ * sidecarset_create_update_handler.go validateSidecarContainerConflict): every container must
+ * already be in the stored SidecarSet, with the same upgradeType. Init containers are not checked.
+ */
+export function updateConflicts(next: unknown, old: unknown): string[] {
+  const containers = (s: unknown): SidecarContainer[] => {
+    const list = isObject(s) && isObject(s.spec) ? s.spec.containers : undefined;
+    return Array.isArray(list) ? list.filter(isObject) as unknown as SidecarContainer[] : [];
+  };
+  const before = new Map(containers(old).map((c) => [c.name, c.upgradeStrategy?.upgradeType ?? '']));
+  return containers(next).flatMap((c) => {
+    const was = before.get(c.name);
+    if (was === undefined) {
+      return [`spec.containers: container "${c.name}" is not in the stored SidecarSet; upstream refuses adding or renaming containers on update; create another SidecarSet for it`];
+    }
+    const now = c.upgradeStrategy?.upgradeType ?? '';
+    return was && now !== was ? [`spec.containers: container "${c.name}" upgradeStrategy.upgradeType is immutable (stored ${was}, got ${now || 'none'})`] : [];
+  });
 }

@@ -5,7 +5,7 @@ import { defaultSidecarSet } from './defaults.js';
 import { injectionIgnored, injectSidecars, sidecarSetMatchesPod } from './inject.js';
 import type { SidecarSet } from './types.js';
 import { StaleCacheError } from '../informer/index.js';
-import { findConflicts, unservableReason, validateSidecarSet } from './validate.js';
+import { findConflicts, unservableReason, updateConflicts, validateSidecarSet } from './validate.js';
 
 /** What the webhooks read: the informer caches of SidecarSets and Namespaces. */
 export interface SidecarSetSource {
@@ -115,6 +115,7 @@ export function sidecarSetValidatingWebhook(source: SidecarSetSource): Validatin
   return validating((request) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
     const errors = validateSidecarSet(request.object);
+    if (request.operation === 'UPDATE' && request.oldObject) errors.push(...updateConflicts(request.object, request.oldObject));
     if (errors.length === 0) {
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
       const stale = freshnessDenial(source);

@@ -3,6 +3,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
+import { updateConflicts } from '../../../../lib/runtime/sidecarset/validate.js';
+import { sidecarSetValidatingWebhook } from '../../../../lib/runtime/sidecarset/webhooks.js';
+import type { AdmissionRequest } from '../../../../lib/runtime/webhook/admission.js';
+import { Logger } from '../../../../lib/runtime/log.js';
 
 const base = (spec: Partial<SidecarSet['spec']>): SidecarSet =>
   ({ metadata: { name: 's' }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }], ...spec } });
@@ -41,5 +45,38 @@ describe('the SidecarSet upstream stores (pkg/webhook/sidecarset/mutating: a pat
       { name: 'down', downwardAPI: { defaultMode: 420, items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name', apiVersion: 'v1' } }] } },
       { name: 'proj', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { path: 't', expirationSeconds: 3600 } }] } },
     ]);
+  });
+});
+
+describe('SidecarSet UPDATE (pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go validateSidecarContainerConflict)', () => {
+  const stored = defaultSidecarSet(base({ containers: [{ name: 'proxy', image: 'proxy:1' }, { name: 'agent', image: 'agent:1' }] }));
+  const withContainers = (containers: SidecarSet['spec']['containers']) => defaultSidecarSet(base({ containers }));
+
+  it('accepts changing images or dropping a container', () => {
+    expect(updateConflicts(withContainers([{ name: 'proxy', image: 'proxy:2' }]), stored)).toEqual([]);
+  });
+
+  it('refuses a container the stored SidecarSet does not have (adding or renaming)', () => {
+    expect(updateConflicts(withContainers([{ name: 'proxy', image: 'proxy:1' }, { name: 'logger', image: 'l:1' }]), stored))
+      .toEqual([expect.stringMatching(/^spec\.containers: container "logger" is not in the stored SidecarSet/)]);
+  });
+
+  it('refuses a changed upgradeType, and ignores init containers', () => {
+    const changed = withContainers([{ name: 'proxy', image: 'proxy:1', upgradeStrategy: { upgradeType: 'HotUpgrade' } }]);
+    expect(updateConflicts(changed, stored)).toEqual([expect.stringMatching(/upgradeType is immutable \(stored ColdUpgrade, got HotUpgrade\)/)]);
+    expect(updateConflicts(defaultSidecarSet(base({ containers: stored.spec.containers, initContainers: [{ name: 'new-init', image: 'i:1' }] })), stored)).toEqual([]);
+  });
+
+  it('is enforced by the validating webhook on UPDATE only', async () => {
+    const hook = sidecarSetValidatingWebhook({ sidecarSets: () => [stored], namespaceLabels: () => ({}) });
+    const renamed = withContainers([{ name: 'renamed', image: 'proxy:1' }]);
+    const review = (operation: 'CREATE' | 'UPDATE') => ({
+      uid: 'u', apiVersion: 'admission.k8s.io/v1', operation, kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' },
+      resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'sidecarsets' }, name: 's', userInfo: { username: 't' },
+      object: renamed, ...(operation === 'UPDATE' ? { oldObject: stored } : {}), dryRun: false,
+    }) as unknown as AdmissionRequest;
+    const ctx = { signal: new AbortController().signal, logger: new Logger({}, 'error') };
+    expect((await hook.handle(review('UPDATE'), ctx)).allowed).toBe(false);
+    expect((await hook.handle(review('CREATE'), ctx)).allowed).toBe(true);
   });
 });
