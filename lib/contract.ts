@@ -6,8 +6,12 @@
  * render is always a flag the runtime parses. Names follow upstream kruise-manager wherever
  * upstream has one, so the same Deployment shape configures both images.
  *
- * This module must stay free of I/O and of imports: it is loaded at synth time.
+ * This module must stay free of I/O and of imports other than its own parts under lib/contract/:
+ * it is loaded at synth time.
  */
+import { upstreamNamespacesOverlap, upstreamSelectorsOverlap, type NamespaceSelected } from './contract/sidecarset.js';
+
+export * from './contract/sidecarset.js';
 
 /** Default ports of the manager container. */
 export const Ports = {
@@ -215,15 +219,15 @@ function sortedJson(v: unknown): string {
 }
 
 /**
- * Upstream's SidecarSet conflicts (validateSidecarConflict), for the construct and the runtime:
- * when the two may select the same pods (namespaces, namespace selectors and selectors may
- * overlap), containers and init containers of the same name (each compared with its own kind)
- * and volumes of the same name that differ. Empty when there is none.
+ * Upstream's SidecarSet conflicts (validateSidecarConflict) of candidate `a` with existing `b`,
+ * for the construct and the runtime: when upstream deems that both select the same pods,
+ * containers and init containers of the same name (each compared with its own kind) and volumes
+ * of the same name that differ. Empty when there is none.
  */
-export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView): Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> {
-  if (a.namespace && b.namespace && a.namespace !== b.namespace) return [];
-  if (a.namespaceSelector && b.namespaceSelector && !selectorsMayOverlap(a.namespaceSelector, b.namespaceSelector)) return [];
-  if (!a.selector || !b.selector || !selectorsMayOverlap(a.selector, b.selector)) return [];
+export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView, namespaceSelected?: NamespaceSelected): Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> {
+  // Upstream's own overlap rules (lib/contract/sidecarset.ts), not selectorsMayOverlap: they decide what upstream admits.
+  if (!upstreamNamespacesOverlap(a, b, namespaceSelected)) return [];
+  if (!a.selector || !b.selector || !upstreamSelectorsOverlap(a.selector, b.selector)) return [];
   const out: Array<{ field: 'containers' | 'initContainers' | 'volumes'; names: string[] }> = [];
   for (const field of ['containers', 'initContainers'] as const) {
     const theirs = new Set(b[field]);

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isEmptySelector, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules, type SidecarSetConflictView } from '../../contract.js';
-import { validateSelector } from '../selector.js';
+import { isEmptySelector, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules, type SelectorLike, type SidecarSetConflictView } from '../../contract.js';
+import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectSidecars } from './inject.js';
@@ -229,8 +229,14 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
 }
 
 /** Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract). */
-export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
-  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
+export function findConflicts(candidate: SidecarSet, others: SidecarSet[], namespaceLabels?: (ns: string) => Record<string, string> | undefined): string[] {
+  // Upstream reads the namespace from its cache: one that does not exist is selected by nothing.
+  const selected = namespaceLabels && ((ns: string, selector: SelectorLike) => {
+    const labels = namespaceLabels(ns);
+    const s = selector as LabelSelector;
+    return labels !== undefined && (isEmptySelector(s) || matchesSelector(s, labels));
+  });
+  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other), selected).map(({ field, names }) => {
     const list = names.map((n) => `"${n}"`).join(', ');
     return field === 'volumes'
       ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`

@@ -3,7 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
-import { updateConflicts } from '../../../../lib/runtime/sidecarset/validate.js';
+import { findConflicts, updateConflicts } from '../../../../lib/runtime/sidecarset/validate.js';
+import { upstreamNamespacesOverlap, upstreamSelectorsOverlap } from '../../../../lib/contract.js';
 import { sidecarSetValidatingWebhook } from '../../../../lib/runtime/sidecarset/webhooks.js';
 import type { AdmissionRequest } from '../../../../lib/runtime/webhook/admission.js';
 import { Logger } from '../../../../lib/runtime/log.js';
@@ -78,5 +79,47 @@ describe('SidecarSet UPDATE (pkg/webhook/sidecarset/validating/sidecarset_create
     const ctx = { signal: new AbortController().signal, logger: new Logger({}, 'error') };
     expect((await hook.handle(review('UPDATE'), ctx)).allowed).toBe(false);
     expect((await hook.handle(review('CREATE'), ctx)).allowed).toBe(true);
+  });
+});
+
+describe('which SidecarSets upstream deems overlapping (lib/contract/sidecarset.ts)', () => {
+  const ml = (matchLabels: Record<string, string>) => ({ matchLabels });
+  const ex = (key: string, operator: string, values?: string[]) => ({ matchExpressions: [{ key, operator, ...(values ? { values } : {}) }] });
+  // pkg/util/selector_test.go TestSelectorConflict, as facts.
+  it.each([
+    [ml({ a: 'h' }), ml({ a: 'h' }), true],
+    [ml({ a: 'h' }), ml({ a: 'i' }), false],
+    [ml({ a: 'h' }), ml({ b: 'i' }), true],
+    [ml({ a: 'h', b: 'i', c: 'j' }), ml({ a: 'h', b: 'x', c: 'j' }), false],
+    [ml({ a: 'h' }), ex('a', 'In', ['h', 'i', 'j']), true],
+    [ml({ a: 'h' }), ex('a', 'In', ['i', 'j']), false],
+    [ex('a', 'NotIn', ['h', 'i']), ml({ a: 'h' }), false],
+    [ml({ a: 'h' }), ex('a', 'Exists'), true],
+    [ex('a', 'DoesNotExist'), ml({ a: 'h' }), false],
+    // Found by the differential test: Exists on a key the other selector never names is "disjoint" upstream.
+    [ml({ app: 'web' }), ex('tier', 'Exists'), false],
+  ])('upstreamSelectorsOverlap(%j, %j) is %s', (a, b, overlap) => {
+    expect(upstreamSelectorsOverlap(a, b)).toBe(overlap);
+  });
+
+  // pkg/webhook/sidecarset/validating/utils.go isSidecarSetNamespaceOverlapping.
+  it('reads namespaces as upstream does, including its check of the existing set\'s own selector', () => {
+    const teamA = { matchLabels: { team: 'a' } };
+    const labels: Record<string, Record<string, string>> = { apps: { team: 'a' }, other: { team: 'b' } };
+    const selected = (ns: string, s: { matchLabels?: Record<string, string> }) => !!labels[ns] && Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[ns][k] === v);
+    expect(upstreamNamespacesOverlap({ namespace: 'apps' }, { namespace: 'other' }, selected)).toBe(false);
+    expect(upstreamNamespacesOverlap({ namespace: 'apps' }, { namespaceSelector: teamA }, selected)).toBe(true);
+    expect(upstreamNamespacesOverlap({ namespace: 'other' }, { namespaceSelector: teamA }, selected)).toBe(false);
+    // A candidate with a namespaceSelector never overlaps an existing set pinned to a namespace upstream.
+    expect(upstreamNamespacesOverlap({ namespaceSelector: teamA }, { namespace: 'apps' }, selected)).toBe(false);
+    expect(upstreamNamespacesOverlap({}, { namespace: 'apps' }, selected)).toBe(true);
+  });
+
+  it('the runtime\'s conflict check uses them: no conflict where upstream sees none', () => {
+    const a = defaultSidecarSet(base({ namespace: 'apps', volumes: [{ name: 'v', emptyDir: {} }] }));
+    const b = defaultSidecarSet({ ...base({ namespaceSelector: { matchLabels: { team: 'a' } }, volumes: [{ name: 'v', configMap: { name: 'x' } }] }), metadata: { name: 'b' } });
+    expect(findConflicts(b, [a], () => ({ team: 'a' }))).toEqual([]);
+    expect(findConflicts(a, [b], () => ({ team: 'a' }))).toEqual([expect.stringMatching(/^spec\.containers: container "proxy"/), expect.stringMatching(/^spec\.volumes: volume "v" differs/)]);
+    expect(findConflicts(a, [b], () => undefined)).toEqual([]); // the namespace does not exist: selected by nothing
   });
 });
