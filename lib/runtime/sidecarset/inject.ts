@@ -146,8 +146,10 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   const secretNames = new Set<string | undefined>();
   const allSecrets = [...(spec.imagePullSecrets ?? []), ...secrets].filter((x) => !secretNames.has(x.name) && secretNames.add(x.name));
   if (allSecrets.length) spec.imagePullSecrets = allSecrets.map((x) => ({ ...x }));
-  annotations[SidecarSetAnnotations.hash] = JSON.stringify(hashes);
-  annotations[SidecarSetAnnotations.hashWithoutImage] = JSON.stringify(hashesWithoutImage);
+  // Go's encoding/json writes a map's keys sorted: the annotations read as upstream's.
+  const sortedKeys = <T>(m: Record<string, T>) => Object.fromEntries(Object.keys(m).sort().map((k) => [k, m[k]]));
+  annotations[SidecarSetAnnotations.hash] = JSON.stringify(sortedKeys(hashes));
+  annotations[SidecarSetAnnotations.hashWithoutImage] = JSON.stringify(sortedKeys(hashesWithoutImage));
   annotations[SidecarSetAnnotations.injectedList] = [...setNames].sort().join(',');
   (pod.metadata ??= {}).annotations = annotations;
   return { pod, injected };

@@ -4,7 +4,8 @@ import { describe, expect, it } from '@jest/globals';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 import { findConflicts, updateConflicts } from '../../../../lib/runtime/sidecarset/validate.js';
-import { upstreamNamespacesOverlap, upstreamSelectorsOverlap } from '../../../../lib/contract.js';
+import { SidecarSetAnnotations, upstreamNamespacesOverlap, upstreamSelectorsOverlap } from '../../../../lib/contract.js';
+import { injectSidecars } from '../../../../lib/runtime/sidecarset/inject.js';
 import { sidecarSetValidatingWebhook } from '../../../../lib/runtime/sidecarset/webhooks.js';
 import type { AdmissionRequest } from '../../../../lib/runtime/webhook/admission.js';
 import { Logger } from '../../../../lib/runtime/log.js';
@@ -121,5 +122,17 @@ describe('which SidecarSets upstream deems overlapping (lib/contract/sidecarset.
     expect(findConflicts(b, [a], () => ({ team: 'a' }))).toEqual([]);
     expect(findConflicts(a, [b], () => ({ team: 'a' }))).toEqual([expect.stringMatching(/^spec\.containers: container "proxy"/), expect.stringMatching(/^spec\.volumes: volume "v" differs/)]);
     expect(findConflicts(a, [b], () => undefined)).toEqual([]); // the namespace does not exist: selected by nothing
+  });
+});
+
+describe('pod hash annotations (pkg/control/sidecarcontrol/util.go: a Go map, marshalled with sorted keys)', () => {
+  it('list SidecarSets by name, whatever the injection order', () => {
+    const scoped = defaultSidecarSet({ ...base({ namespace: 'apps', containers: [{ name: 'b', image: 'b:1' }] }), metadata: { name: 'zz' } });
+    const wide = defaultSidecarSet({ ...base({ containers: [{ name: 'a', image: 'a:1' }] }), metadata: { name: 'aa' } });
+    const pod = { metadata: { name: 'p', namespace: 'apps', labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'm:1' }] } };
+    const { pod: injected } = injectSidecars(pod, [scoped, wide], new Date(0));
+    for (const key of [SidecarSetAnnotations.hash, SidecarSetAnnotations.hashWithoutImage]) {
+      expect(Object.keys(JSON.parse(injected.metadata!.annotations![key]) as object)).toEqual(['aa', 'zz']);
+    }
   });
 });
