@@ -13,11 +13,12 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SidecarSetAnnotations } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
 import { kubectlApply, objectPath } from './support/apply.js';
 import { ManagerProcess } from './support/manager-process.js';
 import { addEndpoint, installRuntime, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
-import { generateCases, NAMESPACES, type DiffCase } from './support/sidecarset-differential-cases.js';
+import { generateCases, NAMESPACES, type DiffCase, type Json } from './support/sidecarset-differential-cases.js';
 import { ApiClient, compare, deleteRun, record, type Difference, type Recording } from './support/sidecarset-differential.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 
@@ -31,7 +32,47 @@ const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
  * Differences accepted on purpose, each with its reason. A difference matching none fails the
  * test; so does an entry that no longer matches anything (the list must stay true).
  */
-const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Difference) => boolean }> = [];
+const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Difference) => boolean; /** Not in every run (upstream is not deterministic). */ sometimes?: true }> = [
+  {
+    name: 'pod hash annotation: no controllerRevision',
+    why: 'upstream records status.latestRevision, the name of a ControllerRevision its controller writes; this runtime keeps no '
+      + 'ControllerRevisions (its latestRevision is the hash), so it records none. Both sides read pods without it.',
+    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && equal(withoutControllerRevision(d.upstream!.object), d.ours!.object),
+  },
+  {
+    name: 'order of what several SidecarSets inject',
+    why: 'upstream takes the matching SidecarSets from its cache index (namespace-scoped, then cluster-wide) in Go map order, '
+      + 'which changes from one request to the next; this runtime injects in a fixed order (the same groups, then by name). '
+      + 'Only the order differs: the same containers, volumes and pull secrets, named by the same SidecarSets.',
+    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && injectedSets(d.ours!.object) > 1
+      && equal(byName(withoutControllerRevision(d.upstream!.object)), byName(d.ours!.object)),
+    sometimes: true,
+  },
+];
+
+const equal = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const injectedSets = (pod: Json): number => (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean).length;
+
+/** `pod` with its lists that injection appends to sorted by name. */
+function byName(pod: Json): Json {
+  const out = structuredClone(pod);
+  for (const list of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
+    out.spec[list]?.sort((a: Json, b: Json) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+  return out;
+}
+
+/** `pod` with the controllerRevision field dropped from each entry of its hash annotation. */
+function withoutControllerRevision(pod: Json): Json {
+  const out = structuredClone(pod);
+  const ann = out.metadata?.annotations ?? {};
+  const entries = ann[SidecarSetAnnotations.hash] ? JSON.parse(ann[SidecarSetAnnotations.hash]) as Record<string, Json> : undefined;
+  if (entries) {
+    for (const e of Object.values(entries)) delete e.controllerRevision;
+    ann[SidecarSetAnnotations.hash] = JSON.stringify(entries);
+  }
+  return out;
+}
 
 const kc = kubeConfig();
 const api = new ApiClient();
@@ -154,8 +195,9 @@ describe(`SidecarSet webhooks = the real upstream kruise-manager, through the AP
   it('every answer of this runtime equals upstream\'s, except the intended differences', () => {
     const diffs = compare(recordings.upstream!, recordings.ours!);
     const unexplained = diffs.filter((d) => !INTENDED_DIFFERENCES.some((i) => i.matches(d)));
-    const unused = INTENDED_DIFFERENCES.filter((i) => !diffs.some((d) => i.matches(d))).map((i) => i.name);
-    log(`${diffs.length} differences, ${unexplained.length} unexplained`);
+    const unused = INTENDED_DIFFERENCES.filter((i) => !i.sometimes && !diffs.some((d) => i.matches(d))).map((i) => i.name);
+    const counts = INTENDED_DIFFERENCES.map((i) => `${diffs.filter((d) => i.matches(d)).length} x ${i.name}`);
+    log(`${diffs.length} differences, ${unexplained.length} unexplained; intended: ${counts.join(', ')}`);
     expect(unexplained.slice(0, 15).map((d) => `${d.key} [${d.kind}]: ${d.detail.join('; ')}`)).toEqual([]);
     expect(unused).toEqual([]);
   });

@@ -31,12 +31,14 @@ export interface DiffCase {
 }
 
 const APP_ENV = ['APP_NAME', 'TZ', 'POD_NAME'];
+/** `arb` one time in four, else absent. */
+const rarely = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: arb, weight: 1 });
 const volumeName = fc.constantFrom('conf', 'logs', 'data', 'cache');
 const mountArb = fc.record({
   name: volumeName,
   mountPath: fc.constantFrom('/conf', '/logs', '/data', '/cache', '/var/x'),
-  subPathExpr: fc.option(fc.constantFrom('$(POD_NAME)', '$(APP_NAME)/x'), { nil: undefined, freq: 4 }),
-  readOnly: fc.option(fc.constant(true), { nil: undefined, freq: 4 }),
+  subPathExpr: rarely(fc.constantFrom('$(POD_NAME)', '$(APP_NAME)/x')),
+  readOnly: rarely(fc.constant(true)),
 }, { requiredKeys: ['name', 'mountPath'] });
 const mountsArb = fc.uniqueArray(mountArb, { maxLength: 2, selector: (m) => m.mountPath });
 const transferArb = fc.array(fc.record({ sourceContainerName: fc.constantFrom('main', 'helper', 'missing'), envName: fc.constantFrom(...APP_ENV) }), { maxLength: 2 });
@@ -74,6 +76,12 @@ const expressionArb = fc.constantFrom(
   { key: 'tier', operator: 'DoesNotExist' },
 );
 
+const SCOPES: Json[] = [
+  {}, {}, {}, {}, { namespace: NS[0] }, { namespace: NS[0] }, { namespace: NS[1] },
+  { namespaceSelector: { matchLabels: { team: 'a' } } }, { namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['a'] }] } },
+  { namespace: NS[0], namespaceSelector: { matchLabels: { team: 'a' } } },
+];
+
 const specArb = fc.record({
   matchLabels: fc.constantFrom<Record<string, string>>({}, { app: 'web' }, { app: 'db' }),
   matchExpressions: fc.uniqueArray(expressionArb, { maxLength: 2, selector: (e) => e.key }),
@@ -81,8 +89,8 @@ const specArb = fc.record({
   initContainers: fc.uniqueArray(initArb, { maxLength: 2, selector: (c) => c.name }),
   volumes: fc.uniqueArray(volumeArb, { maxLength: 3, selector: (v) => v.name }),
   imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'other') }), { maxLength: 2, selector: (s) => s.name }),
-  namespace: fc.option(fc.constantFrom(...NS), { nil: undefined, freq: 3 }),
-  namespaceSelector: fc.option(fc.constantFrom({ matchLabels: { team: 'a' } }, { matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['a'] }] }), { nil: undefined, freq: 4 }),
+  // Where it injects: anywhere (4 in 10), a namespace (3), a namespace selector (2), or both (1, refused).
+  scope: fc.integer({ min: 0, max: 9 }),
   // One SidecarSet in ten has injection paused.
   pausedPick: fc.integer({ min: 0, max: 9 }),
   updateStrategy: fc.constantFrom(undefined, { type: 'NotUpdate' }, { type: 'RollingUpdate', partition: 1, maxUnavailable: 2 }, { type: 'RollingUpdate', partition: '30%', maxUnavailable: '50%' }),
@@ -93,8 +101,7 @@ const specArb = fc.record({
     containers: g.containers,
     ...(g.initContainers.length ? { initContainers: g.initContainers } : {}),
     ...(g.imagePullSecrets.length ? { imagePullSecrets: g.imagePullSecrets } : {}),
-    ...(g.namespace ? { namespace: g.namespace } : {}),
-    ...(g.namespaceSelector ? { namespaceSelector: g.namespaceSelector } : {}),
+    ...SCOPES[g.scope],
     ...(g.pausedPick === 0 ? { injectionStrategy: { paused: true } } : {}),
     ...(g.updateStrategy ? { updateStrategy: g.updateStrategy } : {}),
   };
@@ -119,7 +126,7 @@ const podArb = fc.record({
   namespace: fc.constantFrom(...NS),
   labels: fc.constantFrom<Record<string, string>>({ app: 'web' }, { app: 'db' }, { app: 'web', tier: 'front' }, {}),
   containers: fc.oneof(fc.tuple(appContainer('main')), fc.tuple(appContainer('main'), appContainer('helper'))),
-  initContainers: fc.option(fc.tuple(fc.record({ name: fc.constant('prep'), image: fc.constant('prep:1') })), { nil: undefined, freq: 4 }),
+  initContainers: rarely(fc.tuple(fc.record({ name: fc.constant('prep'), image: fc.constant('prep:1') }))),
   imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'own') }), { maxLength: 2, selector: (s) => s.name }),
 });
 
@@ -127,7 +134,9 @@ type PodShape = typeof podArb extends fc.Arbitrary<infer T> ? T : never;
 
 const caseArb = fc.record({
   sets: fc.tuple(specArb, fc.option(specArb, { nil: undefined, freq: 2 })),
-  update: fc.option(fc.oneof(fc.constant('image' as const), specArb), { nil: undefined, freq: 3 }),
+  // Half the cases update their first SidecarSet: new images, an added env var, or a new spec (often refused: renamed containers).
+  update: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: fc.constant('image' as const), weight: 2 },
+    { arbitrary: fc.constant('env' as const), weight: 1 }, { arbitrary: specArb, weight: 1 }),
   pods: fc.oneof(fc.tuple(podArb), fc.tuple(podArb, podArb)),
 });
 
@@ -160,6 +169,9 @@ export function generateCases(count: number, seed: number, run: string): DiffCas
     if (g.update === 'image') {
       update = structuredClone(sets[0].spec);
       update.containers = update.containers.map((c: Json) => ({ ...c, image: `${c.image}-v2` }));
+    } else if (g.update === 'env') {
+      update = structuredClone(sets[0].spec);
+      update.containers = update.containers.map((c: Json) => ({ ...c, env: [...(c.env ?? []), { name: 'UPDATED', value: 'yes' }] }));
     } else if (g.update) {
       update = sidecarSet(id, `${id}-a`, g.update, run).spec;
     }

@@ -153,7 +153,7 @@ export function differences(a: unknown, b: unknown, path = '', max = 4): string[
   return [`${path || '/'}: upstream ${JSON.stringify(a)?.slice(0, 300)}, ours ${JSON.stringify(b)?.slice(0, 300)}`];
 }
 
-export interface Difference { key: string; kind: 'decision' | 'object'; detail: string[] }
+export interface Difference { key: string; kind: 'decision' | 'object'; detail: string[]; upstream?: Outcome; ours?: Outcome }
 
 /** Every entry where the two recordings differ: the decision, or the object both accepted. */
 export function compare(upstream: Recording, ours: Recording): Difference[] {
@@ -162,12 +162,12 @@ export function compare(upstream: Recording, ours: Recording): Difference[] {
     const u = upstream.get(key);
     const o = ours.get(key);
     if (!u || !o) {
-      out.push({ key, kind: 'decision', detail: [`only ${u ? 'upstream' : 'ours'} answered`] });
+      out.push({ key, kind: 'decision', detail: [`only ${u ? 'upstream' : 'ours'} answered`], upstream: u, ours: o });
     } else if (u.allowed !== o.allowed) {
-      out.push({ key, kind: 'decision', detail: [`upstream ${u.allowed ? 'allowed' : `denied (${u.status}: ${u.message})`}, ours ${o.allowed ? 'allowed' : `denied (${o.status}: ${o.message})`}`] });
+      out.push({ key, kind: 'decision', detail: [`upstream ${u.allowed ? 'allowed' : `denied (${u.status}: ${u.message})`}, ours ${o.allowed ? 'allowed' : `denied (${o.status}: ${o.message})`}`], upstream: u, ours: o });
     } else if (u.allowed) {
       const d = differences(u.object, o.object);
-      if (d.length) out.push({ key, kind: 'object', detail: d });
+      if (d.length) out.push({ key, kind: 'object', detail: d, upstream: u, ours: o });
     }
   }
   return out;
