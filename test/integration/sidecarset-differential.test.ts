@@ -48,10 +48,40 @@ const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Diff
       && equal(byName(withoutControllerRevision(d.upstream!.object)), byName(d.ours!.object)),
     sometimes: true,
   },
+  {
+    name: 'which SidecarSet wins a container or volume name several inject',
+    why: 'upstream admits SidecarSets with the same container name when its loose overlap check (pkg/util/selector.go) deems their '
+      + 'selectors disjoint although both select the pod; the last one injected replaces the other, and upstream\'s order is Go map '
+      + 'order (see above). This runtime applies the same rules in its fixed order. Same names everywhere, different winner.',
+    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && injectedSets(d.ours!.object) > 1 && sharesNames(d.key)
+      && equal(namesOnly(byName(withoutControllerRevision(d.upstream!.object))), namesOnly(byName(d.ours!.object))),
+    sometimes: true,
+  },
+  {
+    name: 'kruise.io/sidecarset-inject-ignore',
+    why: 'an opt-out this runtime adds (lib/contract.ts SidecarSetAnnotations.injectIgnore): a pod annotated "true" is left as '
+      + 'sent; upstream v1.8.3 has no such annotation and injects it. Upstream users never set it, so nothing changes for them.',
+    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && d.ours!.object.metadata?.annotations?.[SidecarSetAnnotations.injectIgnore] === 'true'
+      && injectedSets(d.ours!.object) === 0 && injectedSets(d.upstream!.object) > 0,
+  },
 ];
 
 const equal = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const injectedSets = (pod: Json): number => (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean).length;
+
+/** Whether two SidecarSets of the entry's case inject a container, init container or volume of the same name. */
+function sharesNames(key: string): boolean {
+  const sets = cases.find((c) => c.id === key.split(' ')[0])?.sets ?? [];
+  const names = (s: Json) => new Set<string>(['containers', 'initContainers', 'volumes'].flatMap((l) => (s.spec[l] ?? []).map((x: Json) => `${l}/${x.name}`)));
+  return sets.length > 1 && [...names(sets[0])].some((n) => names(sets[1]).has(n));
+}
+
+/** `pod` with containers and volumes reduced to their names. */
+function namesOnly(pod: Json): Json {
+  const out = structuredClone(pod);
+  for (const list of ['containers', 'initContainers', 'volumes']) out.spec[list] = out.spec[list]?.map((x: Json) => x.name);
+  return out;
+}
 
 /** `pod` with its lists that injection appends to sorted by name. */
 function byName(pod: Json): Json {
@@ -189,7 +219,8 @@ describe(`SidecarSet webhooks = the real upstream kruise-manager, through the AP
       `${denied('create')} SidecarSet creates and ${denied('update')} updates denied`);
     expect(injected.length).toBeGreaterThan(pods.length / 4);
     expect(denied('create')).toBeGreaterThan(0);
-    expect(denied('create')).toBeLessThan(CASES / 2);
+    // Both paths are exercised: some creates refused, most admitted.
+    expect(denied('create')).toBeLessThan([...u.keys()].filter((k) => k.includes(' create ')).length / 2);
   });
 
   it('every answer of this runtime equals upstream\'s, except the intended differences', () => {

@@ -41,20 +41,36 @@ const mountArb = fc.record({
   readOnly: rarely(fc.constant(true)),
 }, { requiredKeys: ['name', 'mountPath'] });
 const mountsArb = fc.uniqueArray(mountArb, { maxLength: 2, selector: (m) => m.mountPath });
-const transferArb = fc.array(fc.record({ sourceContainerName: fc.constantFrom('main', 'helper', 'missing'), envName: fc.constantFrom(...APP_ENV) }), { maxLength: 2 });
+const transferArb = fc.array(fc.oneof(
+  fc.record({ sourceContainerName: fc.constantFrom('main', 'helper', 'missing'), envName: fc.constantFrom(...APP_ENV) }),
+  fc.record({ sourceContainerName: fc.constantFrom('main', 'helper'), envNames: fc.uniqueArray(fc.constantFrom(...APP_ENV), { minLength: 1, maxLength: 2 }) }),
+), { maxLength: 2 });
+const envArb = fc.uniqueArray(fc.oneof(
+  fc.record({ name: fc.constantFrom('MODE', 'TZ', 'LEVEL'), value: fc.constantFrom('a', 'b') }),
+  fc.record({ name: fc.constant('MY_POD'), valueFrom: fc.constant({ fieldRef: { fieldPath: 'metadata.name' } }) }),
+), { maxLength: 2, selector: (e) => e.name });
+/** Fields core/v1 and upstream default or canonicalise (quantities, probes, ports, pull policy). */
+const containerExtrasArb = fc.record({
+  resources: rarely(fc.constantFrom({ limits: { cpu: '0.5', memory: '1024Mi' } }, { requests: { cpu: '100m', memory: '1e3' } }, { limits: { cpu: '2' }, requests: { cpu: '1500m' } })),
+  ports: rarely(fc.constant([{ containerPort: 15000, name: 'admin' }])),
+  readinessProbe: rarely(fc.constantFrom({ httpGet: { port: 15000 } }, { tcpSocket: { port: 'admin' }, periodSeconds: 5 }, { exec: { command: ['true'] } })),
+  command: rarely(fc.constant(['/bin/run', '--flag'])),
+  imagePullPolicy: rarely(fc.constantFrom('Always', 'Never')),
+}, { requiredKeys: [] });
 
 const sidecarArb = fc.record({
   name: fc.constantFrom('proxy', 'agent', 'logger', 'main'), // `main` is also the pod's container
   image: fc.constantFrom('proxy:1', 'agent:2', 'logger:latest'),
-  env: fc.uniqueArray(fc.record({ name: fc.constantFrom('MODE', 'TZ', 'LEVEL'), value: fc.constantFrom('a', 'b') }), { maxLength: 2, selector: (e) => e.name }),
+  env: envArb,
   volumeMounts: mountsArb,
   podInjectPolicy: fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
   shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
   transferEnv: transferArb,
-}, { requiredKeys: ['name', 'image'] });
+  extras: containerExtrasArb,
+}, { requiredKeys: ['name', 'image', 'extras'] }).map(({ extras, ...c }) => ({ ...c, ...extras }));
 
 const initArb = fc.record({
-  name: fc.constantFrom('init-a', 'setup', 'proxy'),
+  name: fc.constantFrom('init-a', 'setup', 'init-b', 'proxy'), // `proxy` is also a container name: refused
   image: fc.constantFrom('init:1', 'init:2'),
   restartPolicy: fc.constantFrom('Always', undefined),
   podInjectPolicy: fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
@@ -66,6 +82,9 @@ const initArb = fc.record({
 const volumeArb = fc.oneof(
   fc.record({ name: volumeName, emptyDir: fc.constant({}) }),
   fc.record({ name: volumeName, configMap: fc.record({ name: fc.constantFrom('cm-a', 'cm-b') }) }),
+  fc.record({ name: volumeName, secret: fc.record({ secretName: fc.constant('s-a'), defaultMode: rarely(fc.constant(256)) }, { requiredKeys: ['secretName'] }) }),
+  fc.record({ name: volumeName, hostPath: fc.constant({ path: '/var/log' }) }),
+  fc.record({ name: volumeName, downwardAPI: fc.constant({ items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] }) }),
 );
 
 const expressionArb = fc.constantFrom(
@@ -93,7 +112,9 @@ const specArb = fc.record({
   scope: fc.integer({ min: 0, max: 9 }),
   // One SidecarSet in ten has injection paused.
   pausedPick: fc.integer({ min: 0, max: 9 }),
-  updateStrategy: fc.constantFrom(undefined, { type: 'NotUpdate' }, { type: 'RollingUpdate', partition: 1, maxUnavailable: 2 }, { type: 'RollingUpdate', partition: '30%', maxUnavailable: '50%' }),
+  updateStrategy: fc.constantFrom(undefined, { type: 'NotUpdate' }, { type: 'RollingUpdate', partition: 1, maxUnavailable: 2 }, { type: 'RollingUpdate', partition: '30%', maxUnavailable: '50%' },
+    { selector: { matchLabels: { canary: 'true' } } }, { paused: true }, { partition: 2, selector: { matchLabels: { canary: 'true' } } }),
+  revisionHistoryLimit: rarely(fc.constantFrom(0, 5)),
   // Mostly valid: sometimes a mount without its volume, or a native sidecar without NotUpdate.
   keepBroken: fc.integer({ min: 0, max: 9 }),
 }).map((g) => {
@@ -104,6 +125,7 @@ const specArb = fc.record({
     ...SCOPES[g.scope],
     ...(g.pausedPick === 0 ? { injectionStrategy: { paused: true } } : {}),
     ...(g.updateStrategy ? { updateStrategy: g.updateStrategy } : {}),
+    ...(g.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: g.revisionHistoryLimit } : {}),
   };
   const volumes = [...g.volumes];
   const broken = g.keepBroken === 0;
@@ -128,6 +150,7 @@ const podArb = fc.record({
   containers: fc.oneof(fc.tuple(appContainer('main')), fc.tuple(appContainer('main'), appContainer('helper'))),
   initContainers: rarely(fc.tuple(fc.record({ name: fc.constant('prep'), image: fc.constant('prep:1') }))),
   imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'own') }), { maxLength: 2, selector: (s) => s.name }),
+  ignore: fc.integer({ min: 0, max: 19 }).map((n) => n === 0), // one pod in 20 opts out of injection
 });
 
 type PodShape = typeof podArb extends fc.Arbitrary<infer T> ? T : never;
@@ -150,7 +173,7 @@ function pod(id: string, name: string, p: PodShape): V1Pod {
   const volumes = [...new Set(containers.flatMap((c) => c.volumeMounts ?? []).map((m) => m.name))].map((n) => ({ name: n, emptyDir: {} }));
   return {
     apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, namespace: p.namespace, labels: { [CASE_LABEL]: id, ...p.labels } },
+    metadata: { name, namespace: p.namespace, labels: { [CASE_LABEL]: id, ...p.labels }, ...(p.ignore ? { annotations: { 'kruise.io/sidecarset-inject-ignore': 'true' } } : {}) },
     spec: {
       containers: JSON.parse(JSON.stringify(containers)) as NonNullable<V1Pod['spec']>['containers'],
       ...(p.initContainers ? { initContainers: p.initContainers } : {}),
