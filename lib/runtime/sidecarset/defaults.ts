@@ -50,6 +50,8 @@ function storeAsUpstream(s: SidecarSet): void {
     if (Array.isArray(spec[list]) && (spec[list] as unknown[]).length === 0) delete spec[list];
   }
   s.spec.injectionStrategy ??= {};
+  // LocalObjectReference's name is omitempty: an empty one is stored as {}.
+  if (Array.isArray(s.spec.imagePullSecrets)) s.spec.imagePullSecrets = s.spec.imagePullSecrets.map((r) => (isObject(r) && r.name === '' ? {} : r));
   for (const list of ['containers', 'initContainers'] as const) {
     const value = s.spec[list];
     if (!Array.isArray(value)) continue;

@@ -68,12 +68,52 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
         }
       });
     }
+    coreContainerErrors(c, at, errors);
     const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
     if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade') errors.push(`${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`);
     for (const field of ['shareVolumeDevicePolicy', 'resourcesPolicy']) {
       if (c[field] !== undefined) errors.push(`${at}.${field}: is not supported by this runtime; remove it`);
     }
   });
+}
+
+const QUANTITY_SUFFIX: Record<string, number> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A quantity's value as a number (precise enough to compare), or undefined if it is not one. */
+function quantityValue(q: unknown): number | undefined {
+  const m = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:([eE][-+]?\d+)|([a-zA-Z]*))$/.exec(typeof q === 'number' ? String(q) : String(q ?? ''));
+  if (!m) return undefined;
+  const scale = m[2] !== undefined ? 10 ** Number(m[2].slice(1)) : QUANTITY_SUFFIX[m[3]];
+  return scale === undefined ? undefined : Number(m[1]) * scale;
+}
+
+/**
+ * Rules of core/v1 pod validation that upstream applies to sidecars (it validates them as a fake
+ * pod: pkg/webhook/sidecarset/validating validateContainersForSidecarSet -> ValidatePodCreate) and
+ * that the differential test found missing here: unique port names, requests within limits.
+ */
+function coreContainerErrors(c: Record<string, unknown>, at: string, errors: string[]): void {
+  if (Array.isArray(c.ports)) {
+    const names = new Set<string>();
+    c.ports.forEach((p: unknown, i) => {
+      const name = isObject(p) ? p.name : undefined;
+      if (typeof name !== 'string' || name === '') return;
+      if (names.has(name)) errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
+      names.add(name);
+    });
+  }
+  const resources = c.resources;
+  if (!isObject(resources) || !isObject(resources.limits) || !isObject(resources.requests)) return;
+  for (const [name, request] of Object.entries(resources.requests)) {
+    const limit = quantityValue(resources.limits[name]);
+    const wanted = quantityValue(request);
+    if (limit !== undefined && wanted !== undefined && wanted > limit) {
+      errors.push(`${at}.resources.requests.${name}: ${JSON.stringify(request)} must be less than or equal to the ${name} limit ${JSON.stringify(resources.limits[name])}`);
+    }
+  }
 }
 
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
@@ -98,7 +138,8 @@ export function validateSidecarSet(s: unknown): string[] {
     errors.push('spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector');
   }
   if (spec.namespace !== undefined && spec.namespaceSelector !== undefined) errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
-  if (spec.namespace !== undefined && (typeof spec.namespace !== 'string' || !DNS_LABEL.test(spec.namespace))) errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} is not a namespace name`);
+  // Upstream does not check that spec.namespace is a valid name (one that is not selects no pod); only its type.
+  if (spec.namespace !== undefined && typeof spec.namespace !== 'string') errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} must be a string`);
   const names = new Map<string, string>();
   checkContainers(spec.containers, 'spec.containers', names, errors);
   checkContainers(spec.initContainers, 'spec.initContainers', names, errors);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
-import { findConflicts, updateConflicts } from '../../../../lib/runtime/sidecarset/validate.js';
+import { findConflicts, updateConflicts, validateSidecarSet } from '../../../../lib/runtime/sidecarset/validate.js';
 import { SidecarSetAnnotations, upstreamNamespacesOverlap, upstreamSelectorsOverlap } from '../../../../lib/contract.js';
 import { injectSidecars } from '../../../../lib/runtime/sidecarset/inject.js';
 import { sidecarSetValidatingWebhook } from '../../../../lib/runtime/sidecarset/webhooks.js';
@@ -134,5 +134,30 @@ describe('pod hash annotations (pkg/control/sidecarcontrol/util.go: a Go map, ma
     for (const key of [SidecarSetAnnotations.hash, SidecarSetAnnotations.hashWithoutImage]) {
       expect(Object.keys(JSON.parse(injected.metadata!.annotations![key]) as object)).toEqual(['aa', 'zz']);
     }
+  });
+});
+
+describe('SidecarSet validation found missing by the differential test (pkg/webhook/sidecarset/validating validateContainersForSidecarSet: core/v1 pod rules)', () => {
+  const valid = (spec: Partial<SidecarSet['spec']>) => validateSidecarSet(base(spec));
+  it('refuses duplicate port names in a container', () => {
+    expect(valid({ containers: [{ name: 'proxy', image: 'p:1', ports: [{ name: 'p', containerPort: 1 }, { name: 'p', containerPort: 2 }] }] }))
+      .toEqual([expect.stringMatching(/^spec\.containers\[0\]\.ports\[1\]\.name: "p" is duplicated/)]);
+    expect(valid({ containers: [{ name: 'proxy', image: 'p:1', ports: [{ containerPort: 1 }, { containerPort: 2 }] }] })).toEqual([]);
+  });
+
+  it('refuses a request over its limit, comparing quantities', () => {
+    const withResources = (resources: object) => valid({ containers: [{ name: 'proxy', image: 'p:1', resources }] });
+    expect(withResources({ limits: { cpu: '1' }, requests: { cpu: '2' } })).toEqual([expect.stringMatching(/^spec\.containers\[0\]\.resources\.requests\.cpu: "2" must be less than or equal/)]);
+    expect(withResources({ limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '1024Mi' } })).toEqual([]);
+    expect(withResources({ limits: { memory: '1e3' }, requests: { memory: '1k' } })).toEqual([]);
+    expect(withResources({ limits: { memory: '1k' }, requests: { memory: '1Ki' } })).toHaveLength(1);
+  });
+
+  it('accepts any namespace string, as upstream (one that is not a valid name selects no pod)', () => {
+    expect(valid({ namespace: 'Bad_NS' })).toEqual([]);
+  });
+
+  it('stores an empty image pull secret name as {} (LocalObjectReference name is omitempty)', () => {
+    expect(defaultSidecarSet(base({ imagePullSecrets: [{ name: '' }, { name: 'r' }] })).spec.imagePullSecrets).toEqual([{}, { name: 'r' }]);
   });
 });
