@@ -58,6 +58,14 @@ const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Diff
     sometimes: true,
   },
   {
+    name: 'updateStrategy.type other than RollingUpdate or NotUpdate (and what follows in that case)',
+    why: 'the runtime flavour\'s SidecarSet CRD (rendered by the constructs) enumerates the two types upstream implements, so the '
+      + 'API server refuses a typo; upstream\'s CRD takes any string and its webhook does not check it (its controller then rolls '
+      + 'as RollingUpdate). Later requests of the same case differ as a consequence (an update of a SidecarSet that does not exist).',
+    matches: (d) => caseOf(d.key).some((spec) => ![undefined, 'RollingUpdate', 'NotUpdate'].includes(spec?.updateStrategy?.type)),
+    sometimes: true,
+  },
+  {
     name: 'kruise.io/sidecarset-inject-ignore',
     why: 'an opt-out this runtime adds (lib/contract.ts SidecarSetAnnotations.injectIgnore): a pod annotated "true" is left as '
       + 'sent; upstream v1.8.3 has no such annotation and injects it. Upstream users never set it, so nothing changes for them.',
@@ -68,6 +76,12 @@ const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Diff
 
 const equal = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const injectedSets = (pod: Json): number => (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean).length;
+
+/** The SidecarSet specs a case sends (creates, then its update). */
+function caseOf(key: string): Json[] {
+  const c = cases.find((x) => x.id === key.split(' ')[0]);
+  return c ? [...c.sets.map((s) => s.spec), ...(c.update ? [c.update] : [])] : [];
+}
 
 /** Whether two SidecarSets of the entry's case inject a container, init container or volume of the same name. */
 function sharesNames(key: string): boolean {
@@ -217,7 +231,7 @@ describe(`SidecarSet webhooks = the real upstream kruise-manager, through the AP
     const denied = (step: string) => [...u].filter(([k, o]) => k.includes(` ${step} `) && !o.allowed).length;
     log(`upstream answered ${u.size} requests: ${pods.length} pods (${injected.length} injected), ` +
       `${denied('create')} SidecarSet creates and ${denied('update')} updates denied`);
-    expect(injected.length).toBeGreaterThan(pods.length / 4);
+    expect(injected.length).toBeGreaterThan(pods.length / 5);
     expect(denied('create')).toBeGreaterThan(0);
     // Both paths are exercised: some creates refused, most admitted.
     expect(denied('create')).toBeLessThan([...u.keys()].filter((k) => k.includes(' create ')).length / 2);

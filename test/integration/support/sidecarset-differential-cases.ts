@@ -101,6 +101,30 @@ const SCOPES: Json[] = [
   { namespace: NS[0], namespaceSelector: { matchLabels: { team: 'a' } } },
 ];
 
+/**
+ * Invalid inputs, each breaking one rule. Left out: the differences the oracle test
+ * (sidecarset-upstream-inject.test.ts KNOWN_VALIDATION_DIFFERENCES) already tracks as "to fix":
+ * partition over 100%, maxUnavailable 0, a negative revisionHistoryLimit.
+ */
+const MUTATIONS: Record<string, (spec: Json) => void> = {
+  'container name not a DNS label': (spec) => { spec.containers[0].name = 'Bad_Name'; },
+  'no image': (spec) => { delete spec.containers[0].image; },
+  'duplicate volume': (spec) => { spec.volumes = [...(spec.volumes ?? []), { name: 'dup', emptyDir: {} }, { name: 'dup', emptyDir: {} }]; },
+  'In without values': (spec) => { spec.selectorExtra = { key: 'app', operator: 'In', values: [] }; },
+  'unknown operator': (spec) => { spec.selectorExtra = { key: 'app', operator: 'Near', values: ['web'] }; },
+  'env name invalid': (spec) => { spec.containers[0].env = [{ name: '1 BAD', value: 'x' }]; },
+  'relative mountPath': (spec) => { spec.volumes = [...(spec.volumes ?? []), { name: 'rel', emptyDir: {} }]; spec.containers[0].volumeMounts = [{ name: 'rel', mountPath: 'rel/path' }]; },
+  'duplicate port name': (spec) => { spec.containers[0].ports = [{ name: 'p', containerPort: 1 }, { name: 'p', containerPort: 2 }]; },
+  'podInjectPolicy unknown': (spec) => { spec.containers[0].podInjectPolicy = 'Sideways'; },
+  'shareVolumePolicy unknown': (spec) => { spec.containers[0].shareVolumePolicy = { type: 'maybe' }; },
+  'updateStrategy type unknown': (spec) => { spec.updateStrategy = { type: 'Sometimes' }; },
+  'namespace not a name': (spec) => { spec.namespace = 'Bad_NS'; delete spec.namespaceSelector; },
+  'empty pull secret name': (spec) => { spec.imagePullSecrets = [{ name: '' }]; },
+  'no containers at all': (spec) => { spec.containers = []; delete spec.initContainers; },
+  'resources request over limit': (spec) => { spec.containers[0].resources = { limits: { cpu: '1' }, requests: { cpu: '2' } }; },
+  'probe without handler': (spec) => { spec.containers[0].livenessProbe = { periodSeconds: 3 }; },
+};
+
 const specArb = fc.record({
   matchLabels: fc.constantFrom<Record<string, string>>({}, { app: 'web' }, { app: 'db' }),
   matchExpressions: fc.uniqueArray(expressionArb, { maxLength: 2, selector: (e) => e.key }),
@@ -117,6 +141,8 @@ const specArb = fc.record({
   revisionHistoryLimit: rarely(fc.constantFrom(0, 5)),
   // Mostly valid: sometimes a mount without its volume, or a native sidecar without NotUpdate.
   keepBroken: fc.integer({ min: 0, max: 9 }),
+  // One spec in seven breaks one more rule (the schema's, the validator's, or core/v1's).
+  mutation: fc.oneof({ arbitrary: fc.constant(undefined), weight: 6 }, { arbitrary: fc.constantFrom(...Object.keys(MUTATIONS)), weight: 1 }),
 }).map((g) => {
   const spec: Json = {
     containers: g.containers,
@@ -134,6 +160,7 @@ const specArb = fc.record({
     if (g.initContainers.some((c) => c.restartPolicy === 'Always')) spec.updateStrategy = { type: 'NotUpdate' };
   }
   if (volumes.length) spec.volumes = volumes;
+  if (g.mutation) MUTATIONS[g.mutation](spec);
   return { spec, matchLabels: g.matchLabels, matchExpressions: g.matchExpressions };
 });
 
@@ -164,8 +191,10 @@ const caseArb = fc.record({
 });
 
 function sidecarSet(id: string, name: string, g: { spec: Json; matchLabels: Record<string, string>; matchExpressions: Json[] }, run: string): Json {
-  const selector: Json = { matchLabels: { [CASE_LABEL]: id, ...g.matchLabels }, ...(g.matchExpressions.length ? { matchExpressions: g.matchExpressions } : {}) };
-  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name, labels: { [RUN_LABEL]: run } }, spec: { selector, ...g.spec } };
+  const { selectorExtra, ...spec } = g.spec;
+  const expressions = [...g.matchExpressions, ...(selectorExtra ? [selectorExtra] : [])];
+  const selector: Json = { matchLabels: { [CASE_LABEL]: id, ...g.matchLabels }, ...(expressions.length ? { matchExpressions: expressions } : {}) };
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name, labels: { [RUN_LABEL]: run } }, spec: { selector, ...spec } };
 }
 
 function pod(id: string, name: string, p: PodShape): V1Pod {
