@@ -90,10 +90,15 @@ function quantityValue(q: unknown): number | undefined {
   return scale === undefined ? undefined : Number(m[1]) * scale;
 }
 
+/** core/v1 validation's env var name (validation.IsEnvVarName). */
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
+
 /**
  * Rules of core/v1 pod validation that upstream applies to sidecars (it validates them as a fake
  * pod: pkg/webhook/sidecarset/validating validateContainersForSidecarSet -> ValidatePodCreate) and
- * that the differential test found missing here: unique port names, requests within limits.
+ * that the differential test found missing here: unique port names, env var names, one handler
+ * per probe, requests within limits.
  */
 function coreContainerErrors(c: Record<string, unknown>, at: string, errors: string[]): void {
   if (Array.isArray(c.ports)) {
@@ -104,6 +109,17 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
       if (names.has(name)) errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
       names.add(name);
     });
+  }
+  if (Array.isArray(c.env)) {
+    c.env.forEach((e: unknown, i) => {
+      const name = isObject(e) ? e.name : undefined;
+      if (typeof name === 'string' && !ENV_NAME.test(name)) errors.push(`${at}.env[${i}].name: ${JSON.stringify(name)} is not a valid environment variable name (letters, digits, '_', '-', '.'; not starting with a digit)`);
+    });
+  }
+  for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+    const handlers = isObject(c[probe]) ? PROBE_HANDLERS.filter((h) => (c[probe] as Record<string, unknown>)[h] !== undefined) : undefined;
+    if (handlers?.length === 0) errors.push(`${at}.${probe}: must specify a handler type (${PROBE_HANDLERS.join(', ')})`);
+    if (handlers && handlers.length > 1) errors.push(`${at}.${probe}: may not specify more than one handler type (has ${handlers.join(', ')})`);
   }
   const resources = c.resources;
   if (!isObject(resources) || !isObject(resources.limits) || !isObject(resources.requests)) return;

@@ -161,3 +161,16 @@ describe('SidecarSet validation found missing by the differential test (pkg/webh
     expect(defaultSidecarSet(base({ imagePullSecrets: [{ name: '' }, { name: 'r' }] })).spec.imagePullSecrets).toEqual([{}, { name: 'r' }]);
   });
 });
+
+describe('more core/v1 container rules upstream applies to sidecars (k8s pkg/apis/core/validation: validateEnv, validateProbe)', () => {
+  const container = (extra: object) => validateSidecarSet(base({ containers: [{ name: 'proxy', image: 'p:1', ...extra }] }));
+  it('refuses an env var name core/v1 refuses', () => {
+    expect(container({ env: [{ name: '1 BAD', value: 'x' }] })).toEqual([expect.stringMatching(/^spec\.containers\[0\]\.env\[0\]\.name: "1 BAD" is not a valid environment variable name/)]);
+    expect(container({ env: [{ name: 'my.env-name', value: 'x' }, { name: '_X1', value: 'y' }] })).toEqual([]);
+  });
+  it('wants exactly one handler per probe', () => {
+    expect(container({ livenessProbe: { periodSeconds: 3 } })).toEqual([expect.stringMatching(/^spec\.containers\[0\]\.livenessProbe: must specify a handler type/)]);
+    expect(container({ readinessProbe: { exec: { command: ['true'] }, tcpSocket: { port: 1 } } })).toEqual([expect.stringMatching(/may not specify more than one handler type \(has exec, tcpSocket\)/)]);
+    expect(container({ startupProbe: { grpc: { port: 1 } } })).toEqual([]);
+  });
+});
