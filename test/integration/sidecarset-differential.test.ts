@@ -154,7 +154,9 @@ async function removeSidecarSetCrd(): Promise<void> {
 
 async function runUpstream(): Promise<Recording> {
   await uninstallWebhooks(kc);
-  await removeSidecarSetCrd(); // earlier suites may have left the runtime flavour's, under another field manager
+  // Earlier suites may have left the runtime flavour's objects under the same names (another field manager).
+  await removeSidecarSetCrd();
+  await removeOutputObjects(false);
   const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
   if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
   upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-scdiff`, runDir);
@@ -172,12 +174,18 @@ async function runUpstream(): Promise<Recording> {
   }
 }
 
-/** The default output's objects (not Namespaces), so the runtime flavour installs on a clean slate and later suites meet none. */
-async function removeUpstreamOutput(): Promise<void> {
-  await removeSidecarSetCrd();
-  for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace') as KubernetesObject[]) {
+/** Deletes the default output's objects (never Namespaces; CRDs only if `crds`) that exist. */
+async function removeOutputObjects(crds: boolean): Promise<void> {
+  for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[]) {
     await api.call('DELETE', await objectPath(o)).catch(() => undefined);
   }
+}
+
+/** The upstream install and its Lease, so the runtime flavour installs on a clean slate and later suites meet none. */
+async function removeUpstreamOutput(): Promise<void> {
+  await removeSidecarSetCrd();
+  await api.call('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`);
+  await removeOutputObjects(true);
 }
 
 async function runOurs(): Promise<Recording> {
