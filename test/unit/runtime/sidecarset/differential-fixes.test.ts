@@ -174,3 +174,21 @@ describe('more core/v1 container rules upstream applies to sidecars (k8s pkg/api
     expect(container({ startupProbe: { grpc: { port: 1 } } })).toEqual([]);
   });
 });
+
+describe('hash annotations carried by a new pod (pkg/webhook/pod/mutating/sidecarset.go: read, then re-encoded as SidecarSetUpgradeSpec)', () => {
+  const set = defaultSidecarSet(base({}));
+  const pod = (annotations: Record<string, string>) => ({ metadata: { name: 'p', namespace: 'apps', labels: { app: 'web' }, annotations }, spec: { containers: [{ name: 'main', image: 'm:1' }] } });
+  const read = (p: { metadata?: { annotations?: Record<string, string> } }) => JSON.parse(p.metadata!.annotations![SidecarSetAnnotations.hash]) as Record<string, unknown>;
+
+  it('writes the older flat form as upstream converts it: zero timestamp and no list, both null', () => {
+    const { pod: out } = injectSidecars(pod({ [SidecarSetAnnotations.hash]: '{"old":"h1"}' }), [set], new Date('2026-11-23T10:00:00.456Z'));
+    expect(JSON.stringify(read(out))).toBe('{"old":{"updateTimestamp":null,"hash":"h1","sidecarSetName":"old","sidecarList":null},'
+      + `"s":{"updateTimestamp":"2026-11-23T10:00:00Z","hash":"${set.metadata.annotations![SidecarSetAnnotations.hash]}","sidecarSetName":"s","sidecarList":["proxy"]}}`);
+  });
+
+  it('re-encodes map entries in Go field order, keeping controllerRevision', () => {
+    const carried = { old: { sidecarList: ['x'], controllerRevision: 'old-1', sidecarSetName: 'old', hash: 'h', updateTimestamp: '2026-01-01T00:00:00Z' } };
+    const { pod: out } = injectSidecars(pod({ [SidecarSetAnnotations.hash]: JSON.stringify(carried) }), [set], new Date(0));
+    expect(JSON.stringify(read(out).old)).toBe('{"updateTimestamp":"2026-01-01T00:00:00Z","hash":"h","sidecarSetName":"old","sidecarList":["x"],"controllerRevision":"old-1"}');
+  });
+});
