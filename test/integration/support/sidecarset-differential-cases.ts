@@ -178,7 +178,19 @@ const podArb = fc.record({
   initContainers: rarely(fc.tuple(fc.record({ name: fc.constant('prep'), image: fc.constant('prep:1') }))),
   imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'own') }), { maxLength: 2, selector: (s) => s.name }),
   ignore: fc.integer({ min: 0, max: 19 }).map((n) => n === 0), // one pod in 20 opts out of injection
+  // Some pods arrive with hash annotations of another SidecarSet (copied from an injected pod): upstream's map form, or its older flat form.
+  carried: rarely(fc.constantFrom('map', 'flat')),
 });
+
+const LEGACY = 'legacy-set';
+const CARRIED: Record<string, Record<string, string>> = {
+  map: {
+    'kruise.io/sidecarset-hash': JSON.stringify({ [LEGACY]: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'h1', sidecarSetName: LEGACY, sidecarList: ['old'] } }),
+    'kruise.io/sidecarset-hash-without-image': JSON.stringify({ [LEGACY]: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'h2', sidecarSetName: LEGACY, sidecarList: ['old'] } }),
+    'kruise.io/sidecarset-injected-list': LEGACY,
+  },
+  flat: { 'kruise.io/sidecarset-hash': JSON.stringify({ [LEGACY]: 'h1' }), 'kruise.io/sidecarset-hash-without-image': JSON.stringify({ [LEGACY]: 'h2' }) },
+};
 
 type PodShape = typeof podArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -202,7 +214,10 @@ function pod(id: string, name: string, p: PodShape): V1Pod {
   const volumes = [...new Set(containers.flatMap((c) => c.volumeMounts ?? []).map((m) => m.name))].map((n) => ({ name: n, emptyDir: {} }));
   return {
     apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, namespace: p.namespace, labels: { [CASE_LABEL]: id, ...p.labels }, ...(p.ignore ? { annotations: { 'kruise.io/sidecarset-inject-ignore': 'true' } } : {}) },
+    metadata: {
+      name, namespace: p.namespace, labels: { [CASE_LABEL]: id, ...p.labels },
+      ...(p.ignore || p.carried ? { annotations: { ...(p.ignore ? { 'kruise.io/sidecarset-inject-ignore': 'true' } : {}), ...(p.carried ? CARRIED[p.carried] : {}) } } : {}),
+    },
     spec: {
       containers: JSON.parse(JSON.stringify(containers)) as NonNullable<V1Pod['spec']>['containers'],
       ...(p.initContainers ? { initContainers: p.initContainers } : {}),

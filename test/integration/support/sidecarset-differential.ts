@@ -44,7 +44,10 @@ export class ApiClient {
   }
 }
 
-/** Server-filled metadata and status dropped; the timestamp inside pod hash annotations blanked. */
+/** How metav1.Time encodes: RFC 3339 in whole seconds. */
+const RFC3339_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
+/** Server-filled metadata and status dropped; the timestamps inside pod hash annotations blanked if in metav1.Time's format. */
 export function normalize(o: Json): Json {
   if (!o || typeof o !== 'object') return o;
   const out = structuredClone(o);
@@ -54,7 +57,7 @@ export function normalize(o: Json): Json {
   for (const k of [SidecarSetAnnotations.hash, SidecarSetAnnotations.hashWithoutImage]) {
     if (!ann?.[k] || out.kind !== 'Pod') continue;
     const entries = JSON.parse(ann[k]) as Record<string, Json>;
-    ann[k] = JSON.stringify(Object.fromEntries(Object.entries(entries).map(([n, e]) => [n, { ...e, updateTimestamp: '<now>' }])));
+    ann[k] = JSON.stringify(Object.fromEntries(Object.entries(entries).map(([n, e]) => [n, RFC3339_SECONDS.test(e?.updateTimestamp) ? { ...e, updateTimestamp: '<now>' } : e])));
   }
   return out;
 }
