@@ -23,7 +23,7 @@ import { ApiClient, compare, deleteRun, record, type Difference, type Recording 
 import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 
 const SEED = Number(process.env.SCDIFF_SEED ?? 20261123);
-const CASES = Number(process.env.SCDIFF_CASES ?? 250);
+const CASES = Number(process.env.SCDIFF_CASES ?? 300);
 const RUN = 'scdiff';
 const OURS_NS = 'kruise-it-scdiff';
 const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
