@@ -9,9 +9,12 @@
  * This module must stay free of I/O and import only lib/contract/ (the rules both rooms check,
  * as pure functions returning problems): it is loaded at synth time.
  */
+import { upstreamNamespacesOverlap, upstreamSelectorsOverlap, type NamespaceSelected } from './contract/sidecarset.js';
+
 export * from './contract/problems.js';
 export * from './contract/lease.js';
 export * from './contract/values.js';
+export * from './contract/sidecarset.js';
 
 /** Default ports of the manager container. */
 export const Ports = {
@@ -284,46 +287,16 @@ export function sourceContainerFieldRefProblem(fieldRef: { readonly apiVersion?:
   return isValidLabelKey(key) ? undefined : `fieldPath: ${JSON.stringify(match[2])} is not a valid ${match[1] === 'metadata.labels' ? 'label' : 'annotation'} key`;
 }
 
-/** Upstream's isDisjoint (pkg/util/selector.go): `b` demands of a key something `a` pins otherwise. */
-function upstreamDisjoint(a: SelectorLike, b: SelectorLike): boolean {
-  const pinned = new Map<string, string[]>(Object.entries(a.matchLabels ?? {}).map(([k, v]) => [k, [v]]));
-  for (const e of a.matchExpressions ?? []) {
-    if (e.operator === 'In') pinned.set(e.key, [...(pinned.get(e.key) ?? []), ...(e.values ?? [])]);
-    else if (e.operator === 'Exists') pinned.set(e.key, ['ALL']);
-  }
-  const allows = (values: string[] | undefined, v: string) => values === undefined || values.includes('ALL') || values.includes(v);
-  if (Object.entries(b.matchLabels ?? {}).some(([k, v]) => !allows(pinned.get(k), v))) return true;
-  return (b.matchExpressions ?? []).some((e) => {
-    const values = pinned.get(e.key);
-    switch (e.operator) {
-      case 'In': return values !== undefined && !values.includes('ALL') && !(e.values ?? []).some((v) => values.includes(v));
-      case 'NotIn': return values !== undefined && values.every((v) => (e.values ?? []).includes(v));
-      case 'Exists': return values === undefined;
-      case 'DoesNotExist': return values !== undefined;
-      default: return false;
-    }
-  });
-}
-
 /**
- * Upstream's util.IsSelectorOverlapping, exactly: the SidecarSet conflict check must accept and
- * refuse what upstream does. It is not {@link selectorsMayOverlap}: it calls `a=h` and
- * `a NotIn [h]` disjoint (right), but also `{a: h}` and `b Exists` (upstream's rule, kept).
- */
-export function sidecarSetSelectorsOverlap(a: SelectorLike, b: SelectorLike): boolean {
-  return !(upstreamDisjoint(a, b) || upstreamDisjoint(b, a));
-}
-
-/**
- * Upstream's SidecarSet conflicts (validateSidecarConflict), for the construct and the runtime:
- * when the two may select the same pods (namespaces, namespace selectors and selectors may
- * overlap), containers and init containers of the same name (each compared with its own kind)
+ * Upstream's SidecarSet conflicts (validateSidecarConflict) of candidate `a` with existing `b`,
+ * for the construct and the runtime: when upstream deems that both select the same pods,
+ * containers and init containers of the same name (each compared with its own kind)
  * volumes of the same name that differ, and pod annotations one overwrites and the other patches. Empty when there is none.
  */
-export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView): Array<{ field: SidecarSetConflictField; names: string[] }> {
-  if (a.namespace && b.namespace && a.namespace !== b.namespace) return [];
-  if (a.namespaceSelector && b.namespaceSelector && !sidecarSetSelectorsOverlap(a.namespaceSelector, b.namespaceSelector)) return [];
-  if (!a.selector || !b.selector || !sidecarSetSelectorsOverlap(a.selector, b.selector)) return [];
+export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView, namespaceSelected?: NamespaceSelected): Array<{ field: SidecarSetConflictField; names: string[] }> {
+  // Upstream's own overlap rules (lib/contract/sidecarset.ts), not selectorsMayOverlap: they decide what upstream admits.
+  if (!upstreamNamespacesOverlap(a, b, namespaceSelected)) return [];
+  if (!a.selector || !b.selector || !upstreamSelectorsOverlap(a.selector, b.selector)) return [];
   const out: Array<{ field: SidecarSetConflictField; names: string[] }> = [];
   for (const field of ['containers', 'initContainers'] as const) {
     const theirs = new Set(b[field]);

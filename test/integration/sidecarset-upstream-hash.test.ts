@@ -25,7 +25,11 @@ const quantity = fc.constantFrom<string | number>('100m', '0.1', '1000m', '1024M
 const resources = fc.record({
   limits: fc.dictionary(fc.constantFrom('cpu', 'memory', 'ephemeral-storage'), quantity, { maxKeys: 3 }),
   requests: fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity, { maxKeys: 2 }),
-}, { requiredKeys: [] });
+}, { requiredKeys: [] }).map(({ limits, requests }) => ({
+  // Valid for upstream too, which refuses a request over its limit (core/v1): a resource is requested or limited here, not both.
+  ...(limits ? { limits } : {}),
+  ...(requests ? { requests: Object.fromEntries(Object.entries(requests).filter(([k]) => !limits || !(k in limits))) } : {}),
+}));
 const httpGet = fc.record({ port: fc.oneof(fc.integer({ min: 1, max: 65535 }), fc.constantFrom('http', 'admin')), path: fc.constantFrom('/healthz', '/'), scheme: fc.constantFrom('HTTP', 'HTTPS'), host: fc.constant('localhost') }, { requiredKeys: ['port'] });
 const probe = fc.record({
   httpGet: fc.option(httpGet, { nil: undefined }),
@@ -44,7 +48,8 @@ const container = fc.record({
   args: fc.array(text, { maxLength: 3 }),
   workingDir: fc.constantFrom('/work', '/'),
   env: fc.array(env, { maxLength: 3 }),
-  ports: fc.array(fc.record({ containerPort: fc.integer({ min: 1, max: 65535 }), name: fc.constantFrom('http', 'admin'), protocol: fc.constantFrom('TCP', 'UDP') }, { requiredKeys: ['containerPort'] }), { maxLength: 2 }),
+  // Port names unique in a container, as core/v1 (and so upstream) requires.
+  ports: fc.uniqueArray(fc.record({ containerPort: fc.integer({ min: 1, max: 65535 }), name: fc.constantFrom('http', 'admin'), protocol: fc.constantFrom('TCP', 'UDP') }, { requiredKeys: ['containerPort'] }), { maxLength: 2, selector: (p) => p.name ?? p.containerPort }),
   resources,
   volumeMounts: fc.array(fc.record({ name, mountPath: fc.constantFrom('/data', '/etc/conf'), readOnly: fc.boolean(), subPath: fc.constantFrom('x', '') }, { requiredKeys: ['name', 'mountPath'] }), { maxLength: 2 }),
   livenessProbe: probe,

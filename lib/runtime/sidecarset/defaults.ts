@@ -1,5 +1,6 @@
 import { SidecarSetAnnotations } from '../../contract.js';
-import { canonicalQuantity, GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
+import { canonicalQuantity, encode, GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
+import { GO_ROOT } from './gojson.generated.js';
 import type { SidecarContainer, SidecarSet } from './types.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -27,6 +28,8 @@ export function defaultSidecarSet(original: SidecarSet): SidecarSet {
   // Upstream: containers go before the app containers unless told otherwise; init containers are appended.
   if (Array.isArray(s.spec.containers)) s.spec.containers.forEach((c) => defaultContainer(c, 'BeforeAppContainer'));
   if (Array.isArray(s.spec.initContainers)) s.spec.initContainers.forEach((c) => defaultContainer(c, 'AfterAppContainer'));
+  if (Array.isArray(s.spec.volumes)) s.spec.volumes.forEach(defaultVolume);
+  storeAsUpstream(s);
   try {
     const annotations = (s.metadata.annotations ??= {});
     annotations[SidecarSetAnnotations.hash] = upstreamSidecarSetHash(s.spec);
@@ -36,6 +39,49 @@ export function defaultSidecarSet(original: SidecarSet): SidecarSet {
     if (!(err instanceof GoEncodingError)) throw err;
   }
   return s;
+}
+
+/**
+ * The spec as upstream's webhook stores it: its patch turns the request into Go's encoding of the
+ * decoded object, so empty `omitempty` lists vanish, `injectionStrategy` (a struct, never
+ * omitted) reads `{}`, and every sidecar reads as Go encodes a SidecarContainer (e.g.
+ * `resources: {}`). Found by test/integration/sidecarset-differential.test.ts.
+ */
+function storeAsUpstream(s: SidecarSet): void {
+  const spec = s.spec as Record<string, unknown>;
+  for (const list of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
+    if (Array.isArray(spec[list]) && (spec[list] as unknown[]).length === 0) delete spec[list];
+  }
+  s.spec.injectionStrategy ??= {};
+  // LocalObjectReference's name is omitempty: an empty one is stored as {}.
+  if (Array.isArray(s.spec.imagePullSecrets)) s.spec.imagePullSecrets = s.spec.imagePullSecrets.map((r) => (isObject(r) && r.name === '' ? {} : r));
+  for (const list of ['containers', 'initContainers'] as const) {
+    const value = s.spec[list];
+    if (!Array.isArray(value)) continue;
+    try {
+      s.spec[list] = JSON.parse(encode(value, `[]${GO_ROOT}`, `spec.${list}`)) as SidecarContainer[];
+    } catch (err) {
+      if (!(err instanceof GoEncodingError)) throw err; // a shape upstream cannot hold: the validator names it
+    }
+  }
+}
+
+/** core/v1 defaults upstream applies to spec.volumes (apis/apps/defaults/pod.go SetDefaultPodVolumes). */
+function defaultVolume(v: unknown): void {
+  if (!isObject(v)) return;
+  if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {}; // SetDefaults_Volume
+  if (isObject(v.hostPath)) v.hostPath.type ??= '';
+  for (const source of ['secret', 'configMap', 'downwardAPI', 'projected']) {
+    if (isObject(v[source])) (v[source] as Record<string, unknown>).defaultMode ??= 420; // 0644
+  }
+  const fieldRefs = (items: unknown) => (Array.isArray(items) ? items : []).forEach((i) => { if (isObject(i?.fieldRef)) i.fieldRef.apiVersion ||= 'v1'; });
+  if (isObject(v.downwardAPI)) fieldRefs(v.downwardAPI.items);
+  if (isObject(v.projected) && Array.isArray(v.projected.sources)) {
+    for (const src of v.projected.sources) {
+      if (isObject(src?.downwardAPI)) fieldRefs(src.downwardAPI.items);
+      if (isObject(src?.serviceAccountToken)) src.serviceAccountToken.expirationSeconds ??= 3600;
+    }
+  }
 }
 
 function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['podInjectPolicy']): void {

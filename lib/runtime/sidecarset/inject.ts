@@ -3,7 +3,7 @@ import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../c
 import { matchesSelector } from '../selector.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
 import { patchPodAnnotations } from './metadata.js';
-import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet, type TransferEnvVar } from './types.js';
+import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet, type SidecarSetHashEntry, type TransferEnvVar } from './types.js';
 
 /** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector), as upstream. */
 export function sidecarSetMatchesPod(s: SidecarSet, pod: V1Pod, namespaceLabels: Record<string, string> | undefined): boolean {
@@ -156,8 +156,10 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     const list = [...sidecars].sort();
     // Upstream records status.latestRevision, the ControllerRevision this pod got (a pinned one when injectionStrategy.revision chose it).
     const controllerRevision = s.status?.latestRevision ? { controllerRevision: s.status.latestRevision } : {};
-    hashes[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHash(s), sidecarSetName: name, sidecarList: list, ...controllerRevision };
-    hashesWithoutImage[name] = { updateTimestamp: now.toISOString(), hash: sidecarSetHashWithoutImage(s), sidecarSetName: name, sidecarList: list };
+    // metav1.Time encodes as RFC 3339 in whole seconds.
+    const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
+    hashes[name] = { updateTimestamp: stamp, hash: sidecarSetHash(s), sidecarSetName: name, sidecarList: list, ...controllerRevision };
+    hashesWithoutImage[name] = { updateTimestamp: stamp, hash: sidecarSetHashWithoutImage(s), sidecarSetName: name, sidecarList: list };
     injected.push(name);
   }
   if (containers.length === 0 && inits.length === 0) return { pod: structuredClone(original), injected: [] };
@@ -171,11 +173,31 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   const secretNames = new Set<string | undefined>();
   const allSecrets = [...(spec.imagePullSecrets ?? []), ...secrets].filter((x) => !secretNames.has(x.name) && secretNames.add(x.name));
   if (allSecrets.length) spec.imagePullSecrets = allSecrets.map((x) => ({ ...x }));
-  annotations[SidecarSetAnnotations.hash] = JSON.stringify(hashes);
-  annotations[SidecarSetAnnotations.hashWithoutImage] = JSON.stringify(hashesWithoutImage);
+  annotations[SidecarSetAnnotations.hash] = goHashAnnotation(hashes, original.metadata?.annotations?.[SidecarSetAnnotations.hash]);
+  annotations[SidecarSetAnnotations.hashWithoutImage] = goHashAnnotation(hashesWithoutImage, original.metadata?.annotations?.[SidecarSetAnnotations.hashWithoutImage]);
   annotations[SidecarSetAnnotations.injectedList] = [...setNames].sort().join(',');
   (pod.metadata ??= {}).annotations = annotations;
   return { pod, injected };
+}
+
+/**
+ * A hash annotation as upstream writes it: Go's encoding of map[string]SidecarSetUpgradeSpec
+ * (pkg/control/sidecarcontrol/util.go), keys sorted, each entry's fields in struct order. Entries
+ * upstream converted from the older flat form (`name: hash`, in `carried`) have a zero timestamp
+ * and no list: both encode as null.
+ */
+function goHashAnnotation(entries: Record<string, SidecarSetHashEntry>, carried: string | undefined): string {
+  const flat = new Set<string>();
+  try {
+    for (const [name, v] of Object.entries(JSON.parse(carried ?? '{}') as Record<string, unknown>)) if (typeof v === 'string') flat.add(name);
+  } catch { /* not JSON: read as empty, as readHashAnnotation does */ }
+  return JSON.stringify(Object.fromEntries(Object.keys(entries).sort().map((name) => {
+    const e = entries[name];
+    return [name, {
+      updateTimestamp: e.updateTimestamp || null, hash: e.hash ?? '', sidecarSetName: e.sidecarSetName ?? '',
+      sidecarList: flat.has(name) ? null : e.sidecarList ?? null, ...(e.controllerRevision ? { controllerRevision: e.controllerRevision } : {}),
+    }];
+  })));
 }
 
 /** Upstream's mergeSidecarContainers: a pod container of a sidecar's name is replaced where it is; others go before/after by podInjectPolicy. */

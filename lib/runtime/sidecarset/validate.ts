@@ -1,9 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  sourceContainerFieldRefProblem, volumeSourceProblem, type SidecarSetConflictView,
+  sourceContainerFieldRefProblem, volumeSourceProblem, type SelectorLike, type SidecarSetConflictView,
 } from '../../contract.js';
-import { validateSelector } from '../selector.js';
+import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectionStrategyErrors, type SidecarSetRevisionSource } from './history.js';
@@ -80,6 +80,7 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
         }
       });
     }
+    coreContainerErrors(c, at, errors);
     const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
     if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade') errors.push(`${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`);
     for (const field of ['shareVolumeDevicePolicy', 'resourcesPolicy']) {
@@ -117,6 +118,61 @@ function updateErrors(spec: Record<string, unknown>, previous: unknown): string[
   });
 }
 
+const QUANTITY_SUFFIX: Record<string, number> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A quantity's value as a number (precise enough to compare), or undefined if it is not one. */
+function quantityValue(q: unknown): number | undefined {
+  const m = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:([eE][-+]?\d+)|([a-zA-Z]*))$/.exec(typeof q === 'number' ? String(q) : String(q ?? ''));
+  if (!m) return undefined;
+  const scale = m[2] !== undefined ? 10 ** Number(m[2].slice(1)) : QUANTITY_SUFFIX[m[3]];
+  return scale === undefined ? undefined : Number(m[1]) * scale;
+}
+
+/** core/v1 validation's env var name (validation.IsEnvVarName). */
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
+
+/**
+ * Rules of core/v1 pod validation that upstream applies to sidecars (it validates them as a fake
+ * pod: pkg/webhook/sidecarset/validating validateContainersForSidecarSet -> ValidatePodCreate) and
+ * that the differential test found missing here: unique port names, env var names, one handler
+ * per probe, requests within limits.
+ */
+function coreContainerErrors(c: Record<string, unknown>, at: string, errors: string[]): void {
+  if (Array.isArray(c.ports)) {
+    const names = new Set<string>();
+    c.ports.forEach((p: unknown, i) => {
+      const name = isObject(p) ? p.name : undefined;
+      if (typeof name !== 'string' || name === '') return;
+      if (names.has(name)) errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
+      names.add(name);
+    });
+  }
+  if (Array.isArray(c.env)) {
+    c.env.forEach((e: unknown, i) => {
+      const name = isObject(e) ? e.name : undefined;
+      if (typeof name === 'string' && !ENV_NAME.test(name)) errors.push(`${at}.env[${i}].name: ${JSON.stringify(name)} is not a valid environment variable name (letters, digits, '_', '-', '.'; not starting with a digit)`);
+    });
+  }
+  for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+    const handlers = isObject(c[probe]) ? PROBE_HANDLERS.filter((h) => (c[probe] as Record<string, unknown>)[h] !== undefined) : undefined;
+    if (handlers?.length === 0) errors.push(`${at}.${probe}: must specify a handler type (${PROBE_HANDLERS.join(', ')})`);
+    if (handlers && handlers.length > 1) errors.push(`${at}.${probe}: may not specify more than one handler type (has ${handlers.join(', ')})`);
+  }
+  const resources = c.resources;
+  if (!isObject(resources) || !isObject(resources.limits) || !isObject(resources.requests)) return;
+  for (const [name, request] of Object.entries(resources.requests)) {
+    const limit = quantityValue(resources.limits[name]);
+    const wanted = quantityValue(request);
+    if (limit !== undefined && wanted !== undefined && wanted > limit) {
+      errors.push(`${at}.resources.requests.${name}: ${JSON.stringify(request)} must be less than or equal to the ${name} limit ${JSON.stringify(resources.limits[name])}`);
+    }
+  }
+}
+
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
 export function validateSidecarSet(s: unknown, context: SidecarSetValidationContext = {}): string[] {
   if (!isObject(s)) return ['SidecarSet: must be an object'];
@@ -139,7 +195,8 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
     errors.push('spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector');
   }
   if (spec.namespace !== undefined && spec.namespaceSelector !== undefined) errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
-  if (spec.namespace !== undefined && (typeof spec.namespace !== 'string' || !DNS_LABEL.test(spec.namespace))) errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} is not a namespace name`);
+  // Upstream does not check that spec.namespace is a valid name (one that is not selects no pod); only its type.
+  if (spec.namespace !== undefined && typeof spec.namespace !== 'string') errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} must be a string`);
   const names = new Map<string, string>();
   checkContainers(spec.containers, 'spec.containers', names, errors);
   checkContainers(spec.initContainers, 'spec.initContainers', names, errors);
@@ -279,8 +336,14 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
 }
 
 /** Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract). */
-export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
-  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
+export function findConflicts(candidate: SidecarSet, others: SidecarSet[], namespaceLabels?: (ns: string) => Record<string, string> | undefined): string[] {
+  // Upstream reads the namespace from its cache: one that does not exist is selected by nothing.
+  const selected = namespaceLabels && ((ns: string, selector: SelectorLike) => {
+    const labels = namespaceLabels(ns);
+    const s = selector as LabelSelector;
+    return labels !== undefined && (isEmptySelector(s) || matchesSelector(s, labels));
+  });
+  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other), selected).map(({ field, names }) => {
     const list = names.map((n) => `"${n}"`).join(', ');
     if (field === 'patchPodMetadata') return `spec.patchPodMetadata: annotation ${list} is also patched by SidecarSet "${other.metadata.name}" in pods both select, one of them with Overwrite; ${SidecarSetRules.patchConflictFix}`;
     return field === 'volumes'

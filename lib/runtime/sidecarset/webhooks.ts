@@ -136,7 +136,7 @@ export function sidecarSetValidatingWebhook(source: SidecarSetSource): Validatin
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
       const stale = freshnessDenial(source);
       if (stale) return stale;
-      errors.push(...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets()));
+      errors.push(...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets(), (ns) => source.namespaceLabels(ns)));
     }
     return errors.length === 0 ? allow() : deny(`SidecarSet ${request.name ?? ''} is invalid: ${errors.join('; ')}`, 422);
   });

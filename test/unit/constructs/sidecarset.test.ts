@@ -186,7 +186,8 @@ describe('SidecarSet validation', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'test');
     new SidecarSet(chart, 'a', { selector: { matchLabels: { app: 'web' } }, containers: [proxy] });
-    new SidecarSet(chart, 'b', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] }, containers: [proxy] });
+    // Upstream (pkg/util/selector.go IsSelectorOverlapping) deems `tier Exists` disjoint from `app: web` (a key the other never names), `app Exists` not.
+    new SidecarSet(chart, 'b', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] }, containers: [proxy] });
     // Disjoint: different values of the same key, or different namespaces.
     new SidecarSet(chart, 'c', { selector: { matchLabels: { app: 'db' } }, namespace: 'apps', containers: [proxy] });
     new SidecarSet(chart, 'd', { selector: { matchLabels: { app: 'web' } }, namespace: 'other', containers: [{ name: 'metrics', image: 'm:1' }] });

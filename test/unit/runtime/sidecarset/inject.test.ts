@@ -48,7 +48,7 @@ describe('injectSidecars', () => {
     expect(out.spec!.volumes).toEqual([{ name: 'data', emptyDir: {} }]);
     expect(out.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     const hashes = readHashAnnotation(out.metadata!.annotations, 'kruise.io/sidecarset-hash');
-    expect(hashes.a).toEqual({ updateTimestamp: now.toISOString(), hash: sidecarSetHash(before), sidecarSetName: 'a', sidecarList: ['init-proxy'] });
+    expect(hashes.a).toEqual({ updateTimestamp: now.toISOString().replace('.000Z', 'Z'), hash: sidecarSetHash(before), sidecarSetName: 'a', sidecarList: ['init-proxy'] });
     expect(out.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe('a,b');
   });
 

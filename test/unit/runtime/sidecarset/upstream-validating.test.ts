@@ -9,7 +9,7 @@
  *   refused by name; its rule (upgradeType immutable on update) is ported below all the same.
  */
 import { describe, expect, it } from '@jest/globals';
-import { sidecarSetSelectorsOverlap } from '../../../../lib/contract.js';
+import { upstreamSelectorsOverlap } from '../../../../lib/contract.js';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarContainer, SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 import { findConflicts, validateSidecarSet } from '../../../../lib/runtime/sidecarset/validate.js';
@@ -72,7 +72,7 @@ describe('TestSelectorConflict', () => {
     [7, ml({ a: 'h' }), expr('Exists'), true],
     [8, expr('DoesNotExist'), ml({ a: 'h' }), false],
   ])('case %i', (_i, a, b, expected) => {
-    expect(sidecarSetSelectorsOverlap(a, b)).toBe(expected);
+    expect(upstreamSelectorsOverlap(a, b)).toBe(expected);
   });
 });
 
