@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import {
-  CertModes, DEFAULT_CERT_DIR, Env, Flags, LeaderElectionDefaults, Names, Ports, Roles, workersFlag,
+  CertModes, DEFAULT_CERT_DIR, Env, FeatureGates, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Ports,
+  Roles, Workers, workersFlag, workersProblems, type LeaseTimingMs, type Problem,
 } from '../contract.js';
 import { isLogLevel, LogLevel } from './log.js';
 
@@ -71,16 +72,62 @@ export function parseAddr(name: string, value: string): HostPort {
   return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
 }
 
+/** Contract problems as one options error naming the flag and the value as given. */
+function refuse(problems: Problem[], name: string, raw: string): void {
+  if (problems.length > 0) throw new OptionsError(problems.map((p) => `${name}: "${raw}" ${p.message}. Fix: ${p.fix}`).join('; '));
+}
+
+const RUNTIME_GATES: readonly string[] = Object.values(FeatureGates);
+
+/** `A=true,B=false`; a gate this runtime does not read is refused by name, never ignored. */
 function parseGates(value: string): Record<string, boolean> {
+  const name = `--${Flags.featureGates}`;
   const gates: Record<string, boolean> = {};
   for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
     const [gate, enabled, extra] = part.split('=');
-    if (!/^[A-Z][A-Za-z0-9]*$/.test(gate) || (enabled !== 'true' && enabled !== 'false') || extra !== undefined) {
-      throw new OptionsError(`--${Flags.featureGates}: "${part}" is not Gate=true|false. Fix: e.g. --${Flags.featureGates}=PodWebhook=true`);
+    if ((enabled !== 'true' && enabled !== 'false') || extra !== undefined) {
+      throw new OptionsError(`${name}: "${part}" is not Gate=true|false. Fix: e.g. ${name}=PodWebhook=true`);
+    }
+    refuse(featureGateNameProblems(name, gate), name, gate);
+    if (!RUNTIME_GATES.includes(gate)) {
+      throw new OptionsError(`${name}: "${gate}" is not a feature gate of this runtime, which reads only ${RUNTIME_GATES.join(' and ')}. ` +
+        'Fix: remove it (gates of upstream components this runtime does not carry need the upstream image)');
     }
     gates[gate] = enabled === 'true';
   }
   return gates;
+}
+
+/** `--cert-mode`, or upstream's EnableExternalCerts gate meaning the same; the two must agree. */
+function certModeOf(flag: string | undefined, gates: Record<string, boolean>): string {
+  const gate = gates[FeatureGates.enableExternalCerts];
+  const fromGate = gate === undefined ? undefined : gate ? CertModes.external : CertModes.selfManaged;
+  if (flag !== undefined && fromGate !== undefined && flag !== fromGate) {
+    throw new OptionsError(`--${Flags.certMode}: "${flag}" contradicts --${Flags.featureGates}=${FeatureGates.enableExternalCerts}=${gate}. ` +
+      `Fix: drop one of them (${FeatureGates.enableExternalCerts}=true means --${Flags.certMode}=${CertModes.external})`);
+  }
+  return flag ?? fromGate ?? CertModes.selfManaged;
+}
+
+/** Flag and default of each Lease timing, by the contract rule's field names. */
+const LEASE_FLAGS: Record<keyof Omit<LeaseTimingMs, 'jitterFactor'>, [string, number]> = {
+  leaseDuration: [Flags.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds],
+  renewDeadline: [Flags.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds],
+  retryPeriod: [Flags.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds],
+};
+
+function parseLeaseTiming(flag: (name: string) => string | undefined): Required<Omit<LeaseTimingMs, 'jitterFactor'>> {
+  const raw = (field: keyof typeof LEASE_FLAGS) => flag(LEASE_FLAGS[field][0]) ?? `${LEASE_FLAGS[field][1]}s`;
+  const timing = {
+    leaseDuration: parseDuration(`--${Flags.leaseDuration}`, raw('leaseDuration')),
+    renewDeadline: parseDuration(`--${Flags.renewDeadline}`, raw('renewDeadline')),
+    retryPeriod: parseDuration(`--${Flags.retryPeriod}`, raw('retryPeriod')),
+  };
+  for (const p of leaseTimingProblems(timing)) {
+    const field = p.field as keyof typeof LEASE_FLAGS;
+    refuse([p], `--${LEASE_FLAGS[field][0]}`, raw(field));
+  }
+  return timing;
 }
 
 function parseBool(name: string, value: string): boolean {
@@ -123,7 +170,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   if (!Object.values(Roles).includes(role as never)) {
     throw new OptionsError(`--${Flags.role}: "${role}" is not a role. Fix: use ${Object.values(Roles).join(', ')}`);
   }
-  const certMode = flag(Flags.certMode) ?? CertModes.selfManaged;
+  const featureGates = parseGates(flag(Flags.featureGates) ?? '');
+  const certMode = certModeOf(flag(Flags.certMode), featureGates);
   if (!Object.values(CertModes).includes(certMode as never)) {
     throw new OptionsError(`--${Flags.certMode}: "${certMode}" is not a certificate mode. Fix: use ${Object.values(CertModes).join(' or ')}`);
   }
@@ -133,17 +181,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   if (lockKind !== 'leases') throw new OptionsError(`--${Flags.leaderElectionResourceLock}: "${lockKind}" is not supported. Fix: use leases`);
 
   const podNamespace = env[Env.podNamespace] ?? Names.namespace;
-  const durations = {
-    lease: parseDuration(`--${Flags.leaseDuration}`, flag(Flags.leaseDuration) ?? `${LeaderElectionDefaults.leaseDurationSeconds}s`),
-    renew: parseDuration(`--${Flags.renewDeadline}`, flag(Flags.renewDeadline) ?? `${LeaderElectionDefaults.renewDeadlineSeconds}s`),
-    retry: parseDuration(`--${Flags.retryPeriod}`, flag(Flags.retryPeriod) ?? `${LeaderElectionDefaults.retryPeriodSeconds}s`),
-  };
-  if (!(durations.lease > durations.renew && durations.renew > LeaderElectionDefaults.jitterFactor * durations.retry)) {
-    throw new OptionsError(`--${Flags.leaseDuration}/--${Flags.renewDeadline}/--${Flags.retryPeriod}: ${durations.lease}ms/${durations.renew}ms/${durations.retry}ms violate leaseDuration > renewDeadline > 1.2 x retryPeriod. Fix: e.g. 15s/10s/2s`);
-  }
+  const lease = parseLeaseTiming(flag);
   const workers: Record<string, number> = {};
   for (const controller of CONTROLLERS) {
-    workers[controller] = parseInteger(`--${workersFlag(controller)}`, flag(workersFlag(controller)) ?? '3', 1, 1000);
+    const raw = flag(workersFlag(controller)) ?? String(Workers.default);
+    refuse(workersProblems(controller, Number(raw)), `--${workersFlag(controller)}`, raw);
+    workers[controller] = Number(raw);
   }
   const webhookPort = parseInteger(Env.webhookPort, env[Env.webhookPort] ?? String(Ports.webhook), 1, 65535);
   const options: ManagerOptions = {
@@ -151,9 +194,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     leaderElection: role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
     leaderElectionNamespace: flag(Flags.leaderElectionNamespace) ?? podNamespace,
     leaderElectionId: flag(Flags.leaderElectionId) ?? Names.leaderElectionId,
-    leaseDurationMs: durations.lease,
-    renewDeadlineMs: durations.renew,
-    retryPeriodMs: durations.retry,
+    leaseDurationMs: lease.leaseDuration,
+    renewDeadlineMs: lease.renewDeadline,
+    retryPeriodMs: lease.retryPeriod,
     metricsAddr: parseAddr(`--${Flags.metricsAddr}`, flag(Flags.metricsAddr) ?? `:${Ports.metrics}`),
     healthAddr: parseAddr(`--${Flags.healthProbeAddr}`, flag(Flags.healthProbeAddr) ?? `:${Ports.health}`),
     webhookPort,
@@ -166,7 +209,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     podNamespace,
     podName: env[Env.podName] ?? (env.HOSTNAME || `manager-${process.pid}`),
     watchNamespace: flag(Flags.namespace) ?? '',
-    featureGates: parseGates(flag(Flags.featureGates) ?? ''),
+    featureGates,
     workers,
     kubeconfig: flag(Flags.kubeconfig),
     drainTimeoutMs: parseDuration(`--${Flags.drainTimeout}`, flag(Flags.drainTimeout) ?? '5s'),
@@ -205,10 +248,10 @@ export function helpText(): string {
     f(`${Flags.leaderElectionResourceLock}=leases`, 'lock kind; only leases'),
     f(`${Flags.metricsAddr}=ADDR`, `Prometheus /metrics listener (default :${Ports.metrics})`),
     f(`${Flags.healthProbeAddr}=ADDR`, `/readyz and /healthz listener (default :${Ports.health})`),
-    f(`${Flags.featureGates}=A=true,B=false`, 'feature gates'),
+    f(`${Flags.featureGates}=A=true,B=false`, `${FeatureGates.podWebhook}=false: serve no pod webhook; ${FeatureGates.enableExternalCerts}=true: as --${Flags.certMode}=external`),
     f(`${Flags.namespace}=NS`, 'watch only this namespace (default all)'),
     f(`${Flags.kubeconfig}=PATH`, 'kubeconfig file (default in-cluster config, then $KUBECONFIG)'),
-    ...CONTROLLERS.map((c) => f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default 3)`)),
+    ...CONTROLLERS.map((c) => f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default ${Workers.default})`)),
     f(`${Flags.role}=ROLE`, 'all (default), webhook (no leader election) or controllers'),
     f(`${Flags.certMode}=MODE`, 'self-managed (default) or external (cert-manager)'),
     f(`${Flags.drainTimeout}=DUR`, 'keep serving admission this long after SIGTERM (default 5s)'),

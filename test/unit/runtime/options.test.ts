@@ -32,6 +32,17 @@ describe('parseOptions', () => {
     expect(o.featureGates).toEqual({ PodWebhook: false });
   });
 
+  it('reads every feature gate it accepts and refuses any other by name', () => {
+    expect(parse(['--feature-gates=PodWebhook=false']).featureGates).toEqual({ PodWebhook: false });
+    expect(parse(['--feature-gates=EnableExternalCerts=true']).certMode).toBe('external');
+    expect(parse(['--feature-gates=EnableExternalCerts=false']).certMode).toBe('self-managed');
+    expect(() => parse(['--feature-gates=EnableExternalCerts=true', '--cert-mode=self-managed']))
+      .toThrow(/--cert-mode: "self-managed" contradicts --feature-gates=EnableExternalCerts=true/);
+    expect(() => parse(['--feature-gates=PodWebhook=true,ImagePullJobGate=true']))
+      .toThrow(/--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook/);
+    expect(() => parse(['--feature-gates=pod-webhook=true'])).toThrow(/--feature-gates: "pod-webhook" is not a feature gate name/);
+  });
+
   it('never leader-elects webhook-only replicas', () => {
     expect(parse(['--role=webhook', '--enable-leader-election=true']).leaderElection).toBe(false);
   });
@@ -51,7 +62,7 @@ describe('parseOptions', () => {
   const bad: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
     [['--bogus=1'], env, /Unknown option '--bogus'.*Fix: see --help/],
     [['--role=leader'], env, /--role: "leader" is not a role. Fix: use all, webhook, controllers/],
-    [['--leader-election-lease-duration=5s'], env, /violate leaseDuration > renewDeadline/],
+    [['--leader-election-lease-duration=5s'], env, /--leader-election-lease-duration: "5s" must exceed renewDeadline \(10s\), or two leaders can overlap/],
     [['--leader-election-retry-period=soon'], env, /--leader-election-retry-period: "soon" is not a duration/],
     [['--metrics-addr=8080'], env, /--metrics-addr: "8080" is not host:port/],
     [['--feature-gates=Foo'], env, /--feature-gates: "Foo" is not Gate=true\|false/],
