@@ -24,7 +24,7 @@ export interface Runnable {
  * Where a runnable sits. Groups start in this order (a group's members together), leader-only
  * members the same way once elected; the stop order is written down once, in {@link Runnables.stop}.
  */
-export const START_ORDER = ['liveness', 'servers', 'caches', 'certs', 'webhooks', 'election', 'controllers'] as const;
+const START_ORDER = ['liveness', 'servers', 'caches', 'certs', 'webhooks', 'election', 'controllers'] as const;
 export type RunnableGroup = typeof START_ORDER[number];
 
 /** The Lease elector as the manager drives it (leader/elector.ts's LeaderElector). */
