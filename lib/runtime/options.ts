@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import {
-  CertModes, DEFAULT_CERT_DIR, Env, FeatureGates, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Ports,
+  CertModes, DEFAULT_CERT_DIR, Env, FeatureGates, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, portProblems, Ports,
   Roles, Workers, workersFlag, workersProblems, type LeaseTimingMs, type Problem,
 } from '../contract.js';
 import { isLogLevel, LogLevel } from './log.js';
@@ -66,7 +66,7 @@ export function parseDuration(name: string, value: string): number {
 export function parseAddr(name: string, value: string): HostPort {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[3]) : NaN;
-  if (!match || port < 1 || port > 65535) {
+  if (!match || portProblems(name, port).length > 0) {
     throw new OptionsError(`${name}: "${value}" is not host:port. Fix: use e.g. ":${Ports.metrics}" or "127.0.0.1:${Ports.metrics}"`);
   }
   return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
@@ -136,14 +136,6 @@ function parseBool(name: string, value: string): boolean {
   throw new OptionsError(`--${name}: "${value}" is not a boolean. Fix: use --${name}=true or --${name}=false`);
 }
 
-function parseInteger(name: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new OptionsError(`${name}: "${value}" must be a whole number from ${min} to ${max}`);
-  }
-  return n;
-}
-
 const STRING_FLAGS = [
   Flags.enableLeaderElection, Flags.leaderElectionNamespace, Flags.leaderElectionId, Flags.leaderElectionResourceLock,
   Flags.leaseDuration, Flags.renewDeadline, Flags.retryPeriod, Flags.metricsAddr, Flags.healthProbeAddr, Flags.featureGates,
@@ -188,7 +180,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     refuse(workersProblems(controller, Number(raw)), `--${workersFlag(controller)}`, raw);
     workers[controller] = Number(raw);
   }
-  const webhookPort = parseInteger(Env.webhookPort, env[Env.webhookPort] ?? String(Ports.webhook), 1, 65535);
+  const rawWebhookPort = env[Env.webhookPort] ?? String(Ports.webhook);
+  refuse(portProblems(Env.webhookPort, Number(rawWebhookPort)), Env.webhookPort, rawWebhookPort);
+  const webhookPort = Number(rawWebhookPort);
   const options: ManagerOptions = {
     role: role as ManagerOptions['role'],
     leaderElection: role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
