@@ -161,8 +161,6 @@ export const DEFAULT_CERT_DIR = '/tmp/kruise-webhook-certs';
 
 /** API group of the Kruise CRDs. */
 export const KRUISE_APPS_GROUP = 'apps.kruise.io';
-/** API group of Kruise policy CRDs. */
-export const KRUISE_POLICY_GROUP = 'policy.kruise.io';
 
 /**
  * Annotations of SidecarSet injection (upstream keys). `hash` and `hashWithoutImage` are on both

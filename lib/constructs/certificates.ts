@@ -59,9 +59,47 @@ export class WebhookCertificates {
     private readonly options: CertManagerOptions,
   ) {}
 
-  /** @internal */
-  public _options(): CertManagerOptions {
-    return this.options;
+  /**
+   * The objects behind this mode, under `scope`: the (empty) Secret the manager fills, or
+   * cert-manager's issuers and Certificate; and the annotations the webhook configurations need.
+   * @internal
+   */
+  public _render(scope: Construct, ns: string): { apiObjects: ApiObject[]; webhookAnnotations: { [key: string]: string } } {
+    if (!this.external) {
+      return { apiObjects: [new ApiObject(scope, 'Secret', { apiVersion: 'v1', kind: 'Secret', metadata: { name: Names.webhookSecret, namespace: ns }, type: 'Opaque' })], webhookAnnotations: {} };
+    }
+    const options = this.options;
+    const apiObjects: ApiObject[] = [];
+    let issuerRef = options.issuer ? { name: options.issuer.name, kind: options.issuer.kind ?? 'Issuer', group: 'cert-manager.io' } : undefined;
+    if (!issuerRef) {
+      // A private CA keeps caBundle stable across serving-certificate renewals.
+      const cm = (name: string, kind: string, spec: object) =>
+        new ApiObject(scope, name, { apiVersion: 'cert-manager.io/v1', kind, metadata: { name, namespace: ns }, spec });
+      apiObjects.push(
+        cm('kruise-selfsigned', 'Issuer', { selfSigned: {} }),
+        cm('kruise-webhook-ca', 'Certificate', {
+          isCA: true, commonName: 'kruise-webhook-ca', secretName: 'kruise-webhook-ca', duration: `${5 * 365 * 24}h`,
+          privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'kruise-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
+        }),
+        cm('kruise-webhook-ca-issuer', 'Issuer', { ca: { secretName: 'kruise-webhook-ca' } }),
+      );
+      issuerRef = { name: 'kruise-webhook-ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
+    }
+    const svc = Names.webhookService;
+    apiObjects.push(new ApiObject(scope, 'Certificate', {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: Names.webhookSecret, namespace: ns },
+      spec: {
+        secretName: Names.webhookSecret,
+        dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
+        duration: goDuration(options.duration?.toMilliseconds() ?? 90 * 86400_000),
+        renewBefore: goDuration(options.renewBefore?.toMilliseconds() ?? 30 * 86400_000),
+        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+        issuerRef,
+      },
+    }));
+    return { apiObjects, webhookAnnotations: { [Labels.certManagerInjectCaFrom]: `${ns}/${Names.webhookSecret}` } };
   }
 }
 
@@ -78,50 +116,13 @@ export interface CertificateResourcesProps {
  */
 export class CertificateResources extends Construct {
   /** Objects rendered, in order. */
-  public readonly apiObjects: ApiObject[] = [];
+  public readonly apiObjects: ApiObject[];
   /** Annotations the webhook configurations need (cert-manager's CA injection). */
-  public readonly webhookAnnotations: { [key: string]: string } = {};
+  public readonly webhookAnnotations: { [key: string]: string };
 
   constructor(scope: Construct, id: string, props: CertificateResourcesProps) {
     super(scope, id);
-    const ns = props.namespace;
-    if (!props.certificates.external) {
-      this.apiObjects.push(new ApiObject(this, 'Secret', {
-        apiVersion: 'v1', kind: 'Secret', metadata: { name: Names.webhookSecret, namespace: ns }, type: 'Opaque',
-      }));
-      return;
-    }
-    const options = props.certificates._options();
-    let issuerRef = options.issuer ? { name: options.issuer.name, kind: options.issuer.kind ?? 'Issuer', group: 'cert-manager.io' } : undefined;
-    if (!issuerRef) {
-      // A private CA keeps caBundle stable across serving-certificate renewals.
-      const cm = (name: string, kind: string, spec: object) =>
-        new ApiObject(this, name, { apiVersion: 'cert-manager.io/v1', kind, metadata: { name, namespace: ns }, spec });
-      this.apiObjects.push(
-        cm('kruise-selfsigned', 'Issuer', { selfSigned: {} }),
-        cm('kruise-webhook-ca', 'Certificate', {
-          isCA: true, commonName: 'kruise-webhook-ca', secretName: 'kruise-webhook-ca', duration: `${5 * 365 * 24}h`,
-          privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'kruise-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
-        }),
-        cm('kruise-webhook-ca-issuer', 'Issuer', { ca: { secretName: 'kruise-webhook-ca' } }),
-      );
-      issuerRef = { name: 'kruise-webhook-ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
-    }
-    const svc = Names.webhookService;
-    this.apiObjects.push(new ApiObject(this, 'Certificate', {
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'Certificate',
-      metadata: { name: Names.webhookSecret, namespace: ns },
-      spec: {
-        secretName: Names.webhookSecret,
-        dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
-        duration: goDuration(options.duration?.toMilliseconds() ?? 90 * 86400_000),
-        renewBefore: goDuration(options.renewBefore?.toMilliseconds() ?? 30 * 86400_000),
-        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
-        issuerRef,
-      },
-    }));
-    this.webhookAnnotations[Labels.certManagerInjectCaFrom] = `${ns}/${Names.webhookSecret}`;
+    ({ apiObjects: this.apiObjects, webhookAnnotations: this.webhookAnnotations } = props.certificates._render(this, props.namespace));
   }
 }
 

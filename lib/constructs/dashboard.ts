@@ -46,7 +46,7 @@ export interface ManagerDashboardProps extends DashboardOptions {
 }
 
 /** The dashboard's file name in the ConfigMap, and its uid in Grafana. */
-export const DASHBOARD_FILE = 'kruise-manager.json';
+const DASHBOARD_FILE = 'kruise-manager.json';
 const UID = 'kruise-manager';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -60,7 +60,7 @@ const regex = (names: string[]) => names.map((n) => n.replace(/[.\\+*?()[\]{}|^$
  * Grafana's schema). Both flavours export controller-runtime's metric names, so one dashboard
  * serves both; replicas come from kube-state-metrics, calling errors from the API server.
  */
-export function managerDashboard(props: ManagerDashboardProps): Record<string, unknown> {
+function managerDashboard(props: ManagerDashboardProps): Record<string, unknown> {
   const sel = 'namespace="$namespace", job="$job"';
   const leader = `leader_election_master_status{${sel}, name="${props.leaseName}"}`;
   let id = 0;

@@ -1,38 +1,28 @@
+import { describeProblem, dnsLabelProblems, dnsSubdomainProblems, portProblems, Problem } from '../contract.js';
+
 /**
  * Every error names the prop, the bad value and the fix, so a user reading a failed synth
- * never has to open the source.
+ * never has to open the source. Worded like the contract's problems (one format for both rooms).
  */
 export function propError(prop: string, value: unknown, problem: string, fix: string): Error {
-  return new Error(`${prop}: ${problem} (got ${render(value)}). Fix: ${fix}`);
+  return new Error(describeProblem({ field: prop, value, message: problem, fix }));
 }
 
-function render(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return JSON.stringify(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+/**
+ * Throws the first problem a contract rule found, as a prop error; `prop` maps the rule's field
+ * to the prop the user set (the rules over single values already carry it).
+ */
+export function throwProblems(problems: readonly Problem[], prop: (field: string) => string = (f) => f): void {
+  const [first] = problems;
+  if (first) throw propError(prop(first.field), first.value, first.message, first.fix);
 }
-
-/** RFC 1123 DNS label: what Kubernetes requires of namespace and Service names. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-/** RFC 1123 subdomain: what Kubernetes requires of most object names. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function checkDnsLabel(prop: string, value: string): void {
-  if (value.length > 63 || !DNS_LABEL.test(value)) {
-    throw propError(prop, value, 'is not a valid DNS label (RFC 1123)',
-      'use at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit');
-  }
+  throwProblems(dnsLabelProblems(prop, value));
 }
 
 export function checkDnsSubdomain(prop: string, value: string): void {
-  if (value.length > 253 || !DNS_SUBDOMAIN.test(value)) {
-    throw propError(prop, value, 'is not a valid DNS subdomain (RFC 1123)',
-      'use at most 253 lower-case letters, digits, "-" and ".", each label starting and ending with a letter or digit');
-  }
+  throwProblems(dnsSubdomainProblems(prop, value));
 }
 
 export function checkPositiveInt(prop: string, value: number, min = 1): void {
@@ -42,9 +32,7 @@ export function checkPositiveInt(prop: string, value: number, min = 1): void {
 }
 
 export function checkPort(prop: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1 || value > 65535) {
-    throw propError(prop, value, 'is not a TCP port', 'use a whole number from 1 to 65535');
-  }
+  throwProblems(portProblems(prop, value));
 }
 
 /** A duration in whole seconds, or an error naming the prop (cdk8s' own error names none). */

@@ -1,4 +1,5 @@
 import { propError } from './errors.js';
+import { ManagerFlavourProfile, RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from './flavour.js';
 import { KRUISE_RELEASE } from './upstream/kruise.generated.js';
 
 /** The upstream release whose definitions (webhooks, RBAC, CRDs) this library renders. */
@@ -76,9 +77,13 @@ export class ManagerImage {
     public readonly reference: string,
   ) {}
 
-  /** True for openkruise/kruise-manager. */
-  public get isUpstream(): boolean {
-    return this.flavor === ManagerFlavor.UPSTREAM;
+  /**
+   * What the flavour renders (container, CRDs, RBAC, webhooks, gates): the one place that
+   * knows the difference between the images.
+   * @internal
+   */
+  public _flavour(): ManagerFlavourProfile {
+    return this.flavor === ManagerFlavor.UPSTREAM ? UPSTREAM_FLAVOUR : RUNTIME_FLAVOUR;
   }
 }
 

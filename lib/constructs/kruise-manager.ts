@@ -9,23 +9,15 @@ import { DisruptionBudget, ManagerDisruptionBudget } from './disruption-budget.j
 import { checkDnsLabel, checkPositiveInt, propError } from './errors.js';
 import { ManagerImage } from './image.js';
 import { resolveLeaderElection } from './manager-args.js';
-import { ManagerRole, ManagerWorkload, resolvePorts } from './manager-workload.js';
+import { ManagerRole, ManagerWorkload, ResolvedPorts, resolvePorts } from './manager-workload.js';
 import { ManagerMonitoring, MonitoringOptions } from './monitoring.js';
 import { LeaderElectionOptions, ManagerPodOptions } from './options.js';
-import { RUNTIME_RESOURCES, runtimeWebhooks } from './kruise-api.js';
-import { ManagerRbac, RUNTIME_LEADER_ELECTION_RULES, runtimeRules } from './rbac.js';
-import { runtimeCrds } from './runtime-crds.js';
+import { ManagerRbac } from './rbac.js';
 import { ManagerTopology, Rollout, ZoneSpread } from './scheduling.js';
-import { resolveUninstallProtection, UninstallGuard, UninstallProtection } from './uninstall-guard.js';
+import { UninstallGuard, UninstallProtection } from './uninstall-guard.js';
 import { CustomResourceAccess } from './upstream/permissions.js';
-import { resolveUpstreamProfile, UpstreamProfile } from './upstream/profile.js';
+import { UpstreamProfile } from './upstream/profile.js';
 import { WebhookConfigurations, WebhookGroupOptions } from './webhooks.js';
-
-/**
- * Kinds whose objects carry Secret payloads inline (a ResourceDistribution distributes
- * Secrets): only the aggregated `admin` role gets them, as upstream does.
- */
-const SECRET_CARRYING_KINDS = ['ResourceDistribution'];
 
 /** Webhook settings of {@link KruiseManager}. */
 export interface WebhookOptions {
@@ -113,7 +105,7 @@ export interface KruiseManagerProps extends ManagerPodOptions {
 }
 
 /** Apply order: CRDs and namespaces, RBAC and certificates, workloads, then webhooks. */
-export enum Wave {
+enum Wave {
   FOUNDATION = 0,
   ACCESS = 1,
   WORKLOAD = 2,
@@ -148,26 +140,27 @@ export class KruiseManager extends Construct {
 
   constructor(scope: Construct, id: string, props: KruiseManagerProps = {}) {
     super(scope, id);
+    // Every default resolved once, here; the constructs below get resolved values only.
     const ns = (this.namespace = props.namespace ?? Names.namespace);
     checkDnsLabel('namespace', ns);
     const image = (this.image = props.image ?? ManagerImage.upstream());
-    const upstream = image.isUpstream;
+    const flavourProfile = image._flavour();
     const topology = props.topology ?? ManagerTopology.colocated();
     const certificates = props.certificates ?? WebhookCertificates.selfManaged();
+    const selfManagedCertificates = !certificates.external;
     const replicas = props.replicas ?? 2;
-    this.checkProps(props, upstream, topology, replicas);
-    if (props.customResourceAccess && !upstream) {
-      throw propError('customResourceAccess', 'set', 'only narrows the upstream manager\'s wildcard grants; the runtime needs none', 'remove customResourceAccess, or use ManagerImage.upstream()');
-    }
-    const protection = resolveUninstallProtection(props.uninstallProtection, upstream);
-    const profile = upstream
-      ? resolveUpstreamProfile({
-        namespace: ns, featureGates: props.featureGates, externalCertificates: certificates.external, customResourceAccess: props.customResourceAccess,
-        protectionGates: protection.featureGates, crdLabels: protection.crdLabels,
-      })
-      : undefined;
-    this.upstreamProfile = profile;
-    const featureGates = profile ? { ...profile.flags } : { ...props.featureGates };
+    const rollout = props.rollout ?? Rollout.fullSurge();
+    const zoneSpread = props.zoneSpread ?? ZoneSpread.preferred();
+    const flavourInput = {
+      namespace: ns, featureGates: props.featureGates, externalCertificates: certificates.external, customResourceAccess: props.customResourceAccess,
+      uninstallProtection: props.uninstallProtection, split: topology.split, daemon: props.daemon,
+    };
+    this.checkProps(props, topology, replicas);
+    flavourProfile._check(flavourInput);
+    const ports = resolvePorts(props);
+    if (props.expectedNodes !== undefined) this.checkNodes(props.expectedNodes, props.hostNetwork ?? true, topology, replicas, rollout);
+    const flavour = flavourProfile._resolve(flavourInput);
+    this.upstreamProfile = flavour.upstreamProfile;
     const leaderElection = resolveLeaderElection(props.leaderElection, ns);
 
     if (props.createNamespace ?? true) {
@@ -176,21 +169,15 @@ export class KruiseManager extends Construct {
     }
     // The daemon reads pull secrets there, and the manager's image-pull controllers (which run
     // with the KruiseDaemon gate, daemon rendered or not) copy them there.
-    if ((props.daemon ?? upstream) || Names.daemonConfigNamespace in (profile?.namespacedRules ?? {})) {
+    if (flavour.daemon || Names.daemonConfigNamespace in (flavour.namespacedRules ?? {})) {
       const daemonConfig = new kplus.Namespace(this, 'DaemonConfigNamespace', { metadata: { name: Names.daemonConfigNamespace } });
       this.wave(Wave.FOUNDATION, ApiObject.of(daemonConfig));
     }
-    this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(profile ? profile.crds : runtimeCrds()));
+    this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(flavour.crds));
     this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
     this.rbac = new ManagerRbac(this, 'Rbac', {
-      namespace: ns, leaseNamespace: leaderElection.namespace, selfManagedCertificates: !certificates.external,
-      clusterRules: profile ? profile.clusterRules : runtimeRules(RUNTIME_RESOURCES),
-      namespacedRules: profile?.namespacedRules,
-      leaderElectionRules: profile ? profile.leaderElectionRules : RUNTIME_LEADER_ELECTION_RULES,
-      conversionCrds: profile ? profile.conversionCrds : [],
-      aggregated: profile
-        ? profile.release.crds.map((c) => ({ apiGroup: c.group, resource: c.plural, adminOnly: SECRET_CARRYING_KINDS.includes(c.kind) }))
-        : RUNTIME_RESOURCES.map((r) => ({ apiGroup: r.group, resource: r.plural, adminOnly: false })),
+      namespace: ns, leaseNamespace: leaderElection.namespace, selfManagedCertificates, clusterRules: flavour.clusterRules,
+      namespacedRules: flavour.namespacedRules, leaderElectionRules: flavour.leaderElectionRules, conversionCrds: flavour.conversionCrds, aggregated: flavour.aggregated,
     });
     this.certificates = new CertificateResources(this, 'Certificates', { namespace: ns, certificates });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
@@ -200,42 +187,41 @@ export class KruiseManager extends Construct {
       const count = role === ManagerRole.CONTROLLERS ? topology.controllerReplicas ?? 2 : topology.webhookReplicas ?? replicas;
       const name = role === ManagerRole.ALL ? 'kruise-controller-manager' : `kruise-${role}`;
       const workload = new ManagerWorkload(this, `Manager-${role}`, {
-        ...props, namespace: ns, name, role, image, serviceAccount: this.rbac.serviceAccount, replicas: count, leaderElection, featureGates,
-        selfManagedCertificates: !certificates.external,
+        namespace: ns, name, role, image, serviceAccount: this.rbac.serviceAccount, replicas: count, leaderElection, ports,
+        featureGates: flavour.featureGates, zoneSpread, rollout, selfManagedCertificates, pod: props,
       });
       this.workloads.push(workload);
       const pdb = new ManagerDisruptionBudget(this, `Pdb-${role}`, { name, namespace: ns, selectorLabels: workload.selectorLabels, replicas: count, budget: props.disruptionBudget });
       this.disruptionBudgets.push(pdb);
       this.wave(Wave.WORKLOAD, workload.apiObject, pdb.pdb);
     }
-    const serving = this.workloads[0];
     this.webhookService = new kplus.Service(this, 'WebhookService', {
       metadata: { name: Names.webhookService, namespace: ns },
       type: kplus.ServiceType.CLUSTER_IP,
-      ports: [{ name: 'https', port: Ports.webhookService, targetPort: serving.ports.webhook }],
+      ports: [{ name: 'https', port: Ports.webhookService, targetPort: ports.webhook }],
     });
-    for (const [key, value] of Object.entries(serving.selectorLabels)) this.webhookService.selectLabel(key, value);
+    for (const [key, value] of Object.entries(this.workloads[0].selectorLabels)) this.webhookService.selectLabel(key, value);
     this.monitoring = new ManagerMonitoring(this, 'Monitoring', {
-      ...props.monitoring, name: 'kruise-manager-metrics', namespace: ns, metricsPort: serving.ports.metrics,
+      ...props.monitoring, name: 'kruise-manager-metrics', namespace: ns, metricsPort: ports.metrics,
       selectorLabels: { [Labels.controlPlane]: LabelValues.controllerManager },
       deployments: this.workloads.map((w) => w.deployment.name), replicas: Math.min(...this.workloads.map((w) => w.deployment.replicas ?? replicas)),
-      leaseName: leaderElection.id, webhookNames: (profile ? profile.webhooks : runtimeWebhooks()).map((w) => w.name),
+      leaseName: leaderElection.id, webhookNames: flavour.webhooks.map((w) => w.name),
     });
     this.wave(Wave.WORKLOAD, ApiObject.of(this.webhookService), ...this.monitoring.apiObjects);
-    if (props.daemon ?? upstream) {
-      this.daemon = new KruiseDaemon(this, 'Daemon', { namespace: ns, image, featureGates, imagePullSecrets: props.imagePullSecrets });
+    if (flavour.daemon) {
+      this.daemon = new KruiseDaemon(this, 'Daemon', { namespace: ns, image, featureGates: flavour.featureGates, imagePullSecrets: props.imagePullSecrets });
       this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
     }
     if (props.networkPolicy) {
-      this.networkPolicy = this.renderNetworkPolicy(ns);
+      this.networkPolicy = this.renderNetworkPolicy(ns, ports);
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
     // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
-    this.uninstallGuard = protection.renderGuard(this, 'UninstallGuard', { namespace: ns, image, imagePullSecrets: props.imagePullSecrets });
+    this.uninstallGuard = flavour.uninstallProtection.renderGuard(this, 'UninstallGuard', { namespace: ns, image, imagePullSecrets: props.imagePullSecrets });
     if (this.uninstallGuard) this.wave(Wave.ACCESS, ...this.uninstallGuard.accessObjects);
     // Last: the webhook configurations block matching writes until a replica answers.
     this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
-      ...props.webhooks, namespace: ns, definitions: profile ? profile.webhooks : runtimeWebhooks(), template: upstream, annotations: this.certificates.webhookAnnotations,
+      ...props.webhooks, namespace: ns, definitions: flavour.webhooks, template: flavourProfile.webhookTemplate, annotations: this.certificates.webhookAnnotations,
     });
     this.wave(Wave.ADMISSION, ...this.webhooks.apiObjects);
     if (props.argoCdSyncWaves) {
@@ -248,15 +234,11 @@ export class KruiseManager extends Construct {
     for (const o of objects) this.waves.set(o, wave);
   }
 
-  private checkProps(props: KruiseManagerProps, upstream: boolean, topology: ManagerTopology, replicas: number): void {
+  private checkProps(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
     checkPositiveInt('replicas', replicas);
     if (replicas < 2 && !props.allowSingleReplica) {
       throw propError('replicas', replicas, 'gives no high availability: admission fails cluster-wide while the only replica restarts',
         'use replicas >= 2, or set allowSingleReplica: true for a throwaway cluster');
-    }
-    if (topology.split && upstream) {
-      throw propError('topology', 'split', 'needs a manager that can run its webhook without its controllers; this library supports that for the runtime image only',
-        'use ManagerTopology.colocated() with the upstream image, or ManagerImage.runtime(...)');
     }
     for (const [prop, value] of [['topology.webhookReplicas', topology.webhookReplicas], ['topology.controllerReplicas', topology.controllerReplicas]] as const) {
       if (value === undefined) continue;
@@ -265,36 +247,29 @@ export class KruiseManager extends Construct {
         throw propError(prop, value, 'gives no high availability', 'use at least 2, or set allowSingleReplica: true');
       }
     }
-    if (props.daemon && !upstream) {
-      throw propError('daemon', true, 'kruise-daemon ships only in the upstream image', 'remove daemon, or use ManagerImage.upstream()');
-    }
-    resolvePorts(props);
-    if (props.expectedNodes !== undefined) this.checkNodes(props, topology, replicas);
   }
 
   /**
    * Every pod of a Deployment repels the others (hostname anti-affinity), surge pods included;
    * with host network all manager pods also collide on their ports.
    */
-  private checkNodes(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
-    const nodes = props.expectedNodes!;
+  private checkNodes(nodes: number, hostNetwork: boolean, topology: ManagerTopology, replicas: number, rollout: Rollout): void {
     checkPositiveInt('expectedNodes', nodes);
-    const rollout = props.rollout ?? Rollout.fullSurge();
     const counts = topology.split ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2] : [replicas];
     const steady = counts.reduce((a, b) => a + b, 0);
     // One apply that changes the image rolls every Deployment at once, and with host network
     // all their surge pods need nodes beside the old ones.
-    const needed = (props.hostNetwork ?? true)
+    const needed = hostNetwork
       ? steady + counts.reduce((sum, n) => sum + rollout.surgePods(n), 0)
       : Math.max(...counts.map((n) => n + rollout.surgePods(n)));
     if (nodes < needed) {
-      throw propError('expectedNodes', nodes, `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${props.hostNetwork ?? true ? ', host ports' : ''})`,
+      throw propError('expectedNodes', nodes, `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${hostNetwork ? ', host ports' : ''})`,
         `reduce the surge (rollout: Rollout.surge(1)), add nodes, or lower the replicas`);
     }
   }
 
-  private renderNetworkPolicy(ns: string): kplus.NetworkPolicy {
-    const ports = [...new Set(this.workloads.flatMap((w) => [w.ports.webhook, w.ports.metrics, w.ports.health]))];
+  private renderNetworkPolicy(ns: string, resolved: ResolvedPorts): kplus.NetworkPolicy {
+    const ports = [...new Set([resolved.webhook, resolved.metrics, resolved.health])];
     // The API server and Prometheus addresses are unknown to a manifest, and CNIs disagree on
     // whether an ipBlock matches node addresses (host-network API servers), so the manager's
     // ports are open to every source (no `from`) and every other port is denied.

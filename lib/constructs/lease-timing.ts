@@ -1,4 +1,5 @@
 import { Duration } from 'cdk8s';
+import { LeaderElectionDefaults } from '../contract.js';
 import { wholeSeconds } from './errors.js';
 
 /**
@@ -14,7 +15,8 @@ export class LeaseTiming {
    * without a successful renew; clock-skew tolerance 5 s.
    */
   public static standard(): LeaseTiming {
-    return new LeaseTiming(15, 10, 2);
+    const d = LeaderElectionDefaults;
+    return new LeaseTiming(d.leaseDurationSeconds, d.renewDeadlineSeconds, d.retryPeriodSeconds);
   }
 
   /**

@@ -1,7 +1,10 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
-import { Flags, LeaderElectionDefaults, Names, Roles, workersFlag } from '../contract.js';
+import {
+  controllerNameProblems, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Roles, workersFlag, workersProblems,
+} from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsSubdomain, checkPort, propError, wholeSeconds } from './errors.js';
+import { checkDnsSubdomain, checkPort, propError, throwProblems, wholeSeconds } from './errors.js';
+import { ManagerFlavourProfile, RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from './flavour.js';
 import { LeaderElectionOptions } from './options.js';
 
 /** Leader election with every default filled in and the timing invariant checked. */
@@ -30,14 +33,9 @@ export function resolveLeaderElection(options: LeaderElectionOptions | undefined
   };
   checkDnsSubdomain('leaderElection.id', le.id);
   checkDnsSubdomain('leaderElection.namespace', le.namespace);
-  if (le.leaseDurationSeconds <= le.renewDeadlineSeconds) {
-    throw propError('leaderElection.leaseDuration', `${le.leaseDurationSeconds}s`, `must exceed renewDeadline (${le.renewDeadlineSeconds}s), or two leaders can overlap`,
-      'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');
-  }
-  if (le.renewDeadlineSeconds <= LeaderElectionDefaults.jitterFactor * le.retryPeriodSeconds) {
-    throw propError('leaderElection.renewDeadline', `${le.renewDeadlineSeconds}s`, `must exceed 1.2 x retryPeriod (${le.retryPeriodSeconds}s), or a jittered retry can miss the deadline`,
-      'keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s');
-  }
+  throwProblems(leaseTimingProblems({
+    leaseDuration: le.leaseDurationSeconds * 1000, renewDeadline: le.renewDeadlineSeconds * 1000, retryPeriod: le.retryPeriodSeconds * 1000,
+  }), (field) => `leaderElection.${field}`);
   return le;
 }
 
@@ -70,6 +68,7 @@ export function setEphemeralStorage(workload: ApiObject, request: Size, limit: S
 
 /** Everything the command line is rendered from. */
 export interface ManagerArgsInput {
+  /** Which binary parses the command line (each adds its own flags). */
   readonly upstream: boolean;
   readonly role: string;
   readonly leaderElection: ResolvedLeaderElection;
@@ -83,30 +82,13 @@ export interface ManagerArgsInput {
   readonly pprofPort?: number;
 }
 
-/**
- * Flags only upstream kruise-manager (and kruise-daemon) parse; the runtime rejects them, so
- * they stay out of the shared contract.
- */
-export const UpstreamFlags = {
-  enablePprof: 'enable-pprof',
-  pprofAddr: 'pprof-addr',
-} as const;
-
-/**
- * pprof flags of an upstream binary: explicitly off (both binaries default to on, on every
- * interface), or on at the given port.
- */
-export function pprofArgs(port: number | undefined): string[] {
-  return port === undefined
-    ? [`--${UpstreamFlags.enablePprof}=false`]
-    : [`--${UpstreamFlags.enablePprof}=true`, `--${UpstreamFlags.pprofAddr}=:${port}`];
-}
-
-const GATE = /^[A-Z][A-Za-z0-9]*$/;
-const CONTROLLER = /^[a-z][a-z0-9]*$/;
-
 /** The manager's command line. Upstream flag names for both images; see lib/contract.ts. */
 export function renderManagerArgs(input: ManagerArgsInput): string[] {
+  return renderFlavourArgs(input.upstream ? UPSTREAM_FLAVOUR : RUNTIME_FLAVOUR, input);
+}
+
+/** {@link renderManagerArgs} for a flavour's profile (what ManagerWorkload holds). */
+export function renderFlavourArgs(flavour: ManagerFlavourProfile, input: Omit<ManagerArgsInput, 'upstream'>): string[] {
   const leads = input.role !== Roles.webhook;
   const le = input.leaderElection;
   const args = [`--${Flags.enableLeaderElection}=${leads}`];
@@ -120,31 +102,14 @@ export function renderManagerArgs(input: ManagerArgsInput): string[] {
     );
   }
   args.push(`--${Flags.metricsAddr}=:${input.metricsPort}`, `--${Flags.healthProbeAddr}=:${input.healthPort}`);
-  if (input.upstream) {
-    args.push(`--${Flags.leaderElectionResourceLock}=leases`, `--${Flags.logToStderr}=true`, `--${Flags.verbosity}=4`, `--${Flags.syncPeriod}=0`,
-      ...pprofArgs(input.pprofPort));
-  } else {
-    if (input.pprofPort !== undefined) {
-      throw propError('pprof', true, 'is served by upstream kruise-manager only; this project\'s runtime has no pprof listener',
-        'remove pprof, or use ManagerImage.upstream() (profile the runtime with node --cpu-prof / --heap-prof instead)');
-    }
-    args.push(`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`);
-  }
+  args.push(...flavour._args({ role: input.role, certMode: input.certMode, pprofPort: input.pprofPort }));
   const gates = Object.keys(input.featureGates).sort();
-  for (const gate of gates) {
-    if (!GATE.test(gate)) {
-      throw propError('featureGates', gate, 'is not a feature gate name', 'use the upstream CamelCase name, e.g. "ImagePullJobGate"');
-    }
-  }
+  for (const gate of gates) throwProblems(featureGateNameProblems('featureGates', gate));
   if (gates.length > 0) args.push(`--${Flags.featureGates}=${gates.map((g) => `${g}=${input.featureGates[g]}`).join(',')}`);
   for (const controller of Object.keys(input.controllerWorkers).sort()) {
     const workers = input.controllerWorkers[controller];
-    if (!CONTROLLER.test(controller)) {
-      throw propError('controllerWorkers', controller, 'is not a controller name', 'use the lower-case controller name, e.g. "sidecarset"');
-    }
-    if (!Number.isInteger(workers) || workers < 1 || workers > 1000) {
-      throw propError(`controllerWorkers.${controller}`, workers, 'must be a whole number from 1 to 1000', 'e.g. 3');
-    }
+    throwProblems(controllerNameProblems('controllerWorkers', controller));
+    throwProblems(workersProblems(`controllerWorkers.${controller}`, workers));
     if (leads) args.push(`--${workersFlag(controller)}=${workers}`);
   }
   return [...args, ...input.extraArgs];

@@ -2,8 +2,8 @@ import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Construct } from 'constructs';
 import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports } from '../contract.js';
 import { kplus } from './api.js';
-import { ManagerImage } from './image.js';
-import { checkDistinctPorts, renderManagerArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
+import type { ManagerImage } from './image.js';
+import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
 import { IMAGE_PULL_POLICY, ManagerPodOptions } from './options.js';
 import { Rollout, ZoneSpread } from './scheduling.js';
 
@@ -17,8 +17,14 @@ export enum ManagerRole {
   CONTROLLERS = 'controllers',
 }
 
-/** Props of {@link ManagerWorkload}. */
-export interface ManagerWorkloadProps extends ManagerPodOptions {
+/** The pod settings a workload takes as given; ports, gates and pprof arrive resolved. */
+export type ManagerWorkloadPodOptions = Omit<ManagerPodOptions, 'ports' | 'featureGates' | 'pprof'>;
+
+/**
+ * Props of {@link ManagerWorkload}: every value resolved (KruiseManager resolves each default
+ * once and passes the result down).
+ */
+export interface ManagerWorkloadProps {
   /** Namespace of the Deployment. */
   readonly namespace: string;
   /** Name of the Deployment. */
@@ -33,21 +39,19 @@ export interface ManagerWorkloadProps extends ManagerPodOptions {
   readonly replicas: number;
   /** Leader election, resolved. */
   readonly leaderElection: ResolvedLeaderElection;
+  /** Container ports, resolved ({@link resolvePorts}). */
+  readonly ports: ResolvedPorts;
   /**
-   * Zone spread.
-   * @default ZoneSpread.preferred()
+   * Feature gates as rendered: the flavour's defaults, the gates other choices need
+   * (certificates, uninstall protection), then the user's.
    */
-  readonly zoneSpread?: ZoneSpread;
-  /**
-   * Rollout strategy.
-   * @default Rollout.fullSurge()
-   */
-  readonly rollout?: Rollout;
-  /**
-   * Whether the manager manages its own certificates (else cert-manager does).
-   * @default true
-   */
-  readonly selfManagedCertificates?: boolean;
+  readonly featureGates: { readonly [gate: string]: boolean };
+  readonly zoneSpread: ZoneSpread;
+  readonly rollout: Rollout;
+  /** Whether the manager manages its own certificates (else cert-manager does). */
+  readonly selfManagedCertificates: boolean;
+  /** Pod settings. @default - see ManagerPodOptions */
+  readonly pod?: ManagerWorkloadPodOptions;
 }
 
 /** Resolved container ports. */
@@ -63,7 +67,7 @@ export interface ResolvedPorts {
 const DEFAULT_PPROF_PORT = 8090;
 
 /** Fills port defaults and rejects collisions. */
-export function resolvePorts(options: ManagerPodOptions): ResolvedPorts {
+export function resolvePorts(options: Pick<ManagerPodOptions, 'ports' | 'pprof'>): ResolvedPorts {
   const ports: ResolvedPorts = {
     webhook: options.ports?.webhook ?? Ports.webhook,
     metrics: options.ports?.metrics ?? Ports.metrics,
@@ -93,56 +97,49 @@ export class ManagerWorkload extends Construct {
 
   constructor(scope: Construct, id: string, props: ManagerWorkloadProps) {
     super(scope, id);
-    const upstream = props.image.isUpstream;
-    const hostNetwork = props.hostNetwork ?? true;
-    const ports = (this.ports = resolvePorts(props));
-    const spread = props.zoneSpread ?? ZoneSpread.preferred();
-    const rollout = props.rollout ?? Rollout.fullSurge();
+    const flavour = props.image._flavour();
+    const pod = props.pod ?? {};
+    const hostNetwork = pod.hostNetwork ?? true;
+    const ports = (this.ports = props.ports);
     this.selectorLabels = { [Labels.controlPlane]: LabelValues.controllerManager, [Labels.component]: props.role };
 
     this.deployment = new kplus.Deployment(this, 'Deployment', {
-      metadata: { name: props.name, namespace: props.namespace, labels: { ...props.labels, ...this.selectorLabels } },
+      metadata: { name: props.name, namespace: props.namespace, labels: { ...pod.labels, ...this.selectorLabels } },
       replicas: props.replicas,
       select: false,
       spread: false,
       minReady: Duration.seconds(3),
-      strategy: kplus.DeploymentStrategy.rollingUpdate({
-        maxSurge: typeof rollout.maxSurge === 'string'
-          ? kplus.PercentOrAbsolute.percent(parseInt(rollout.maxSurge, 10))
-          : kplus.PercentOrAbsolute.absolute(rollout.maxSurge),
-        maxUnavailable: kplus.PercentOrAbsolute.absolute(rollout.maxUnavailable),
-      }),
+      strategy: props.rollout._toKube(),
       serviceAccount: props.serviceAccount,
       automountServiceAccountToken: true,
       hostNetwork,
       // With host network, ClusterFirst would resolve through the node's resolv.conf and miss
       // cluster Service names; ClusterFirstWithHostNet keeps cluster DNS.
       dns: hostNetwork ? { policy: kplus.DnsPolicy.CLUSTER_FIRST_WITH_HOST_NET } : undefined,
-      terminationGracePeriod: props.terminationGracePeriod ?? Duration.seconds(30),
-      securityContext: { ensureNonRoot: true, user: upstream ? 65534 : 65532, group: upstream ? 65534 : 65532, fsGroup: upstream ? 65534 : 65532 },
-      podMetadata: { labels: { ...props.labels, ...this.selectorLabels }, annotations: props.podAnnotations },
+      terminationGracePeriod: pod.terminationGracePeriod ?? Duration.seconds(30),
+      securityContext: { ensureNonRoot: true, user: flavour.uid, group: flavour.uid, fsGroup: flavour.uid },
+      podMetadata: { labels: { ...pod.labels, ...this.selectorLabels }, annotations: pod.podAnnotations },
     });
     this.deployment.select(kplus.LabelSelector.of({ labels: this.selectorLabels }));
     this.apiObject = ApiObject.of(this.deployment);
     // Covers the /tmp (64Mi) and /log (256Mi) emptyDirs plus the kubelet-rotated logs.
-    if (!props.resources) setEphemeralStorage(this.apiObject, sizeMi(64), sizeMi(512));
+    if (!pod.resources) setEphemeralStorage(this.apiObject, sizeMi(64), sizeMi(512));
 
     const needsLowPort = [ports.webhook, ports.metrics, ports.health].some((p) => p < 1024);
     this.container = this.deployment.addContainer({
       name: Names.managerContainer,
       image: props.image.reference,
       imagePullPolicy: IMAGE_PULL_POLICY,
-      command: upstream ? ['/manager'] : undefined,
-      args: renderManagerArgs({
-        upstream,
+      command: flavour.command,
+      args: renderFlavourArgs(flavour, {
         role: props.role,
         leaderElection: props.leaderElection,
         metricsPort: ports.metrics,
         healthPort: ports.health,
-        featureGates: props.featureGates ?? (upstream ? { ImagePullJobGate: true } : {}),
-        controllerWorkers: props.controllerWorkers ?? {},
-        certMode: props.selfManagedCertificates === false ? CertModes.external : CertModes.selfManaged,
-        extraArgs: props.extraArgs ?? [],
+        featureGates: props.featureGates,
+        controllerWorkers: pod.controllerWorkers ?? {},
+        certMode: props.selfManagedCertificates ? CertModes.selfManaged : CertModes.external,
+        extraArgs: pod.extraArgs ?? [],
         pprofPort: ports.pprof,
       }),
       envVariables: {
@@ -162,15 +159,8 @@ export class ManagerWorkload extends Construct {
       readiness: kplus.Probe.fromHttpGet(Paths.readyz, {
         port: ports.health, periodSeconds: Duration.seconds(5), failureThreshold: 3, timeoutSeconds: Duration.seconds(3),
       }),
-      // Upstream 1.7/1.8 register no healthz check (its /healthz answers 404), so the upstream
-      // image gets a TCP check of its health listener; our runtime's /healthz fails when the
-      // event loop stalls or a watch is stuck.
-      liveness: upstream
-        ? kplus.Probe.fromTcpSocket({ port: ports.health, initialDelaySeconds: Duration.seconds(10), periodSeconds: Duration.seconds(10), failureThreshold: 3 })
-        : kplus.Probe.fromHttpGet(Paths.healthz, {
-          port: ports.health, initialDelaySeconds: Duration.seconds(10), periodSeconds: Duration.seconds(10), failureThreshold: 3, timeoutSeconds: Duration.seconds(5),
-        }),
-      resources: props.resources ?? {
+      liveness: flavour._liveness(ports.health),
+      resources: pod.resources ?? {
         cpu: { request: kplus.Cpu.millis(100), limit: kplus.Cpu.millis(500) },
         memory: { request: sizeMi(256), limit: sizeMi(512) },
       },
@@ -184,37 +174,30 @@ export class ManagerWorkload extends Construct {
       },
     });
     // The root filesystem is read-only: give the process the only paths it writes.
-    this.container.mount('/tmp', kplus.Volume.fromEmptyDir(this, 'tmp', 'tmp', { sizeLimit: sizeMi(64) }));
-    if (upstream) this.container.mount('/log', kplus.Volume.fromEmptyDir(this, 'log', 'log', { sizeLimit: sizeMi(256) }));
+    for (const w of flavour.writablePaths) {
+      this.container.mount(w.path, kplus.Volume.fromEmptyDir(this, w.name, w.name, { sizeLimit: sizeMi(w.sizeMi) }));
+    }
 
     // One replica per node: with host network the ports collide anyway; without it a node
     // failure must never take two replicas.
     this.deployment.scheduling.separate(this.deployment, { topology: kplus.Topology.HOSTNAME });
-    for (const [key, value] of Object.entries(props.nodeSelector ?? {})) {
+    for (const [key, value] of Object.entries(pod.nodeSelector ?? {})) {
       this.deployment.scheduling.attract(kplus.Node.labeled(kplus.NodeLabelQuery.is(key, value)));
     }
-    this.renderL1Only(props, spread);
+    this.renderL1Only(pod, props.zoneSpread);
   }
 
   /** Fields cdk8s-plus does not model: topology spread, priority class, several pull secrets. */
-  private renderL1Only(props: ManagerWorkloadProps, spread: ZoneSpread): void {
-    const pod = '/spec/template/spec';
-    this.apiObject.addJsonPatch(JsonPatch.add(`${pod}/priorityClassName`, props.priorityClassName ?? 'system-cluster-critical'));
-    if (spread.whenUnsatisfiable) {
-      this.apiObject.addJsonPatch(JsonPatch.add(`${pod}/topologySpreadConstraints`, [{
-        maxSkew: spread.maxSkew,
-        topologyKey: spread.topologyKey,
-        whenUnsatisfiable: spread.whenUnsatisfiable,
-        labelSelector: { matchLabels: this.selectorLabels },
-        matchLabelKeys: ['pod-template-hash'],
-        ...(spread.minZones !== undefined ? { minDomains: spread.minZones } : {}),
-      }]));
+  private renderL1Only(pod: ManagerWorkloadPodOptions, spread: ZoneSpread): void {
+    const path = '/spec/template/spec';
+    this.apiObject.addJsonPatch(JsonPatch.add(`${path}/priorityClassName`, pod.priorityClassName ?? 'system-cluster-critical'));
+    const constraints = spread._toKube(this.selectorLabels);
+    if (constraints.length > 0) this.apiObject.addJsonPatch(JsonPatch.add(`${path}/topologySpreadConstraints`, constraints));
+    if (pod.tolerations && pod.tolerations.length > 0) {
+      this.apiObject.addJsonPatch(JsonPatch.add(`${path}/tolerations`, pod.tolerations));
     }
-    if (props.tolerations && props.tolerations.length > 0) {
-      this.apiObject.addJsonPatch(JsonPatch.add(`${pod}/tolerations`, props.tolerations));
-    }
-    if (props.imagePullSecrets && props.imagePullSecrets.length > 0) {
-      this.apiObject.addJsonPatch(JsonPatch.add(`${pod}/imagePullSecrets`, props.imagePullSecrets.map((name) => ({ name }))));
+    if (pod.imagePullSecrets && pod.imagePullSecrets.length > 0) {
+      this.apiObject.addJsonPatch(JsonPatch.add(`${path}/imagePullSecrets`, pod.imagePullSecrets.map((name) => ({ name }))));
     }
   }
 }

@@ -1,6 +1,6 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
-import { Paths } from '../contract.js';
+import { Names, Paths } from '../contract.js';
 import { AlertOptions, ManagerAlerts } from './alerts.js';
 import { kplus } from './api.js';
 import { DashboardOptions, ManagerDashboard } from './dashboard.js';
@@ -53,7 +53,7 @@ export interface ManagerMonitoringProps extends MonitoringOptions {
   readonly deployments?: string[];
   /** Replicas per Deployment. @default 2 */
   readonly replicas?: number;
-  /** The leader-election Lease. @default 'kruise-manager' */
+  /** The leader-election Lease. @default - the contract's Names.leaderElectionId ('kruise-manager') */
   readonly leaseName?: string;
   /** The webhook entry names. @default - none */
   readonly webhookNames?: string[];
@@ -87,7 +87,7 @@ export class ManagerMonitoring extends Construct {
       }));
     }
     const watched = {
-      namespace: props.namespace, deployments: props.deployments ?? [], leaseName: props.leaseName ?? 'kruise-manager', webhookNames: props.webhookNames ?? [], metricsJob: props.name,
+      namespace: props.namespace, deployments: props.deployments ?? [], leaseName: props.leaseName ?? Names.leaderElectionId, webhookNames: props.webhookNames ?? [], metricsJob: props.name,
     };
     if (props.grafanaDashboard) {
       this.dashboard = new ManagerDashboard(this, 'Dashboard', { ...props.dashboard, ...watched });

@@ -95,8 +95,11 @@ export interface ManagerPodOptions {
    */
   readonly priorityClassName?: string;
   /**
-   * Feature gates, rendered as `--feature-gates=A=true,B=false` (sorted).
-   * @default - upstream: ImagePullJobGate=true; runtime: none
+   * Feature gates, rendered as `--feature-gates=A=true,B=false` (sorted), merged over the
+   * flavour's: upstream starts from ImagePullJobGate=true (the chart's) plus the gates the
+   * chosen certificates and uninstall protection need; the runtime from none.
+   * @default - upstream: ImagePullJobGate, EnableExternalCerts with cert-manager, and the
+   * deletion-protection gates of the default uninstall protection; runtime: none
    */
   readonly featureGates?: { [gate: string]: boolean };
   /**

@@ -1,9 +1,8 @@
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CERTIFICATE_RULES, Names, RUNTIME_LEADER_ELECTION_RULES as LEADER_RULES, runtimeClusterRules } from '../contract.js';
+import { CERTIFICATE_RULES, Names } from '../contract.js';
 import { kplus } from './api.js';
 import { bindRole } from './binding.js';
-import { KruiseResource } from './kruise-api.js';
 import { mergeRules } from './upstream/permissions.js';
 import type { PolicyRule } from './upstream/release.js';
 
@@ -116,11 +115,3 @@ export class ManagerRbac extends Construct {
 export function setRules(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
   ApiObject.of(role).addJsonPatch(JsonPatch.add('/rules', mergeRules(rules)));
 }
-
-/** What the TypeScript runtime's controllers and webhooks touch (from the contract, which the doctor checks too). */
-export function runtimeRules(kruise: KruiseResource[]): PolicyRule[] {
-  return runtimeClusterRules(kruise);
-}
-
-/** The runtime's Lease lock and the events it records about leadership. */
-export const RUNTIME_LEADER_ELECTION_RULES: PolicyRule[] = [...LEADER_RULES];

@@ -1,3 +1,4 @@
+import { k8s, kplus } from './api.js';
 import { propError, checkPositiveInt } from './errors.js';
 
 /** Options for {@link ZoneSpread}. */
@@ -43,7 +44,7 @@ export class ZoneSpread {
 
   /** Never schedule a replica that would break the spread (`DoNotSchedule`). */
   public static required(options: RequiredZoneSpreadOptions = {}): ZoneSpread {
-    const spread = new ZoneSpread('DoNotSchedule', options, options.zones, options.minZones);
+    const spread = new ZoneSpread('DoNotSchedule', options, options.minZones);
     if (options.zones !== undefined) checkPositiveInt('zoneSpread.zones', options.zones);
     if (options.minZones !== undefined) checkPositiveInt('zoneSpread.minZones', options.minZones);
     if (options.zones !== undefined && options.minZones !== undefined && options.minZones > options.zones) {
@@ -58,17 +59,15 @@ export class ZoneSpread {
     return new ZoneSpread(undefined, {});
   }
 
-  public readonly topologyKey: string;
-  public readonly maxSkew: number;
+  private readonly topologyKey: string;
+  private readonly maxSkew: number;
 
   private constructor(
     /** `ScheduleAnyway`, `DoNotSchedule`, or undefined for no constraint. */
-    public readonly whenUnsatisfiable: string | undefined,
+    private readonly whenUnsatisfiable: string | undefined,
     options: ZoneSpreadOptions,
-    /** Declared domain count, for synth-time checks only. */
-    public readonly zones?: number,
     /** Rendered as `minDomains`. */
-    public readonly minZones?: number,
+    private readonly minZones?: number,
   ) {
     this.topologyKey = options.topologyKey ?? 'topology.kubernetes.io/zone';
     this.maxSkew = options.maxSkew ?? 1;
@@ -78,9 +77,21 @@ export class ZoneSpread {
     }
   }
 
-  /** True for `DoNotSchedule`. */
-  public get strict(): boolean {
-    return this.whenUnsatisfiable === 'DoNotSchedule';
+  /**
+   * The pod's topology spread constraints over the pods `selectorLabels` select (none for
+   * {@link ZoneSpread.none}). cdk8s-plus does not model them, hence the L1 shape.
+   * @internal
+   */
+  public _toKube(selectorLabels: { readonly [key: string]: string }): k8s.TopologySpreadConstraint[] {
+    if (!this.whenUnsatisfiable) return [];
+    return [{
+      maxSkew: this.maxSkew,
+      topologyKey: this.topologyKey,
+      whenUnsatisfiable: this.whenUnsatisfiable,
+      labelSelector: { matchLabels: { ...selectorLabels } },
+      matchLabelKeys: ['pod-template-hash'],
+      ...(this.minZones !== undefined ? { minDomains: this.minZones } : {}),
+    }];
   }
 }
 
@@ -144,12 +155,16 @@ export class Rollout {
   private constructor(
     private readonly surgeValue: { readonly percent?: number; readonly count?: number },
     /** Replicas that may be unavailable during the rollout. */
-    public readonly maxUnavailable: number,
+    private readonly maxUnavailable: number,
   ) {}
 
-  /** `maxSurge` as Kubernetes renders it (`"100%"` or a count). */
-  public get maxSurge(): string | number {
-    return this.surgeValue.percent !== undefined ? `${this.surgeValue.percent}%` : this.surgeValue.count!;
+  /** The Deployment strategy (cdk8s-plus renders the percentage or the count). @internal */
+  public _toKube(): kplus.DeploymentStrategy {
+    const { percent, count } = this.surgeValue;
+    return kplus.DeploymentStrategy.rollingUpdate({
+      maxSurge: percent !== undefined ? kplus.PercentOrAbsolute.percent(percent) : kplus.PercentOrAbsolute.absolute(count!),
+      maxUnavailable: kplus.PercentOrAbsolute.absolute(this.maxUnavailable),
+    });
   }
 
   /** How many extra pods the rollout starts for `replicas` (Kubernetes rounds surge up). */

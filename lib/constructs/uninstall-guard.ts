@@ -3,12 +3,12 @@ import { Construct } from 'constructs';
 import { kplus } from './api.js';
 import { bindRole } from './binding.js';
 import { propError } from './errors.js';
-import { ManagerImage } from './image.js';
+import type { ManagerImage } from './image.js';
 import { setEphemeralStorage } from './manager-args.js';
 import { IMAGE_PULL_POLICY } from './options.js';
 
 /** Label upstream's delete-protection webhooks read (`policy.kruise.io/delete-protection`). */
-export const DELETE_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
+const DELETE_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
 
 /**
  * How uninstalling Kruise is kept from deleting the workloads it manages: deleting a Kruise CRD
@@ -87,20 +87,6 @@ export class UninstallProtection {
   public renderGuard(scope: Construct, id: string, props: Omit<UninstallGuardProps, 'protection'>): UninstallGuard | undefined {
     return this.hookAnnotations ? new UninstallGuard(scope, id, { ...props, protection: this }) : undefined;
   }
-}
-
-/**
- * The `uninstallProtection` prop of KruiseManager, resolved: deletion protection for the
- * upstream image, none for the runtime, which manages no upstream workloads (anything but
- * none is an error there).
- */
-export function resolveUninstallProtection(value: UninstallProtection | undefined, upstream: boolean): UninstallProtection {
-  const protection = value ?? (upstream ? UninstallProtection.deletionProtection() : UninstallProtection.none());
-  if (!upstream && protection.kind !== 'none') {
-    throw propError('uninstallProtection', `UninstallProtection.${protection.kind}()`,
-      'guards upstream Kruise workloads only', 'remove uninstallProtection, or use ManagerImage.upstream()');
-  }
-  return protection;
 }
 
 /** Props of {@link UninstallGuard}. */

@@ -27,7 +27,7 @@ export function dnsSubdomainProblems(field: string, value: string): Problem[] {
 export const Workers = { min: 1, max: 1000, default: 3 } as const;
 
 /** Controller names as they appear in `--<controller>-workers`. */
-export const CONTROLLER_NAME = /^[a-z][a-z0-9]*$/;
+const CONTROLLER_NAME = /^[a-z][a-z0-9]*$/;
 
 export function workersProblems(field: string, workers: number): Problem[] {
   return Number.isInteger(workers) && workers >= Workers.min && workers <= Workers.max ? []

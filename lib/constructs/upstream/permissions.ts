@@ -1,3 +1,4 @@
+import { DNS_LABEL, DNS_SUBDOMAIN } from '../../contract.js';
 import { propError } from '../errors.js';
 import { Environment, holds, PolicyRule, UpstreamCrd, UpstreamRelease } from './release.js';
 
@@ -32,10 +33,10 @@ export class CustomResourceAccess {
   /** Also these custom resources: scale reads for workloads, lists for deletion protection. */
   public static including(resources: GroupResource[]): CustomResourceAccess {
     resources.forEach((r, i) => {
-      if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(r.resource)) {
+      if (!DNS_LABEL.test(r.resource)) {
         throw propError(`customResourceAccess[${i}].resource`, r.resource, 'is not a plural resource name', "use the lower-case plural, e.g. 'widgets'");
       }
-      if (r.apiGroup !== '' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(r.apiGroup)) {
+      if (r.apiGroup !== '' && !DNS_SUBDOMAIN.test(r.apiGroup)) {
         throw propError(`customResourceAccess[${i}].apiGroup`, r.apiGroup, 'is not an API group', "use a DNS name like 'example.com', or '' for the core group");
       }
     });

@@ -5,7 +5,7 @@ describe('ManagerImage', () => {
   it('defaults to the upstream release on Docker Hub', () => {
     const image = ManagerImage.upstream();
     expect(image.reference).toBe(`openkruise/kruise-manager:${UPSTREAM_VERSION}`);
-    expect(image.isUpstream).toBe(true);
+    expect(image.flavor).toBe(ManagerFlavor.UPSTREAM);
   });
 
   it('pulls from a mirror registry for offline clusters', () => {

@@ -133,6 +133,16 @@ describe('KruiseManager options', () => {
     expect(managerArgs(objects)).toContain('--feature-gates=DeletionProtectionForCRDCascadingGate=true,EnableExternalCerts=true,ImagePullJobGate=true,ResourcesDeletionProtection=true');
   });
 
+  // The gates are resolved once (chart default, what certificates and uninstall protection
+  // need, then the user's) and both binaries get that one set: kruise-daemon refuses to act on
+  // image pulls the manager's gates did not also enable.
+  it('renders the one resolved set of feature gates on the manager and the daemon', () => {
+    const objects = synthManager({ certificates: WebhookCertificates.certManager(), featureGates: { PodProbeMarkerGate: false } });
+    const gates = managerArgs(objects).filter((a) => a.startsWith('--feature-gates='));
+    expect(gates).toEqual(['--feature-gates=DeletionProtectionForCRDCascadingGate=true,EnableExternalCerts=true,ImagePullJobGate=true,PodProbeMarkerGate=false,ResourcesDeletionProtection=true']);
+    expect(find(objects, 'DaemonSet').spec.template.spec.containers[0].args.filter((a: string) => a.startsWith('--feature-gates='))).toEqual(gates);
+  });
+
   it('uses a mirror registry and pull secrets everywhere', () => {
     const objects = synthManager({ image: ManagerImage.upstream({ registry: 'mirror.local/ok' }), imagePullSecrets: ['regcred'], uninstallProtection: UninstallProtection.argoCdPreDelete() });
     for (const kind of ['Deployment', 'DaemonSet', 'Job']) {

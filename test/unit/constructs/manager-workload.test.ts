@@ -1,15 +1,22 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
 import { kplus } from '../../../lib/constructs/api.js';
-import { ManagerImage, ManagerRole, ManagerWorkload, ManagerWorkloadProps, resolveLeaderElection, resolvePorts, Rollout, ZoneSpread } from '../../../lib/index.js';
+import { resolvePorts } from '../../../lib/constructs/manager-workload.js';
+import {
+  ManagerImage, ManagerPodOptions, ManagerRole, ManagerWorkload, ManagerWorkloadProps, resolveLeaderElection, Rollout, ZoneSpread,
+} from '../../../lib/index.js';
 import { Manifest } from './synth.js';
 
-function synth(props: Partial<ManagerWorkloadProps> = {}): { deployment: Manifest; workload: ManagerWorkload } {
+/** Workload props and pod options side by side, as a test writes them; ports resolved from `ports`/`pprof` as KruiseManager does. */
+type TestProps = Partial<Omit<ManagerWorkloadProps, 'pod' | 'ports'>> & ManagerPodOptions;
+
+function synth(props: TestProps = {}): { deployment: Manifest; workload: ManagerWorkload } {
   const chart = new Chart(Testing.app(), 'test');
   const serviceAccount = new kplus.ServiceAccount(chart, 'sa', { metadata: { name: 'kruise-manager' } });
   const workload = new ManagerWorkload(chart, 'w', {
     namespace: 'kruise-system', name: 'mgr', role: ManagerRole.ALL, image: ManagerImage.runtime('r.example.com/m:1'), serviceAccount, replicas: 3,
-    leaderElection: resolveLeaderElection(undefined, 'kruise-system'), ...props,
+    leaderElection: resolveLeaderElection(undefined, 'kruise-system'), zoneSpread: ZoneSpread.preferred(), rollout: Rollout.fullSurge(),
+    selfManagedCertificates: true, ...props, ports: resolvePorts(props), featureGates: props.featureGates ?? {}, pod: props,
   });
   return { deployment: Testing.synth(chart).find((o) => o.kind === 'Deployment')!, workload };
 }
@@ -76,7 +83,7 @@ describe('ManagerWorkload', () => {
   });
 
   it('requests and limits ephemeral storage for its emptyDirs and logs unless resources are given', () => {
-    const resources = (props: Partial<ManagerWorkloadProps>) => synth(props).deployment.spec.template.spec.containers[0].resources;
+    const resources = (props: TestProps) => synth(props).deployment.spec.template.spec.containers[0].resources;
     expect(resources({})).toEqual({
       requests: { cpu: '100m', memory: '256Mi', 'ephemeral-storage': '64Mi' },
       limits: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '512Mi' },

@@ -2,15 +2,15 @@ import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
 import { ManagerRbac, ManagerRbacProps } from '../../../lib/index.js';
 import { RUNTIME_RESOURCES } from '../../../lib/constructs/kruise-api.js';
-import { RUNTIME_LEADER_ELECTION_RULES, runtimeRules } from '../../../lib/constructs/rbac.js';
+import { RUNTIME_LEADER_ELECTION_RULES, runtimeClusterRules } from '../../../lib/contract.js';
 import { resolveUpstreamProfile } from '../../../lib/constructs/upstream/profile.js';
 import { find, Manifest } from './synth.js';
 
 function synth(props: Partial<ManagerRbacProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
   new ManagerRbac(chart, 'r', {
-    namespace: 'ns', leaseNamespace: 'ns', selfManagedCertificates: true, clusterRules: runtimeRules(RUNTIME_RESOURCES),
-    leaderElectionRules: RUNTIME_LEADER_ELECTION_RULES, conversionCrds: [], aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'sidecarsets', adminOnly: false }], ...props,
+    namespace: 'ns', leaseNamespace: 'ns', selfManagedCertificates: true, clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
+    leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES], conversionCrds: [], aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'sidecarsets', adminOnly: false }], ...props,
   });
   return Testing.synth(chart);
 }

@@ -1,24 +1,25 @@
 import { describe, expect, it } from '@jest/globals';
 import { ManagerTopology, Rollout, ZoneSpread } from '../../../lib/index.js';
 
+const POD = { app: 'm' };
+
 describe('ZoneSpread', () => {
-  it('defaults to a soft spread over zones with skew 1', () => {
-    const spread = ZoneSpread.preferred();
-    expect(spread.whenUnsatisfiable).toBe('ScheduleAnyway');
-    expect(spread.topologyKey).toBe('topology.kubernetes.io/zone');
-    expect(spread.maxSkew).toBe(1);
-    expect(spread.strict).toBe(false);
+  it('defaults to a soft spread over zones with skew 1, per revision', () => {
+    expect(ZoneSpread.preferred()._toKube(POD)).toEqual([{
+      maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: POD }, matchLabelKeys: ['pod-template-hash'],
+    }]);
   });
 
-  it('is strict with required() and takes an on-prem topology key', () => {
-    const spread = ZoneSpread.required({ topologyKey: 'example.com/rack', zones: 3, minZones: 2 });
-    expect(spread.strict).toBe(true);
-    expect(spread.topologyKey).toBe('example.com/rack');
-    expect(spread.minZones).toBe(2);
+  it('is strict with required(), takes an on-prem topology key and renders minZones as minDomains', () => {
+    expect(ZoneSpread.required({ topologyKey: 'example.com/rack', zones: 3, minZones: 2, maxSkew: 2 })._toKube(POD)).toEqual([expect.objectContaining({
+      topologyKey: 'example.com/rack', whenUnsatisfiable: 'DoNotSchedule', minDomains: 2, maxSkew: 2,
+    })]);
+    expect(ZoneSpread.required()._toKube(POD)[0]).not.toHaveProperty('minDomains');
   });
 
   it('renders no constraint with none()', () => {
-    expect(ZoneSpread.none().whenUnsatisfiable).toBeUndefined();
+    expect(ZoneSpread.none()._toKube(POD)).toEqual([]);
   });
 
   it('rejects impossible numbers, naming the prop and the fix', () => {
@@ -30,23 +31,24 @@ describe('ZoneSpread', () => {
 });
 
 describe('Rollout', () => {
+  const rollingUpdate = (rollout: Rollout) => rollout._toKube()._toKube().rollingUpdate;
+
   it('defaults to a full surge that never lowers capacity', () => {
     const rollout = Rollout.fullSurge();
-    expect(rollout.maxSurge).toBe('100%');
-    expect(rollout.maxUnavailable).toBe(0);
+    expect(rollingUpdate(rollout)).toEqual({ maxSurge: { value: '100%' }, maxUnavailable: { value: 0 } });
     expect(rollout.surgePods(3)).toBe(3);
   });
 
-  it('computes surge pods like Kubernetes (percentages round up)', () => {
+  it('computes surge pods like Kubernetes (percentages round up) and renders counts as numbers', () => {
     expect(Rollout.surgePercent(50).surgePods(3)).toBe(2);
     expect(Rollout.surge(1).surgePods(5)).toBe(1);
-    expect(Rollout.surge(1).maxSurge).toBe(1);
+    expect(rollingUpdate(Rollout.surge(1))).toEqual({ maxSurge: { value: 1 }, maxUnavailable: { value: 0 } });
   });
 
   it('rejects a rollout that can never progress', () => {
     expect(() => Rollout.custom({ maxSurge: 0, maxUnavailable: 0 })).toThrow(/rollout: can never make progress.*Fix: set maxSurge >= 1/);
     expect(() => Rollout.custom({ maxSurgePercent: 0 })).toThrow(/can never make progress/);
-    expect(Rollout.custom({ maxSurge: 0, maxUnavailable: 1 }).maxUnavailable).toBe(1);
+    expect(rollingUpdate(Rollout.custom({ maxSurge: 0, maxUnavailable: 1 }))).toEqual({ maxSurge: { value: 0 }, maxUnavailable: { value: 1 } });
   });
 
   it('rejects malformed numbers', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import { ManagerImage, resolveUninstallProtection, UninstallGuard, UninstallProtection } from '../../../lib/index.js';
+import { RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from '../../../lib/constructs/flavour.js';
+import { ManagerImage, UninstallGuard, UninstallProtection } from '../../../lib/index.js';
 import { find, Manifest } from './synth.js';
 
 const image = ManagerImage.upstream({ registry: 'mirror.local/ok' });
@@ -70,15 +71,17 @@ describe('UninstallProtection', () => {
   });
 
   it('resolves the uninstallProtection prop: deletion protection by default for upstream, nothing for the runtime', () => {
-    expect(resolveUninstallProtection(undefined, true).kind).toBe('deletionProtection');
-    expect(resolveUninstallProtection(undefined, false).kind).toBe('none');
-    expect(resolveUninstallProtection(UninstallProtection.argoCdPreDelete(), true).kind).toBe('argoCdPreDelete');
-    expect(resolveUninstallProtection(UninstallProtection.helmPreDelete(), true).kind).toBe('helmPreDelete');
-    expect(resolveUninstallProtection(UninstallProtection.none(), false).kind).toBe('none');
+    const input = { namespace: 'kruise-system', externalCertificates: false, split: false };
+    const upstream = (uninstallProtection?: UninstallProtection) => UPSTREAM_FLAVOUR._resolve({ ...input, uninstallProtection }).uninstallProtection.kind;
+    expect(upstream()).toBe('deletionProtection');
+    expect(upstream(UninstallProtection.argoCdPreDelete())).toBe('argoCdPreDelete');
+    expect(upstream(UninstallProtection.helmPreDelete())).toBe('helmPreDelete');
+    expect(RUNTIME_FLAVOUR._resolve(input).uninstallProtection.kind).toBe('none');
+    expect(() => RUNTIME_FLAVOUR._check({ ...input, uninstallProtection: UninstallProtection.none() })).not.toThrow();
   });
 
   it('rejects protection for the runtime image by name', () => {
-    expect(() => resolveUninstallProtection(UninstallProtection.deletionProtection(), false))
+    expect(() => RUNTIME_FLAVOUR._check({ namespace: 'kruise-system', externalCertificates: false, split: false, uninstallProtection: UninstallProtection.deletionProtection() }))
       .toThrow(/^uninstallProtection: guards upstream Kruise workloads only \(got "UninstallProtection.deletionProtection\(\)"\)\. Fix: remove uninstallProtection/);
   });
 });
