@@ -47,8 +47,9 @@ export class Manager {
   private readonly informers = new Map<string, { informer: Informer<KubernetesObject>; leaderOnly: boolean }>();
   private readonly controllers: Controller[] = [];
   private readonly runnables: Runnables;
-  /** Every role but `controllers` serves admission. */
+  /** What the role decides, once: every role but `controllers` serves admission, every role but `webhook` may lead. */
   private readonly serving: boolean;
+  private readonly leads: boolean;
 
   constructor(private readonly deps: ManagerDeps) {
     const o = (this.options = deps.options);
@@ -75,7 +76,9 @@ export class Manager {
         if (expiresAt !== undefined) this.set(Math.floor(expiresAt / 1000));
       },
     });
-    if (o.role !== 'webhook' && o.leaderElection) {
+    this.serving = o.role !== Roles.controllers;
+    this.leads = o.role !== Roles.webhook;
+    if (this.leads && o.leaderElection) {
       this.elector = new LeaderElector({
         lock: new LeaseLock(this.kubeConfig.makeApiClient(CoordinationV1Api), o.leaderElectionNamespace, o.leaderElectionId),
         // Unique per process: a restarted container must not inherit its predecessor's lease.
@@ -93,7 +96,6 @@ export class Manager {
       });
       this.leaseWatch = leaseWatch(this.kubeConfig, o.leaderElectionNamespace, o.leaderElectionId, this.logger.child({ component: 'leader' }), this.clock, this.elector);
     }
-    this.serving = o.role !== Roles.controllers;
     const r = (this.runnables = new Runnables({
       clock: this.clock, logger: this.logger, elector: this.elector,
       drainTimeoutMs: o.drainTimeoutMs, gracefulShutdownTimeoutMs: o.gracefulShutdownTimeoutMs, shutdownReserveMs: SHUTDOWN_RESERVE_MS,
@@ -147,7 +149,7 @@ export class Manager {
 
   /** A leader-only controller; `--<name>-workers` sets its concurrency. */
   addController(options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers'>): Controller | undefined {
-    if (this.options.role === Roles.webhook) return undefined;
+    if (!this.leads) return undefined;
     const controller = new Controller({
       ...options, workers: this.options.workers[options.name] ?? 1, logger: this.logger.child({ controller: options.name }), registry: this.registry, clock: this.clock,
     });
@@ -170,7 +172,7 @@ export class Manager {
       // (watch down past --max-cache-staleness) leaves the Service until it has relisted.
       if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkFresh());
       // A webhook-only replica never leads, so it never starts the caches only controllers read.
-      if (!leaderOnly || this.options.role !== Roles.webhook) this.runnables.add('caches', runnable(path, informer, { needLeaderElection: leaderOnly }));
+      if (!leaderOnly || this.leads) this.runnables.add('caches', runnable(path, informer, { needLeaderElection: leaderOnly }));
     }
     if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
     if (this.serving) {

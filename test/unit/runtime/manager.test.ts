@@ -192,4 +192,15 @@ describe('Manager feature gates', () => {
     expect(manager(['--feature-gates=PodWebhook=true']).m.registerWebhook(Paths.mutatePod, webhook)).toBe(true);
     expect(manager(['--role=controllers']).m.registerWebhook(Paths.mutateSidecarSet, webhook)).toBe(false);
   });
+
+  it('a webhook replica never leads: no elector, no controllers; the other roles campaign and run them', () => {
+    const controller = { name: 'sidecarset', reconcile: async () => undefined };
+    const webhookOnly = manager(['--role=webhook']).m;
+    expect([webhookOnly.elector, webhookOnly.addController(controller)]).toEqual([undefined, undefined]);
+    for (const role of ['all', 'controllers']) {
+      const m = manager([`--role=${role}`]).m;
+      expect(m.elector).toBeDefined();
+      expect(m.addController(controller)?.name).toBe('sidecarset');
+    }
+  });
 });
