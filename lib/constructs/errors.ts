@@ -1,4 +1,4 @@
-import { describeProblem, dnsLabelProblems, dnsSubdomainProblems, portProblems, Problem } from '../contract.js';
+import { describeProblem, dnsLabelProblems, dnsSubdomainProblems, Problem } from '../contract.js';
 
 /**
  * Every error names the prop, the bad value and the fix, so a user reading a failed synth
@@ -29,10 +29,6 @@ export function checkPositiveInt(prop: string, value: number, min = 1): void {
   if (!Number.isInteger(value) || value < min) {
     throw propError(prop, value, `must be an integer >= ${min}`, `set ${prop} to a whole number of at least ${min}`);
   }
-}
-
-export function checkPort(prop: string, value: number): void {
-  throwProblems(portProblems(prop, value));
 }
 
 /** A duration in whole seconds, or an error naming the prop (cdk8s' own error names none). */

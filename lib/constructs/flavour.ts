@@ -58,8 +58,8 @@ export interface WritablePath {
 /**
  * What one manager process needs from the install: its container (command, user, probes,
  * writable paths, its own flags) and the objects around it (CRDs, RBAC, webhooks, gates).
- * Each flavour answers once here, so no construct asks which image it renders.
- * @internal
+ * Each flavour answers once here, so no construct asks which image it renders. Not part of
+ * the API: `ManagerImage` chooses the flavour.
  */
 export interface ManagerFlavourProfile {
   readonly command?: string[];

@@ -1,9 +1,9 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import {
-  controllerNameProblems, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Roles, workersFlag, workersProblems,
+  controllerNameProblems, distinctPortProblems, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Roles, workersFlag, workersProblems,
 } from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsSubdomain, checkPort, propError, throwProblems, wholeSeconds } from './errors.js';
+import { checkDnsSubdomain, propError, throwProblems, wholeSeconds } from './errors.js';
 import { ManagerFlavourProfile, RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from './flavour.js';
 import { LeaderElectionOptions } from './options.js';
 
@@ -40,18 +40,11 @@ export function resolveLeaderElection(options: LeaderElectionOptions | undefined
 }
 
 /**
- * Checks each port and that no two share a number. `ports` maps prop names (after `prefix`) to
- * numbers, in the order the error should blame; undefined entries are skipped.
+ * Checks each port and that no two share a number (the contract's rule). `ports` maps prop
+ * names (after `prefix`) to numbers, in the order the error should blame.
  */
 export function checkDistinctPorts<T extends { [K in keyof T]: number | undefined }>(ports: T, fix: string, prefix = 'ports.'): void {
-  const seen = new Map<number, string>();
-  for (const [name, port] of Object.entries(ports) as Array<[string, number | undefined]>) {
-    if (port === undefined) continue;
-    checkPort(`${prefix}${name}`, port);
-    const other = seen.get(port);
-    if (other) throw propError(`${prefix}${name}`, port, `collides with ${prefix}${other}`, fix);
-    seen.set(port, name);
-  }
+  throwProblems(distinctPortProblems({ ...ports }, fix, (key) => `${prefix}${key}`));
 }
 
 /**

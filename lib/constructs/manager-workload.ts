@@ -39,7 +39,7 @@ export interface ManagerWorkloadProps {
   readonly replicas: number;
   /** Leader election, resolved. */
   readonly leaderElection: ResolvedLeaderElection;
-  /** Container ports, resolved ({@link resolvePorts}). */
+  /** Container ports, defaults filled and collisions checked. */
   readonly ports: ResolvedPorts;
   /**
    * Feature gates as rendered: the flavour's defaults, the gates other choices need

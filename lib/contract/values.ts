@@ -48,3 +48,23 @@ export function portProblems(field: string, port: number): Problem[] {
  */
 export const RUNTIME_UID = 65532;
 
+
+/**
+ * Each listener's port is a TCP port and no two share one (the manager binds them all on one
+ * network namespace: with host network, on the node's). `ports` maps names to numbers in the
+ * order a problem should blame; undefined entries are skipped. `name` turns a key into the
+ * field to report (a prop path, a flag).
+ */
+export function distinctPortProblems(ports: { readonly [key: string]: number | undefined }, fix: string, name: (key: string) => string = (k) => k): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Map<number, string>();
+  for (const [key, port] of Object.entries(ports)) {
+    if (port === undefined) continue;
+    const invalid = portProblems(name(key), port);
+    problems.push(...invalid);
+    const other = seen.get(port);
+    if (invalid.length === 0 && other !== undefined) problems.push({ field: name(key), value: port, message: `collides with ${name(other)}`, fix });
+    if (!seen.has(port)) seen.set(port, key);
+  }
+  return problems;
+}

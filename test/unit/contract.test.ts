@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  controllerNameProblems, describeProblem, dnsLabelProblems, dnsSubdomainProblems, featureGateNameProblems, Flags, leaseTimingProblems,
+  controllerNameProblems, describeProblem, distinctPortProblems, dnsLabelProblems, dnsSubdomainProblems, featureGateNameProblems, Flags, leaseTimingProblems,
   portProblems, Ports, withoutUndefined, workersFlag, workersProblems,
 } from '../../lib/contract.js';
 
@@ -65,6 +65,16 @@ describe('contract', () => {
       expect(describeProblem(workersProblems('controllerWorkers.sidecarset', 0)[0])).toBe('controllerWorkers.sidecarset: must be a whole number from 1 to 1000 (got 0). Fix: e.g. 3');
       expect([1, 8080, 65535].flatMap((n) => portProblems('p', n))).toEqual([]);
       expect([0, 65536, 80.5].map((n) => portProblems('p', n).length)).toEqual([1, 1, 1]);
+    });
+
+    it('finds the first port each collision repeats, skipping unset listeners', () => {
+      const fix = 'give each its own port';
+      expect(distinctPortProblems({ webhook: 9876, metrics: 8080, health: undefined }, fix)).toEqual([]);
+      expect(distinctPortProblems({ webhook: 8080, metrics: 8080, health: 8080 }, fix, (k) => `--${k}`).map((p) => describeProblem(p))).toEqual([
+        '--metrics: collides with --webhook (got 8080). Fix: give each its own port',
+        '--health: collides with --webhook (got 8080). Fix: give each its own port',
+      ]);
+      expect(distinctPortProblems({ webhook: 0 }, fix).map((p) => p.message)).toEqual(['is not a TCP port']);
     });
 
     it('drops undefined values and keeps every other falsy one', () => {

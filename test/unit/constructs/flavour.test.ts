@@ -1,0 +1,49 @@
+import { describe, expect, it } from '@jest/globals';
+import { ManagerImage, WebhookCertificates } from '../../../lib/index.js';
+import { find, Manifest, podSpec, synthManager } from './synth.js';
+
+const runtime = ManagerImage.runtime('registry.example.com/kruise-ha:0.1.0');
+
+/** What differs between the two images' pods, read off the synthesized Deployment. */
+function container(objects: Manifest[]): Manifest {
+  const spec = podSpec(objects);
+  const c = spec.containers[0];
+  return {
+    command: c.command, uid: spec.securityContext.runAsUser, fsGroup: spec.securityContext.fsGroup,
+    mounts: c.volumeMounts.map((m: Manifest) => m.mountPath), liveness: Object.keys(c.livenessProbe).filter((k) => ['tcpSocket', 'httpGet'].includes(k)),
+  };
+}
+
+// Each flavour answers once (lib/constructs/flavour.ts) for everything that depends on which
+// binary runs; these read the answers back from what KruiseManager renders.
+describe('manager flavours', () => {
+  it('run upstream kruise-manager as the chart does: /manager as nobody, /log writable, a TCP liveness probe', () => {
+    expect(container(synthManager())).toEqual({ command: ['/manager'], uid: 65534, fsGroup: 65534, mounts: ['/tmp', '/log'], liveness: ['tcpSocket'] });
+  });
+
+  it('run the runtime as the image\'s nonroot user with only /tmp writable and its /healthz as liveness', () => {
+    expect(container(synthManager({ image: runtime }))).toEqual({ command: undefined, uid: 65532, fsGroup: 65532, mounts: ['/tmp'], liveness: ['httpGet'] });
+  });
+
+  it('give each image its own CRDs, webhooks, daemon and template annotation', () => {
+    const kinds = (objects: Manifest[]) => objects.filter((o) => o.kind === 'CustomResourceDefinition').length;
+    const upstream = synthManager();
+    const ours = synthManager({ image: runtime });
+    expect([kinds(upstream), kinds(ours)]).toEqual([18, 1]);
+    expect(upstream.some((o) => o.kind === 'DaemonSet')).toBe(true);
+    expect(ours.some((o) => o.kind === 'DaemonSet')).toBe(false);
+    expect(find(upstream, 'MutatingWebhookConfiguration').metadata.annotations).toHaveProperty('template');
+    expect(find(ours, 'MutatingWebhookConfiguration').metadata.annotations ?? {}).not.toHaveProperty('template');
+    expect(find(ours, 'MutatingWebhookConfiguration').webhooks.map((w: Manifest) => w.name)).toEqual(['mpod.kb.io', 'msidecarset.kb.io']);
+  });
+
+  it('pass the user\'s gates to the runtime unchanged, and add none of upstream\'s', () => {
+    const args = podSpec(synthManager({ image: runtime, certificates: WebhookCertificates.certManager(), featureGates: { PodWebhook: false } })).containers[0].args;
+    expect(args.filter((a: string) => a.startsWith('--feature-gates='))).toEqual(['--feature-gates=PodWebhook=false']);
+  });
+
+  it('refuse what only the other image supports, naming the prop', () => {
+    expect(() => synthManager({ image: runtime, daemon: true })).toThrow(/^daemon: kruise-daemon ships only in the upstream image \(got true\)\. Fix: remove daemon, or use ManagerImage.upstream\(\)/);
+    expect(() => synthManager({ image: runtime, pprof: true })).toThrow(/^pprof: is served by upstream kruise-manager only/);
+  });
+});
