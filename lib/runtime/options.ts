@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import {
-  CertModes, DEFAULT_CERT_DIR, Env, FeatureGates, Flags, Names, portProblems, Ports, Roles, Workers, workersFlag, workersProblems,
+  CertModes, DEFAULT_CERT_DIR, describeProblem, distinctPortProblems, Env, FeatureGates, Flags, Names, portProblems, Ports, Roles, Workers, workersFlag, workersProblems,
 } from '../contract.js';
 import { isLogLevel, LogLevel } from './log.js';
 import {
@@ -131,10 +131,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   if (options.maxCacheStalenessMs < 1000) {
     throw new OptionsError(`--${Flags.maxCacheStaleness}: ${options.maxCacheStalenessMs}ms is shorter than one watch reconnect. Fix: use at least 1s, e.g. 10s`);
   }
-  const ports = [options.metricsAddr.port, options.healthAddr.port, options.webhookPort];
-  if (new Set(ports).size !== ports.length) {
-    throw new OptionsError(`ports: metrics ${ports[0]}, health ${ports[1]} and webhook ${ports[2]} collide. Fix: give each its own port`);
-  }
+  // The flags are blamed before the env var the constructs set from the same ports.
+  const collisions = distinctPortProblems({
+    [Env.webhookPort]: options.webhookPort, [`--${Flags.metricsAddr}`]: options.metricsAddr.port, [`--${Flags.healthProbeAddr}`]: options.healthAddr.port,
+  }, 'give each its own port');
+  if (collisions.length > 0) throw new OptionsError(collisions.map(describeProblem).join('; '));
   return options;
 }
 

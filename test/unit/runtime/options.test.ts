@@ -68,7 +68,7 @@ describe('parseOptions', () => {
     [['--feature-gates=Foo'], env, /--feature-gates: "Foo" is not Gate=true\|false/],
     [['--sidecarset-workers=0'], env, /--sidecarset-workers: "0" must be a whole number from 1 to 1000/],
     [['--enable-leader-election=yes'], env, /--enable-leader-election: "yes" is not a boolean/],
-    [['--health-probe-addr=:9876'], env, /ports: .* collide/],
+    [['--health-probe-addr=:9876'], env, /--health-probe-addr: collides with WEBHOOK_PORT \(got 9876\)\. Fix: give each its own port/],
     [[], { ...env, WEBHOOK_PORT: 'x' }, /WEBHOOK_PORT: "x" is not a TCP port. Fix: use a whole number from 1 to 65535/],
     [['--cert-mode=manual'], env, /--cert-mode: "manual" is not a certificate mode/],
     [['stray'], env, /Unexpected argument 'stray'|positional/i],
