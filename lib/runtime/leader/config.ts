@@ -13,7 +13,7 @@ export interface LeaderElectionTimings {
   requestTimeoutMs: number;
 }
 
-export const defaultTimings: LeaderElectionTimings = {
+const defaultTimings: LeaderElectionTimings = {
   leaseDurationMs: LeaderElectionDefaults.leaseDurationSeconds * 1000,
   renewDeadlineMs: LeaderElectionDefaults.renewDeadlineSeconds * 1000,
   retryPeriodMs: LeaderElectionDefaults.retryPeriodSeconds * 1000,
