@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Paths } from '../../../lib/contract.js';
+import { Paths, servedRuntimeWebhooks } from '../../../lib/contract.js';
 import { FakeClock, settle } from '../../../lib/runtime/clock.js';
 import { Logger } from '../../../lib/runtime/log.js';
 import { Manager } from '../../../lib/runtime/manager.js';
@@ -185,6 +185,9 @@ describe('Manager feature gates', () => {
     expect(m.registerWebhook(Paths.mutatePod, webhook)).toBe(false);
     expect(m.registerWebhook(Paths.mutateSidecarSet, webhook)).toBe(true);
     expect(logs.join('')).toMatch(/"msg":"feature gate off: webhook not served".*"gate":"PodWebhook=false","webhook":"mpod.kb.io","path":"\/mutate-pod"/);
+    // The contract's list, which the constructs and the doctor can render and check against.
+    expect(servedRuntimeWebhooks({ PodWebhook: false }).map((w) => w.name)).toEqual(['msidecarset.kb.io', 'vsidecarset.kb.io']);
+    expect(servedRuntimeWebhooks({}).map((w) => w.name)).toEqual(['mpod.kb.io', 'msidecarset.kb.io', 'vsidecarset.kb.io']);
   });
 
   it('serves the pod webhook by default and with PodWebhook=true; a controllers replica serves none', () => {
