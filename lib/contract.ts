@@ -82,7 +82,6 @@ export const Paths = {
   metrics: '/metrics',
   mutatePod: '/mutate-pod',
   validatePod: '/validate-pod',
-  convert: '/convert',
   mutateSidecarSet: '/mutate-apps-kruise-io-v1alpha1-sidecarset',
   validateSidecarSet: '/validate-apps-kruise-io-v1alpha1-sidecarset',
 } as const;
@@ -323,9 +322,14 @@ export const SidecarSetRules = {
   patchConflictFix: 'patch the key with MergePatchJson in both (or Retain in one), or patch different keys, or make the selectors disjoint',
 } as const;
 
-/** Feature gates the runtime understands (upstream names where they exist). */
+/**
+ * Feature gates the runtime reads (upstream's names and meanings); it refuses any other by name,
+ * as upstream refuses a gate it does not know.
+ */
 export const FeatureGates = {
+  /** true: cert-manager provides the serving certificate (the runtime: as --cert-mode=external). */
   enableExternalCerts: 'EnableExternalCerts',
+  /** false: no pod webhook is served (the runtime: no mpod.kb.io, so SidecarSets inject nothing). */
   podWebhook: 'PodWebhook',
 } as const;
 
@@ -435,6 +439,16 @@ export const RuntimeApi = {
     { type: 'validating', name: 'vsidecarset.kb.io', path: Paths.validateSidecarSet },
   ] as ReadonlyArray<{ readonly type: 'mutating' | 'validating'; readonly name: string; readonly path: string }>,
 } as const;
+
+/** The feature gate that turns a runtime webhook off when false, by path (upstream's PodWebhook). */
+export function runtimeWebhookGate(path: string): string | undefined {
+  return path === Paths.mutatePod ? FeatureGates.podWebhook : undefined;
+}
+
+/** The runtime's webhooks served under `gates`: one whose gate is set to false is not. */
+export function servedRuntimeWebhooks(gates: { readonly [gate: string]: boolean }): typeof RuntimeApi.webhooks {
+  return RuntimeApi.webhooks.filter((w) => gates[runtimeWebhookGate(w.path) ?? ''] !== false);
+}
 
 const READ_VERBS = ['get', 'list', 'watch'];
 

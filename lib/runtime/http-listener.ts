@@ -1,5 +1,5 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
 
 /** Listens and resolves once bound, or rejects with the bind error (port in use, bad host). */
 export async function listen(server: Server, port: number, host: string | undefined): Promise<void> {
@@ -19,7 +19,7 @@ export function boundPort(server: Server | undefined, what: string): number {
 }
 
 /** Closes at once, open connections included: for endpoints whose clients simply retry. */
-export async function closeNow(server: Server): Promise<void> {
+export async function closeNow(server: HttpServer): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await closed;

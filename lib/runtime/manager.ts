@@ -1,8 +1,8 @@
 import { CoordinationV1Api, type KubeConfig, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
-import { realClock, sleep, type Clock } from './clock.js';
-import { Metrics } from '../contract.js';
+import { realClock, type Clock } from './clock.js';
+import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks } from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
@@ -11,6 +11,7 @@ import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
 import type { Logger } from './log.js';
 import { createMetricsRegistry, MetricsServer } from './metrics.js';
 import { SHUTDOWN_RESERVE_MS, type ManagerOptions } from './options.js';
+import { Runnables, type Runnable } from './runnables.js';
 import { WebhookServer, type Webhook } from './webhook/index.js';
 
 /** How a manager replica ends: 0 after a graceful shutdown, 1 when it must be restarted. */
@@ -45,8 +46,10 @@ export class Manager {
   private readonly stall: EventLoopStallDetector;
   private readonly informers = new Map<string, { informer: Informer<KubernetesObject>; leaderOnly: boolean }>();
   private readonly controllers: Controller[] = [];
-  private leading = false;
-  private shutdown?: Promise<void>;
+  private readonly runnables: Runnables;
+  /** What the role decides, once: every role but `controllers` serves admission, every role but `webhook` may lead. */
+  private readonly serving: boolean;
+  private readonly leads: boolean;
 
   constructor(private readonly deps: ManagerDeps) {
     const o = (this.options = deps.options);
@@ -73,7 +76,9 @@ export class Manager {
         if (expiresAt !== undefined) this.set(Math.floor(expiresAt / 1000));
       },
     });
-    if (o.role !== 'webhook' && o.leaderElection) {
+    this.serving = o.role !== Roles.controllers;
+    this.leads = o.role !== Roles.webhook;
+    if (this.leads && o.leaderElection) {
       this.elector = new LeaderElector({
         lock: new LeaseLock(this.kubeConfig.makeApiClient(CoordinationV1Api), o.leaderElectionNamespace, o.leaderElectionId),
         // Unique per process: a restarted container must not inherit its predecessor's lease.
@@ -81,12 +86,31 @@ export class Manager {
         leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs,
         logger: this.logger.child({ component: 'leader' }), registry: this.registry, clock: this.clock,
         callbacks: {
-          onStartedLeading: () => this.startLeading(),
-          onStoppedLeading: (reason) => { if (reason === 'lost') this.fatal('leadership lost: exiting so a fresh process campaigns again'); },
+          onStartedLeading: () => this.runnables.startLeading(),
+          onStoppedLeading: (reason) => {
+            if (reason !== 'lost') return;
+            this.fatal('leadership lost: exiting so a fresh process campaigns again');
+            void this.runnables.stopLeading();
+          },
         },
       });
       this.leaseWatch = leaseWatch(this.kubeConfig, o.leaderElectionNamespace, o.leaderElectionId, this.logger.child({ component: 'leader' }), this.clock, this.elector);
     }
+    const r = (this.runnables = new Runnables({
+      clock: this.clock, logger: this.logger, elector: this.elector,
+      drainTimeoutMs: o.drainTimeoutMs, gracefulShutdownTimeoutMs: o.gracefulShutdownTimeoutMs, shutdownReserveMs: SHUTDOWN_RESERVE_MS,
+    }));
+    r.add('liveness', runnable('event-loop', this.stall));
+    r.add('servers', runnable('metrics', this.metrics));
+    r.add('servers', runnable('health', this.health, { drain: () => this.health.markShuttingDown() }));
+    if (this.serving) {
+      r.add('certs', runnable('certificates', { start: async () => { await certs.start(); await certs.waitReady(); }, stop: () => certs.stop() }));
+      // Connection: close on every response from the drain on, so the API server's kept-alive
+      // connections move to the replicas that stay during the window, instead of all being
+      // cut at stop() (a POST racing a server-side close is a failed admission).
+      r.add('webhooks', runnable('webhook-server', this.webhooks, { drain: () => this.webhooks.drain() }));
+    }
+    if (this.leaseWatch) r.add('election', runnable('lease-watch', this.leaseWatch));
   }
 
   /** A shared informer per path: `leaderOnly` ones start with the controllers. */
@@ -104,13 +128,28 @@ export class Manager {
     return informer;
   }
 
-  registerWebhook(path: string, webhook: Webhook): void {
-    if (this.options.role !== 'controllers') this.webhooks.register(path, webhook);
+  /**
+   * Serves `webhook` at `path` on this replica; false when it is not served: a `controllers`
+   * replica serves no admission, and a webhook whose feature gate is off (PodWebhook=false) is
+   * not registered (said once in the log, with what the configuration must drop).
+   */
+  registerWebhook(path: string, webhook: Webhook): boolean {
+    if (!this.serving) return false;
+    const entry = RuntimeApi.webhooks.find((w) => w.path === path);
+    if (entry && !servedRuntimeWebhooks(this.options.featureGates).includes(entry)) {
+      this.logger.warn('feature gate off: webhook not served', {
+        gate: `${runtimeWebhookGate(path)}=false`, webhook: entry.name, path,
+        fix: `remove ${entry.name} from the ${entry.type} webhook configuration, or calls to it fail (failurePolicy Fail rejects the request)`,
+      });
+      return false;
+    }
+    this.webhooks.register(path, webhook);
+    return true;
   }
 
   /** A leader-only controller; `--<name>-workers` sets its concurrency. */
   addController(options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers'>): Controller | undefined {
-    if (this.options.role === 'webhook') return undefined;
+    if (!this.leads) return undefined;
     const controller = new Controller({
       ...options, workers: this.options.workers[options.name] ?? 1, logger: this.logger.child({ controller: options.name }), registry: this.registry, clock: this.clock,
     });
@@ -123,90 +162,31 @@ export class Manager {
     this.elector?.checkStillLeader();
   }
 
+  /** Registers the health checks and the caches and controllers added so far, then starts them all. */
   async start(): Promise<void> {
-    const serving = this.options.role !== 'controllers';
-    this.stall.start();
     this.health.addLivenessCheck('event-loop', this.stall.check);
-    await Promise.all([this.metrics.start(), this.health.start()]);
     for (const [path, { informer, leaderOnly }] of this.informers) {
       const name = checkName(path);
       this.health.addLivenessCheck(`informer-${name}`, () => informer.checkHealth());
       // Webhooks answer from these caches: a replica whose cache cannot prove it is current
       // (watch down past --max-cache-staleness) leaves the Service until it has relisted.
       if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkFresh());
+      // A webhook-only replica never leads, so it never starts the caches only controllers read.
+      if (!leaderOnly || this.leads) this.runnables.add('caches', runnable(path, informer, { needLeaderElection: leaderOnly }));
     }
     if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
-    await Promise.all([...this.informers.values()].filter((i) => !i.leaderOnly).map((i) => i.informer.start()));
-    if (serving) {
+    if (this.serving) {
       this.health.addReadinessCheck('certificates', readyCheck(this.certs, 'certificates'));
       this.health.addReadinessCheck('webhook', webhookSelfCheck({ port: this.options.webhookPort, caPem: () => this.certs.caPem() }));
-      await this.certs.start();
-      await this.certs.waitReady();
-      await this.webhooks.start();
     }
-    if (this.elector) {
-      await this.leaseWatch?.start();
-      await this.elector.start();
-    } else if (this.options.role !== 'webhook') await this.startLeading();
+    for (const c of this.controllers) this.runnables.add('controllers', runnable(c.name, c, { needLeaderElection: true }));
+    await this.runnables.start();
     this.logger.info('manager started', { role: this.options.role, leaderElection: Boolean(this.elector), identity: this.elector?.identity });
   }
 
-  private async startLeading(): Promise<void> {
-    if (this.leading || this.shutdown) return;
-    this.leading = true;
-    await Promise.all([...this.informers.values()].filter((i) => i.leaderOnly).map((i) => i.informer.start()));
-    await Promise.all(this.controllers.map((c) => c.start()));
-    this.logger.info('controllers started', { controllers: this.controllers.map((c) => c.name) });
-  }
-
-  /**
-   * SIGTERM, as one bounded sequence (`--graceful-shutdown-timeout`, whatever is in flight):
-   * - at once: readiness fails, admission starts draining, and the elector steps down: it stops
-   *   campaigning (a terminating standby never takes the Lease) and a leader's signal, gauge and
-   *   checkStillLeader() say "not leading" from this instant, so reconciles stop between writes;
-   * - controllers get until the budget's reserve to finish the write in flight; then a leader
-   *   releases the Lease (or, if a write is still hanging, leaves it to expire so that write can
-   *   never overlap the next leader's);
-   * - admission keeps being served for the drain window, then servers and caches stop.
-   */
+  /** SIGTERM: the bounded shutdown sequence written down in {@link Runnables.stop}. */
   stop(): Promise<void> {
-    this.shutdown ??= (async () => {
-      const log = this.logger.child({ phase: 'shutdown' });
-      const deadline = this.clock.now() + this.options.gracefulShutdownTimeoutMs;
-      const left = (reserveMs = 0) => Math.max(0, deadline - reserveMs - this.clock.now());
-      this.health.markShuttingDown();
-      const stepDown = this.elector?.stepDown() ?? Promise.resolve(false);
-      // A replica stepping down never campaigns again: it needs no more release hints.
-      const leaseWatchStopped = stepDown.then(() => this.leaseWatch?.stop());
-      let drained = Promise.resolve();
-      if (this.options.role !== 'controllers') {
-        log.info('draining admission', { drainMs: this.options.drainTimeoutMs, budgetMs: this.options.gracefulShutdownTimeoutMs });
-        // Connection: close on every response from now on, so the API server's kept-alive
-        // connections move to the replicas that stay during the window, instead of all being
-        // cut at stop() (a POST racing a server-side close is a failed admission).
-        this.webhooks.drain();
-        drained = sleep(this.clock, this.options.drainTimeoutMs);
-      }
-      const leaderDone = (async () => {
-        await stepDown;
-        const stopped = await Promise.all(this.controllers.map((c) => c.stop(left(SHUTDOWN_RESERVE_MS))));
-        if (!this.elector) return;
-        if (stopped.every(Boolean)) await this.elector.stop({ release: true });
-        else {
-          log.warn('a write was still in flight at the controllers\' deadline; leaving the Lease to expire instead of releasing it');
-          await this.elector.stop({ release: false });
-        }
-      })();
-      await Promise.all([leaderDone, drained]);
-      await this.webhooks.stop(left(SHUTDOWN_RESERVE_MS / 2));
-      await Promise.all([...this.informers.values()].map((i) => i.informer.stop()));
-      await leaseWatchStopped;
-      await this.certs.stop();
-      this.stall.stop();
-      await Promise.all([this.health.stop(), this.metrics.stop()]);
-      log.info('manager stopped');
-    })();
-    return this.shutdown;
+    return this.runnables.stop();
   }
 
   private fatal(reason: string): void {
@@ -239,6 +219,11 @@ function leaseWatch(kubeConfig: KubeConfig, namespace: string, name: string, log
     onDelete: () => elector.wake(),
   });
   return informer;
+}
+
+/** A component as a {@link Runnable}: anything with start() and stop(budgetMs). */
+function runnable(name: string, target: Pick<Runnable, 'start' | 'stop'>, extra: Partial<Runnable> = {}): Runnable {
+  return { name, start: () => target.start(), stop: (budgetMs) => target.stop(budgetMs), ...extra };
 }
 
 /** `/apis/apps.kruise.io/v1alpha1/sidecarsets` -> `apps-kruise-io-v1alpha1-sidecarsets` (check names are DNS-ish). */

@@ -23,7 +23,7 @@ export function createMetricsRegistry(opts: MetricsRegistryOptions = {}): Regist
 }
 
 /** Serves `registry` in the Prometheus text format on GET/HEAD `path`; 404 elsewhere. */
-export function metricsHandler(registry: Registry, path: string = Paths.metrics) {
+function metricsHandler(registry: Registry, path: string = Paths.metrics) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const pathname = (req.url ?? '/').split('?', 1)[0];
     if (pathname !== path) {

@@ -1,8 +1,13 @@
 import { parseArgs } from 'node:util';
 import {
-  CertModes, DEFAULT_CERT_DIR, Env, Flags, LeaderElectionDefaults, Names, Ports, Roles, workersFlag,
+  CertModes, DEFAULT_CERT_DIR, describeProblem, distinctPortProblems, Env, FeatureGates, Flags, Names, portProblems, Ports, Roles, Workers, workersFlag, workersProblems,
 } from '../contract.js';
 import { isLogLevel, LogLevel } from './log.js';
+import {
+  certModeOf, OptionsError, parseAddr, parseBool, parseDuration, parseGates, parseLeaseTiming, refuse, type HostPort,
+} from './option-parsers.js';
+
+export { OptionsError, parseAddr, parseDuration, type HostPort } from './option-parsers.js';
 
 /** What shutdown keeps after the drain window for stopping servers and exiting. */
 export const SHUTDOWN_RESERVE_MS = 2_000;
@@ -43,59 +48,6 @@ export interface ManagerOptions {
   readonly logLevel: LogLevel;
 }
 
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
-}
-
-/** A bad flag or env var; the message names it, the value and the fix. */
-export class OptionsError extends Error {}
-
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses a Go-style duration (`15s`, `500ms`, `720h`). */
-export function parseDuration(name: string, value: string): number {
-  const match = DURATION.exec(value.trim());
-  if (!match) throw new OptionsError(`${name}: "${value}" is not a duration. Fix: use a number with a unit, e.g. 15s, 500ms, 720h`);
-  return Math.round(parseFloat(match[1]) * UNIT_MS[match[2]]);
-}
-
-/** Parses `:8080`, `0.0.0.0:8080` or `[::1]:8080`. */
-export function parseAddr(name: string, value: string): HostPort {
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
-  const port = match ? Number(match[3]) : NaN;
-  if (!match || port < 1 || port > 65535) {
-    throw new OptionsError(`${name}: "${value}" is not host:port. Fix: use e.g. ":${Ports.metrics}" or "127.0.0.1:${Ports.metrics}"`);
-  }
-  return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
-}
-
-function parseGates(value: string): Record<string, boolean> {
-  const gates: Record<string, boolean> = {};
-  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const [gate, enabled, extra] = part.split('=');
-    if (!/^[A-Z][A-Za-z0-9]*$/.test(gate) || (enabled !== 'true' && enabled !== 'false') || extra !== undefined) {
-      throw new OptionsError(`--${Flags.featureGates}: "${part}" is not Gate=true|false. Fix: e.g. --${Flags.featureGates}=PodWebhook=true`);
-    }
-    gates[gate] = enabled === 'true';
-  }
-  return gates;
-}
-
-function parseBool(name: string, value: string): boolean {
-  if (value === 'true' || value === '') return true;
-  if (value === 'false') return false;
-  throw new OptionsError(`--${name}: "${value}" is not a boolean. Fix: use --${name}=true or --${name}=false`);
-}
-
-function parseInteger(name: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new OptionsError(`${name}: "${value}" must be a whole number from ${min} to ${max}`);
-  }
-  return n;
-}
 
 const STRING_FLAGS = [
   Flags.enableLeaderElection, Flags.leaderElectionNamespace, Flags.leaderElectionId, Flags.leaderElectionResourceLock,
@@ -123,7 +75,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   if (!Object.values(Roles).includes(role as never)) {
     throw new OptionsError(`--${Flags.role}: "${role}" is not a role. Fix: use ${Object.values(Roles).join(', ')}`);
   }
-  const certMode = flag(Flags.certMode) ?? CertModes.selfManaged;
+  const featureGates = parseGates(flag(Flags.featureGates) ?? '');
+  const certMode = certModeOf(flag(Flags.certMode), featureGates);
   if (!Object.values(CertModes).includes(certMode as never)) {
     throw new OptionsError(`--${Flags.certMode}: "${certMode}" is not a certificate mode. Fix: use ${Object.values(CertModes).join(' or ')}`);
   }
@@ -133,27 +86,24 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   if (lockKind !== 'leases') throw new OptionsError(`--${Flags.leaderElectionResourceLock}: "${lockKind}" is not supported. Fix: use leases`);
 
   const podNamespace = env[Env.podNamespace] ?? Names.namespace;
-  const durations = {
-    lease: parseDuration(`--${Flags.leaseDuration}`, flag(Flags.leaseDuration) ?? `${LeaderElectionDefaults.leaseDurationSeconds}s`),
-    renew: parseDuration(`--${Flags.renewDeadline}`, flag(Flags.renewDeadline) ?? `${LeaderElectionDefaults.renewDeadlineSeconds}s`),
-    retry: parseDuration(`--${Flags.retryPeriod}`, flag(Flags.retryPeriod) ?? `${LeaderElectionDefaults.retryPeriodSeconds}s`),
-  };
-  if (!(durations.lease > durations.renew && durations.renew > LeaderElectionDefaults.jitterFactor * durations.retry)) {
-    throw new OptionsError(`--${Flags.leaseDuration}/--${Flags.renewDeadline}/--${Flags.retryPeriod}: ${durations.lease}ms/${durations.renew}ms/${durations.retry}ms violate leaseDuration > renewDeadline > 1.2 x retryPeriod. Fix: e.g. 15s/10s/2s`);
-  }
+  const lease = parseLeaseTiming(flag);
   const workers: Record<string, number> = {};
   for (const controller of CONTROLLERS) {
-    workers[controller] = parseInteger(`--${workersFlag(controller)}`, flag(workersFlag(controller)) ?? '3', 1, 1000);
+    const raw = flag(workersFlag(controller)) ?? String(Workers.default);
+    refuse(workersProblems(controller, Number(raw)), `--${workersFlag(controller)}`, raw);
+    workers[controller] = Number(raw);
   }
-  const webhookPort = parseInteger(Env.webhookPort, env[Env.webhookPort] ?? String(Ports.webhook), 1, 65535);
+  const rawWebhookPort = env[Env.webhookPort] ?? String(Ports.webhook);
+  refuse(portProblems(Env.webhookPort, Number(rawWebhookPort)), Env.webhookPort, rawWebhookPort);
+  const webhookPort = Number(rawWebhookPort);
   const options: ManagerOptions = {
     role: role as ManagerOptions['role'],
     leaderElection: role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
     leaderElectionNamespace: flag(Flags.leaderElectionNamespace) ?? podNamespace,
     leaderElectionId: flag(Flags.leaderElectionId) ?? Names.leaderElectionId,
-    leaseDurationMs: durations.lease,
-    renewDeadlineMs: durations.renew,
-    retryPeriodMs: durations.retry,
+    leaseDurationMs: lease.leaseDuration,
+    renewDeadlineMs: lease.renewDeadline,
+    retryPeriodMs: lease.retryPeriod,
     metricsAddr: parseAddr(`--${Flags.metricsAddr}`, flag(Flags.metricsAddr) ?? `:${Ports.metrics}`),
     healthAddr: parseAddr(`--${Flags.healthProbeAddr}`, flag(Flags.healthProbeAddr) ?? `:${Ports.health}`),
     webhookPort,
@@ -166,7 +116,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     podNamespace,
     podName: env[Env.podName] ?? (env.HOSTNAME || `manager-${process.pid}`),
     watchNamespace: flag(Flags.namespace) ?? '',
-    featureGates: parseGates(flag(Flags.featureGates) ?? ''),
+    featureGates,
     workers,
     kubeconfig: flag(Flags.kubeconfig),
     drainTimeoutMs: parseDuration(`--${Flags.drainTimeout}`, flag(Flags.drainTimeout) ?? '5s'),
@@ -181,10 +131,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   if (options.maxCacheStalenessMs < 1000) {
     throw new OptionsError(`--${Flags.maxCacheStaleness}: ${options.maxCacheStalenessMs}ms is shorter than one watch reconnect. Fix: use at least 1s, e.g. 10s`);
   }
-  const ports = [options.metricsAddr.port, options.healthAddr.port, options.webhookPort];
-  if (new Set(ports).size !== ports.length) {
-    throw new OptionsError(`ports: metrics ${ports[0]}, health ${ports[1]} and webhook ${ports[2]} collide. Fix: give each its own port`);
-  }
+  // The flags are blamed before the env var the constructs set from the same ports.
+  const collisions = distinctPortProblems({
+    [Env.webhookPort]: options.webhookPort, [`--${Flags.metricsAddr}`]: options.metricsAddr.port, [`--${Flags.healthProbeAddr}`]: options.healthAddr.port,
+  }, 'give each its own port');
+  if (collisions.length > 0) throw new OptionsError(collisions.map(describeProblem).join('; '));
   return options;
 }
 
@@ -205,10 +156,10 @@ export function helpText(): string {
     f(`${Flags.leaderElectionResourceLock}=leases`, 'lock kind; only leases'),
     f(`${Flags.metricsAddr}=ADDR`, `Prometheus /metrics listener (default :${Ports.metrics})`),
     f(`${Flags.healthProbeAddr}=ADDR`, `/readyz and /healthz listener (default :${Ports.health})`),
-    f(`${Flags.featureGates}=A=true,B=false`, 'feature gates'),
+    f(`${Flags.featureGates}=A=true,B=false`, `${FeatureGates.podWebhook}=false: serve no pod webhook; ${FeatureGates.enableExternalCerts}=true: as --${Flags.certMode}=external`),
     f(`${Flags.namespace}=NS`, 'watch only this namespace (default all)'),
     f(`${Flags.kubeconfig}=PATH`, 'kubeconfig file (default in-cluster config, then $KUBECONFIG)'),
-    ...CONTROLLERS.map((c) => f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default 3)`)),
+    ...CONTROLLERS.map((c) => f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default ${Workers.default})`)),
     f(`${Flags.role}=ROLE`, 'all (default), webhook (no leader election) or controllers'),
     f(`${Flags.certMode}=MODE`, 'self-managed (default) or external (cert-manager)'),
     f(`${Flags.drainTimeout}=DUR`, 'keep serving admission this long after SIGTERM (default 5s)'),

@@ -20,7 +20,7 @@ export function parseCertificates(pem: string, source: string): X509Certificate[
   });
 }
 
-export function parsePrivateKey(pem: string, source: string): KeyObject {
+function parsePrivateKey(pem: string, source: string): KeyObject {
   try {
     return createPrivateKey(pem);
   } catch (e) {
@@ -33,7 +33,7 @@ export function joinPem(blocks: string[]): string {
   return blocks.map((b) => b.trim()).join('\n') + '\n';
 }
 
-export function checkValidAt(cert: X509Certificate, now: number, source: string): void {
+function checkValidAt(cert: X509Certificate, now: number, source: string): void {
   if (now < cert.validFromDate.getTime()) throw new Error(`${source} is not valid before ${cert.validFromDate.toISOString()}`);
   if (now >= cert.validToDate.getTime()) throw new Error(`${source} expired at ${cert.validToDate.toISOString()}`);
 }

@@ -2,6 +2,7 @@
  * Named health checks, run concurrently with a deadline each, aggregated the way Kubernetes
  * components report them (`[+]name ok` / `[-]name failed: reason`).
  */
+import { DNS_LABEL } from '../../contract.js';
 import { realClock, type Clock } from '../clock.js';
 
 /** Resolves (or returns) when healthy; throws with the reason when not. Should honour `signal`. */
@@ -14,8 +15,6 @@ export interface CheckResult {
   reason?: string;
 }
 
-const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 export class CheckSet {
   private readonly checks = new Map<string, HealthCheck>();
 
@@ -23,7 +22,7 @@ export class CheckSet {
 
   /** Names are URL path segments (`/readyz/<name>`): lower-case DNS-label style. */
   add(name: string, check: HealthCheck): void {
-    if (!NAME.test(name)) throw new Error(`health check name ${JSON.stringify(name)} must be lower-case letters, digits and dashes`);
+    if (!DNS_LABEL.test(name)) throw new Error(`health check name ${JSON.stringify(name)} must be lower-case letters, digits and dashes`);
     if (this.checks.has(name)) throw new Error(`a health check named ${name} already exists`);
     this.checks.set(name, check);
   }

@@ -21,7 +21,7 @@ export interface HealthServerOptions {
 }
 
 /** Always present in readiness; fails from `markShuttingDown()` on. */
-export const SHUTDOWN_CHECK = 'shutdown';
+const SHUTDOWN_CHECK = 'shutdown';
 
 export class HealthServer {
   readonly readiness: CheckSet;

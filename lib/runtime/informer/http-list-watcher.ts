@@ -105,7 +105,7 @@ async function statusError(response: ResponseContext, path: string): Promise<Api
 }
 
 /** Calls `onLine` for each non-empty line of a UTF-8 stream, as it arrives. */
-export async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let buffer = '';

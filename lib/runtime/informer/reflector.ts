@@ -36,7 +36,7 @@ export interface ReflectorTimings {
  * stale for up to a minute after the API server was back; a reconnect every 5s at worst costs the
  * server little (a failed connect or a 410) and bounds how long a cache lags a recovered server.
  */
-export const DEFAULT_MAX_BACKOFF_MS = 5_000;
+const DEFAULT_MAX_BACKOFF_MS = 5_000;
 
 /** A watch resumed from an older resourceVersion that held this long without an error is current. */
 const RESUME_PROOF_MS = 1_000;

@@ -1,4 +1,4 @@
-import { LeaderElectionDefaults } from '../../contract.js';
+import { describeProblem, Flags, LeaderElectionDefaults, leaseTimingProblems, withoutUndefined } from '../../contract.js';
 
 export interface LeaderElectionTimings {
   /** How long a candidate waits after it last saw the Lease change before taking it over. */
@@ -13,7 +13,7 @@ export interface LeaderElectionTimings {
   requestTimeoutMs: number;
 }
 
-export const defaultTimings: LeaderElectionTimings = {
+const defaultTimings: LeaderElectionTimings = {
   leaseDurationMs: LeaderElectionDefaults.leaseDurationSeconds * 1000,
   renewDeadlineMs: LeaderElectionDefaults.renewDeadlineSeconds * 1000,
   retryPeriodMs: LeaderElectionDefaults.retryPeriodSeconds * 1000,
@@ -21,36 +21,33 @@ export const defaultTimings: LeaderElectionTimings = {
   requestTimeoutMs: (LeaderElectionDefaults.renewDeadlineSeconds * 1000) / 2,
 };
 
+/** The contract rule's fields, as this module names them. */
+const FIELDS = {
+  leaseDuration: ['leaseDurationMs', Flags.leaseDuration], renewDeadline: ['renewDeadlineMs', Flags.renewDeadline], retryPeriod: ['retryPeriodMs', Flags.retryPeriod],
+} as const;
+
 /**
- * Fills in defaults and enforces client-go's invariants, with errors that name the flags:
- * LeaseDuration > RenewDeadline > jitterFactor × RetryPeriod, everything positive.
+ * Fills in defaults and enforces client-go's invariants (the contract's Lease timing rule, whose
+ * errors name the flags), plus a positive jitter factor and request timeout.
  */
 export function resolveTimings(partial: Partial<LeaderElectionTimings> = {}): LeaderElectionTimings {
   const t: LeaderElectionTimings = {
     ...defaultTimings,
     requestTimeoutMs: (partial.renewDeadlineMs ?? defaultTimings.renewDeadlineMs) / 2,
-    ...stripUndefined(partial),
+    ...withoutUndefined(partial),
   };
-  const seconds = (ms: number) => `${ms / 1000}s`;
-  for (const [key, value] of Object.entries(t)) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-      throw new RangeError(`leader election: ${key} must be a positive number (got ${String(value)})`);
-    }
+  for (const key of ['jitterFactor', 'requestTimeoutMs'] as const) {
+    if (!Number.isFinite(t[key]) || t[key] <= 0) throw new RangeError(`leader election: ${key} must be a positive number (got ${String(t[key])})`);
   }
-  if (t.leaseDurationMs < 1000) {
-    throw new RangeError(`leader election: lease duration must be at least 1s (got ${seconds(t.leaseDurationMs)}); the Lease stores whole seconds`);
-  }
-  if (t.leaseDurationMs <= t.renewDeadlineMs) {
-    throw new RangeError(`leader election: lease duration (${seconds(t.leaseDurationMs)}, --leader-election-lease-duration) ` +
-      `must be greater than renew deadline (${seconds(t.renewDeadlineMs)}, --leader-election-renew-deadline)`);
-  }
-  if (t.renewDeadlineMs <= t.jitterFactor * t.retryPeriodMs) {
-    throw new RangeError(`leader election: renew deadline (${seconds(t.renewDeadlineMs)}, --leader-election-renew-deadline) ` +
-      `must be greater than ${t.jitterFactor} × retry period (${seconds(t.retryPeriodMs)}, --leader-election-retry-period)`);
+  const problems = leaseTimingProblems({
+    leaseDuration: t.leaseDurationMs, renewDeadline: t.renewDeadlineMs, retryPeriod: t.retryPeriodMs, jitterFactor: t.jitterFactor,
+  });
+  if (problems.length > 0) {
+    const described = problems.map((p) => {
+      const [option, flag] = FIELDS[p.field as keyof typeof FIELDS];
+      return describeProblem({ ...p, field: `${option} (--${flag})` });
+    });
+    throw new RangeError(`leader election: ${described.join('; ')}`);
   }
   return t;
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

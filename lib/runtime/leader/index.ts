@@ -1,3 +1,3 @@
 export { LeaderElector, LeadershipLostError, type LeaderCallbacks, type LeaderElectorOptions, type StopReason } from './elector.js';
 export { LeaseLock, recordOf, type LeaderElectionRecord, type LeaseApi } from './lease-lock.js';
-export { defaultTimings, resolveTimings, type LeaderElectionTimings } from './config.js';
+export { resolveTimings, type LeaderElectionTimings } from './config.js';

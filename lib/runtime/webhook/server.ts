@@ -6,10 +6,10 @@
 import { createServer, type Server } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { realClock, sleep, type Clock } from '../clock.js';
+import { boundPort, listen } from '../http-listener.js';
 import { Ports } from '../../contract.js';
 import type { Logger } from '../log.js';
 import { parseAdmissionReview, reviewResponse } from './admission.js';
@@ -145,13 +145,7 @@ export class WebhookServer {
       onDropped: (reason) => this.metrics.connectionDropped(reason),
     });
     const listener = createNetServer({ pauseOnConnect: true }, gate.onConnection);
-    await new Promise<void>((resolve, reject) => {
-      listener.once('error', reject);
-      listener.listen(this.opts.port ?? Ports.webhook, this.opts.host, () => {
-        listener.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(listener, this.opts.port ?? Ports.webhook, this.opts.host);
     listener.on('error', (err) => this.log.error('webhook listener error', { err }));
     // Starts the HTTP server's header/request timeout checks, which it arms when it listens.
     server.emit('listening');
@@ -165,8 +159,7 @@ export class WebhookServer {
   }
 
   port(): number {
-    if (!this.listener) throw new Error('webhook server is not started');
-    return (this.listener.address() as AddressInfo).port;
+    return boundPort(this.listener, 'webhook server');
   }
 
   /** Re-reads the cert dir now (the cert manager calls this after writing); true if it changed. */

@@ -32,6 +32,17 @@ describe('parseOptions', () => {
     expect(o.featureGates).toEqual({ PodWebhook: false });
   });
 
+  it('reads every feature gate it accepts and refuses any other by name', () => {
+    expect(parse(['--feature-gates=PodWebhook=false']).featureGates).toEqual({ PodWebhook: false });
+    expect(parse(['--feature-gates=EnableExternalCerts=true']).certMode).toBe('external');
+    expect(parse(['--feature-gates=EnableExternalCerts=false']).certMode).toBe('self-managed');
+    expect(() => parse(['--feature-gates=EnableExternalCerts=true', '--cert-mode=self-managed']))
+      .toThrow(/--cert-mode: "self-managed" contradicts --feature-gates=EnableExternalCerts=true/);
+    expect(() => parse(['--feature-gates=PodWebhook=true,ImagePullJobGate=true']))
+      .toThrow(/--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook/);
+    expect(() => parse(['--feature-gates=pod-webhook=true'])).toThrow(/--feature-gates: "pod-webhook" is not a feature gate name/);
+  });
+
   it('never leader-elects webhook-only replicas', () => {
     expect(parse(['--role=webhook', '--enable-leader-election=true']).leaderElection).toBe(false);
   });
@@ -51,14 +62,14 @@ describe('parseOptions', () => {
   const bad: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
     [['--bogus=1'], env, /Unknown option '--bogus'.*Fix: see --help/],
     [['--role=leader'], env, /--role: "leader" is not a role. Fix: use all, webhook, controllers/],
-    [['--leader-election-lease-duration=5s'], env, /violate leaseDuration > renewDeadline/],
+    [['--leader-election-lease-duration=5s'], env, /--leader-election-lease-duration: "5s" must exceed renewDeadline \(10s\), or two leaders can overlap/],
     [['--leader-election-retry-period=soon'], env, /--leader-election-retry-period: "soon" is not a duration/],
     [['--metrics-addr=8080'], env, /--metrics-addr: "8080" is not host:port/],
     [['--feature-gates=Foo'], env, /--feature-gates: "Foo" is not Gate=true\|false/],
     [['--sidecarset-workers=0'], env, /--sidecarset-workers: "0" must be a whole number from 1 to 1000/],
     [['--enable-leader-election=yes'], env, /--enable-leader-election: "yes" is not a boolean/],
-    [['--health-probe-addr=:9876'], env, /ports: .* collide/],
-    [[], { ...env, WEBHOOK_PORT: 'x' }, /WEBHOOK_PORT: "x" must be a whole number/],
+    [['--health-probe-addr=:9876'], env, /--health-probe-addr: collides with WEBHOOK_PORT \(got 9876\)\. Fix: give each its own port/],
+    [[], { ...env, WEBHOOK_PORT: 'x' }, /WEBHOOK_PORT: "x" is not a TCP port. Fix: use a whole number from 1 to 65535/],
     [['--cert-mode=manual'], env, /--cert-mode: "manual" is not a certificate mode/],
     [['stray'], env, /Unexpected argument 'stray'|positional/i],
   ];

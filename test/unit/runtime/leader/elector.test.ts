@@ -73,11 +73,12 @@ describe('leader election timings', () => {
 
   it('enforces LeaseDuration > RenewDeadline > 1.2 × RetryPeriod with errors naming the flags', () => {
     expect(() => resolveTimings({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }))
-      .toThrow(/lease duration \(10s, --leader-election-lease-duration\) must be greater than renew deadline \(10s/);
+      .toThrow(/leaseDurationMs \(--leader-election-lease-duration\): must exceed renewDeadline \(10s\), or two leaders can overlap \(got "10s"\)/);
     expect(() => resolveTimings({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }))
-      .toThrow(/renew deadline \(2.4s, --leader-election-renew-deadline\) must be greater than 1.2 × retry period \(2s/);
-    expect(() => resolveTimings({ retryPeriodMs: 0 })).toThrow(/retryPeriodMs must be a positive number/);
-    expect(() => resolveTimings({ leaseDurationMs: Number.NaN })).toThrow(/positive number/);
+      .toThrow(/renewDeadlineMs \(--leader-election-renew-deadline\): must exceed 1.2 x retryPeriod \(2s\), or a jittered retry can miss the deadline \(got "2400ms"\)/);
+    expect(() => resolveTimings({ retryPeriodMs: 0 })).toThrow(/retryPeriodMs \(--leader-election-retry-period\): must be a positive duration \(got 0\)/);
+    expect(() => resolveTimings({ leaseDurationMs: Number.NaN })).toThrow(/leaseDurationMs \(--leader-election-lease-duration\): must be a positive duration/);
+    expect(() => resolveTimings({ jitterFactor: 0 })).toThrow(/jitterFactor must be a positive number \(got 0\)/);
     expect(() => resolveTimings({ leaseDurationMs: 900, renewDeadlineMs: 500, retryPeriodMs: 100 })).toThrow(/at least 1s/);
   });
 
