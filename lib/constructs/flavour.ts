@@ -1,5 +1,5 @@
 import { Duration } from 'cdk8s';
-import { Flags, Paths, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_UID, runtimeClusterRules } from '../contract.js';
+import { FeatureGates, Flags, Paths, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_UID, runtimeClusterRules } from '../contract.js';
 import { kplus } from './api.js';
 import type { CrdManifest } from './crds.js';
 import { propError } from './errors.js';
@@ -146,6 +146,13 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
     };
     if (input.customResourceAccess) onlyUpstream('customResourceAccess', 'set', 'only narrows the upstream manager\'s wildcard grants; the runtime needs none', 'remove customResourceAccess');
     if (input.daemon) onlyUpstream('daemon', true, 'kruise-daemon ships only in the upstream image', 'remove daemon');
+    // The runtime refuses any other gate at start (a crash loop): refuse it here, by name.
+    const readable: readonly string[] = Object.values(FeatureGates);
+    for (const [gate, enabled] of Object.entries(input.featureGates ?? {})) {
+      if (!readable.includes(gate)) {
+        onlyUpstream(`featureGates.${gate}`, enabled, `is not a gate of this project's runtime, which reads only ${readable.join(' and ')}`, `remove ${gate}`);
+      }
+    }
     const protection = input.uninstallProtection;
     if (protection && protection.kind !== 'none') {
       onlyUpstream('uninstallProtection', `UninstallProtection.${protection.kind}()`, 'guards upstream Kruise workloads only', 'remove uninstallProtection');
@@ -156,7 +163,7 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
       featureGates: { ...input.featureGates }, crds: runtimeCrds(), clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
       leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES], conversionCrds: [],
       aggregated: RUNTIME_RESOURCES.map((r) => ({ apiGroup: r.group, resource: r.plural, adminOnly: false })),
-      webhooks: runtimeWebhooks(), uninstallProtection: UninstallProtection.none(), daemon: false,
+      webhooks: runtimeWebhooks(input.featureGates), uninstallProtection: UninstallProtection.none(), daemon: false,
     };
   },
   _args(input) {

@@ -1,4 +1,4 @@
-import { Paths, RuntimeApi } from '../contract.js';
+import { Paths, RuntimeApi, servedRuntimeWebhooks } from '../contract.js';
 import { WebhookDefinition, WebhookGroup } from './webhooks.js';
 
 /** One Kruise custom resource, as the runtime's webhooks and RBAC need to know it. */
@@ -16,12 +16,15 @@ export interface KruiseResource {
  */
 export const RUNTIME_RESOURCES: KruiseResource[] = [...RuntimeApi.resources];
 
-/** The webhooks the runtime serves (names and paths from the contract, which the runtime registers). */
-export function runtimeWebhooks(): WebhookDefinition[] {
+/**
+ * The webhooks the runtime serves under `gates` (names, paths and gates from the contract, which
+ * the runtime registers): with PodWebhook=false no pod webhook, as the runtime registers none.
+ */
+export function runtimeWebhooks(gates: { readonly [gate: string]: boolean } = {}): WebhookDefinition[] {
   const [sidecarSet] = RUNTIME_RESOURCES;
   const sidecarSetRules = [{ apiGroups: [sidecarSet.group], apiVersions: sidecarSet.versions, resources: [sidecarSet.plural], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }];
   const podRules = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }];
-  return RuntimeApi.webhooks.map((w) => w.path === Paths.mutatePod
+  return servedRuntimeWebhooks(gates).map((w) => w.path === Paths.mutatePod
     ? { ...w, group: WebhookGroup.PODS, rules: podRules }
     : { ...w, group: WebhookGroup.RESOURCES, rules: sidecarSetRules });
 }

@@ -6,7 +6,7 @@
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import {
-  CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RuntimeApi, runtimeClusterRules, type RbacRule,
+  CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RuntimeApi, runtimeClusterRules, servedRuntimeWebhooks, type RbacRule,
 } from '../contract.js';
 import { KRUISE_RELEASE } from '../constructs/upstream/kruise.generated.js';
 import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
@@ -127,7 +127,7 @@ function runtime(namespace: string, image: string, deployments: V1Deployment[], 
   const external = deployments.some((d) => flagValue(d, Flags.certMode) === CertModes.external);
   return {
     flavour: 'runtime', image,
-    webhooks: RuntimeApi.webhooks.map((w) => ({ ...w })),
+    webhooks: servedRuntimeWebhooks(parseGates(flagValue(deployments[0], Flags.featureGates))).map((w) => ({ ...w })),
     crds: RuntimeApi.resources.map((r) => ({ name: `${r.plural}.${r.group}`, neededBy: RuntimeApi.webhooks.filter((w) => w.path.includes(r.kind.toLowerCase())).map((w) => w.name) })),
     permissions: [
       ...expand(runtimeClusterRules()),

@@ -42,6 +42,16 @@ describe('manager flavours', () => {
     expect(args.filter((a: string) => a.startsWith('--feature-gates='))).toEqual(['--feature-gates=PodWebhook=false']);
   });
 
+  it('render no pod webhook for the runtime under PodWebhook=false, as the runtime then registers none', () => {
+    const objects = synthManager({ image: runtime, featureGates: { PodWebhook: false } });
+    expect(find(objects, 'MutatingWebhookConfiguration').webhooks.map((w: Manifest) => w.name)).toEqual(['msidecarset.kb.io']);
+  });
+
+  it('refuse a gate the runtime does not read (it would refuse to start), naming it', () => {
+    expect(() => synthManager({ image: runtime, featureGates: { ImagePullJobGate: true } }))
+      .toThrow(/^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/);
+  });
+
   it('refuse what only the other image supports, naming the prop', () => {
     expect(() => synthManager({ image: runtime, daemon: true })).toThrow(/^daemon: kruise-daemon ships only in the upstream image \(got true\)\. Fix: remove daemon, or use ManagerImage.upstream\(\)/);
     expect(() => synthManager({ image: runtime, pprof: true })).toThrow(/^pprof: is served by upstream kruise-manager only/);

@@ -94,6 +94,13 @@ describe('doctor: upstream specifics', () => {
     expect(check.message).toMatch(/entries are not served by this upstream manager \(calls fail\): mutating mpod.kb.io \/mutate-pod/);
   });
 
+  it('expects no pod webhook from a runtime manager run with PodWebhook=false', async () => {
+    const f = await healthy('runtime');
+    const c = f.snapshot.deployments[0].spec!.template.spec!.containers[0];
+    c.args = [...c.args!.filter((a) => !a.startsWith('--feature-gates=')), '--feature-gates=PodWebhook=false'];
+    expect(expectations(f.snapshot.namespace, f.snapshot.deployments)!.webhooks.map((w) => w.name)).toEqual(['msidecarset.kb.io', 'vsidecarset.kb.io']);
+  });
+
   it('reports a stale template annotation, which upstream would restore on restart (kruise #374)', async () => {
     const f = await healthy('upstream');
     const template = JSON.parse(f.snapshot.validating!.metadata!.annotations!.template) as Array<{ name: string }>;
