@@ -8,10 +8,15 @@ import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingW
 
 export * from './controller.js';
 export * from './defaults.js';
+export * from './expectations.js';
 export * from './hash.js';
+export * from './history.js';
 export * from './inject.js';
+export * from './podupdate.js';
+export * from './revisions.js';
 export * from './rollout.js';
 export * from './types.js';
+export * from './updatesort.js';
 export * from './validate.js';
 export * from './webhooks.js';
 
