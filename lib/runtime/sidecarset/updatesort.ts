@@ -85,25 +85,28 @@ export function expandScatterTerms(terms: Term[], pods: V1Pod[]): Term[] {
 }
 
 /** Upstream's updatesort scatterSort: for each term (most matched first), interleave matching and other pods. */
-export function scatterSort(terms: Term[], pods: V1Pod[], indexes: number[]): number[] {
+export function scatterSort(terms: Term[], pods: Array<V1Pod | undefined>, indexes: number[]): number[] {
   if (!terms.length || indexes.length <= 1) return indexes;
-  let ordered = terms;
-  if (terms.length > 1) {
-    const count = (t: Term) => indexes.filter((i) => pods[i].metadata?.labels?.[t.key] === t.value).length;
-    ordered = terms.filter((t) => count(t) > 0).map((t, at) => ({ t, at, n: count(t) })).sort((a, b) => b.n - a.n || a.at - b.at).map((x) => x.t);
-  }
   let result = indexes;
-  for (const term of ordered) result = scatterByTerm(term, pods, result);
+  for (const term of scatterTerms(terms, pods, indexes)) result = scatterByTerm(term, pods, result);
   return result;
 }
 
-function scatterByTerm(term: Term, pods: V1Pod[], indexes: number[]): number[] {
-  const matches = (i: number) => pods[i].metadata?.labels?.[term.key] === term.value;
-  let matched = indexes.filter(matches);
-  let unmatched = indexes.filter((i) => !matches(i));
+/** Upstream getScatterTerms: one term as is; several, those some pod matches, most matched first. */
+export function scatterTerms(terms: Term[], pods: Array<V1Pod | undefined>, indexes: number[]): Term[] {
+  if (terms.length === 1) return terms;
+  const count = (t: Term) => indexes.filter((i) => pods[i]?.metadata?.labels?.[t.key] === t.value).length;
+  return terms.map((t, at) => ({ t, at, n: count(t) })).filter((x) => x.n > 0).sort((a, b) => b.n - a.n || a.at - b.at).map((x) => x.t);
+}
+
+/** Upstream scatterPodsByRule: spreads the pods matching `term` evenly through `indexes` (absent pods count as neither). */
+export function scatterByTerm(term: Term, pods: Array<V1Pod | undefined>, indexes: number[]): number[] {
+  const matches = (p: V1Pod | undefined) => p?.metadata?.labels?.[term.key] === term.value;
+  let matched = indexes.filter((i) => matches(pods[i]));
+  let unmatched = indexes.filter((i) => !matches(pods[i]));
   if (matched.length <= 1 || unmatched.length <= 1) return indexes;
-  let totalMatched = pods.filter((_, i) => matches(i)).length;
-  const totalUnmatched = pods.length - totalMatched;
+  let totalMatched = pods.filter((p) => p && matches(p)).length;
+  const totalUnmatched = pods.filter((p) => p && !matches(p)).length;
   // The last matched pod always goes last.
   const last = matched[matched.length - 1];
   matched = matched.slice(0, -1);
