@@ -68,8 +68,8 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
     await writeStatus(deps, s, status, mayWrite);
 
     const revision = sidecarSetHash(s);
-    for (const pod of pods) expectations.observe(name, pod, podSidecarSetHash(pod.metadata?.annotations, name));
-    if (!expectations.satisfied(name, revision)) return { requeueAfterMs: IN_FLIGHT_RECHECK_MS };
+    const cached = (namespace: string, podName: string) => deps.pods.store.getByName(podName, namespace);
+    if (!expectations.satisfied(name, revision, cached, (pod) => podSidecarSetHash(pod.metadata?.annotations, name))) return { requeueAfterMs: IN_FLIGHT_RECHECK_MS };
 
     const updating = planUpdates(s, states);
     const failures = await patchAll(deps, updating, mayWrite, async (pod) => {
@@ -135,8 +135,11 @@ export function matchedPods(deps: Pick<SidecarSetControllerDeps, 'pods' | 'names
   const pods = s.spec.namespace ? deps.pods.store.listNamespace(s.spec.namespace) : deps.pods.store.list();
   return pods.filter((pod) => isPodInjectedAndConsistent(s, pod)
     && sidecarSetMatchesPod(s, pod, deps.namespaces.store.getByName(pod.metadata?.namespace ?? '')?.metadata?.labels))
-    .sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
+    .sort((a, b) => compareKeys(`${a.metadata?.namespace}/${a.metadata?.name}`, `${b.metadata?.namespace}/${b.metadata?.name}`));
 }
+
+/** Code-unit order (localeCompare is two orders of magnitude slower on a 1,000-pod list). */
+const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** SidecarSets to reconcile when a pod changes: those that injected it or now select it. */
 export function sidecarSetsForPod(deps: Pick<SidecarSetControllerDeps, 'sidecarSets' | 'namespaces'>, pod: V1Pod): Request[] {

@@ -22,19 +22,21 @@ export class UpdateExpectations {
     pods.set(key(patched), { revision, resourceVersion: patched.metadata?.resourceVersion, since: this.clock.now() });
   }
 
-  /** The cache shows `pod` recording `podRevision`: done once that is the revision expected or the version written. */
-  observe(sidecarSet: string, pod: V1Pod, podRevision: string | undefined): void {
-    const pods = this.bySet.get(sidecarSet);
-    const e = pods?.get(key(pod));
-    if (e && (e.revision === podRevision || e.resourceVersion === pod.metadata?.resourceVersion)) pods!.delete(key(pod));
-  }
-
-  /** Nothing outstanding for `revision`; expectations of other revisions, and stale ones, are dropped. */
-  satisfied(sidecarSet: string, revision: string): boolean {
+  /**
+   * Nothing outstanding for `revision`: each expected pod, as the cache shows it (`cached`), is
+   * gone, records the revision written, or is the version written. Expectations of other
+   * revisions, and stale ones, are dropped.
+   */
+  satisfied(sidecarSet: string, revision: string, cached: (namespace: string, name: string) => V1Pod | undefined, podRevision: (pod: V1Pod) => string | undefined): boolean {
     const pods = this.bySet.get(sidecarSet);
     if (!pods) return true;
     const now = this.clock.now();
-    for (const [k, e] of pods) if (e.revision !== revision || now - e.since > EXPECTATION_TIMEOUT_MS) pods.delete(k);
+    for (const [k, e] of pods) {
+      const [namespace, name] = k.split('/');
+      const pod = cached(namespace, name);
+      const seen = !pod || e.revision === podRevision(pod) || e.resourceVersion === pod.metadata?.resourceVersion;
+      if (seen || e.revision !== revision || now - e.since > EXPECTATION_TIMEOUT_MS) pods.delete(k);
+    }
     return pods.size === 0;
   }
 

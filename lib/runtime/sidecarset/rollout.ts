@@ -128,7 +128,24 @@ export function isPodStateConsistent(s: SidecarSet, pod: V1Pod, containers = sid
   return true;
 }
 
+/**
+ * States of cached pods, which are frozen and replaced (never mutated) on change: a reconcile
+ * recomputes only the pods that changed since the last one, while the SidecarSet's revision is
+ * the same (its status, which changes on most reconciles of a rollout, does not matter here).
+ */
+const stateMemo = new WeakMap<V1Pod, { revision: string; state: PodState }>();
+
 export function podState(s: SidecarSet, pod: V1Pod): PodState {
+  const cacheable = Object.isFrozen(pod);
+  const revision = cacheable ? `${s.metadata.name}\0${sidecarSetHash(s)}\0${sidecarSetHashWithoutImage(s)}\0${sidecarContainerNames(s).join(',')}` : '';
+  const memo = cacheable ? stateMemo.get(pod) : undefined;
+  if (memo && memo.revision === revision) return memo.state;
+  const state = computePodState(s, pod);
+  if (cacheable) stateMemo.set(pod, { revision, state });
+  return state;
+}
+
+function computePodState(s: SidecarSet, pod: V1Pod): PodState {
   const updated = podSidecarSetHash(pod.metadata?.annotations, s.metadata.name) === sidecarSetHash(s);
   const upgradable = podSidecarSetHashWithoutImage(pod.metadata?.annotations, s.metadata.name) === sidecarSetHashWithoutImage(s);
   const readyContainers = new Set((pod.status?.containerStatuses ?? []).filter((c) => c.ready).map((c) => c.name));

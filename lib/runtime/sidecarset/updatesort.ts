@@ -8,20 +8,47 @@ import type { SidecarSetUpdateStrategy, UpdatePriorityStrategy } from './types.j
  * strategy. Each function sorts `indexes` into `pods`.
  */
 export function sortUpdateIndexes(strategy: SidecarSetUpdateStrategy, pods: V1Pod[], indexes: number[]): number[] {
+  // Keys once per pod, not per comparison: a rollout sorts up to every matched pod on each reconcile.
+  const keys = new Map(indexes.map((i) => [i, activePodKey(pods[i])]));
   // Upstream uses sort.Slice (unstable); ties fall back to namespace/name here so the order is deterministic.
-  let sorted = [...indexes].sort((i, j) => (activePodsLess(pods[i], pods[j]) ? -1 : activePodsLess(pods[j], pods[i]) ? 1 : podKey(pods[i]).localeCompare(podKey(pods[j]))));
+  let sorted = [...indexes].sort((i, j) => compareActive(keys.get(i)!, keys.get(j)!));
   if (strategy.priorityStrategy) sorted = prioritySort(strategy.priorityStrategy, pods, sorted);
   if (strategy.scatterStrategy?.length) sorted = scatterSort(expandScatterTerms(strategy.scatterStrategy, pods), pods, sorted);
   return sorted;
 }
 
-const podKey = (p: V1Pod) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
 const PHASE_ORDINAL: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
-const ms = (t: Date | string | undefined) => (t ? new Date(t).getTime() : 0);
-const readyCondition = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+/** Seconds (metav1.Time's precision on the wire); 0 when absent. */
+const seconds = (t: Date | string | undefined) => (t ? Math.floor(new Date(t).getTime() / 1000) : 0);
 /** Zero times first, then later ones (Kubernetes' afterOrZero). */
 const afterOrZero = (a: number, b: number) => (a === 0 || b === 0 ? a === 0 : a > b);
-const maxRestarts = (p: V1Pod) => Math.max(0, ...(p.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0));
+
+interface ActiveKey { unassigned: boolean; phase: number; ready: boolean; readySince: number; restarts: number; created: number; name: string }
+
+function activePodKey(p: V1Pod): ActiveKey {
+  const ready = p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+  return {
+    unassigned: !p.spec?.nodeName, phase: PHASE_ORDINAL[p.status?.phase ?? ''] ?? 0, ready: !!ready, readySince: seconds(ready?.lastTransitionTime),
+    restarts: Math.max(0, ...(p.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)), created: seconds(p.metadata?.creationTimestamp),
+    name: `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,
+  };
+}
+
+/** Kubernetes' ActivePods.Less as a comparator, ties broken by namespace/name. */
+function compareActive(a: ActiveKey, b: ActiveKey): number {
+  const less = (x: ActiveKey, y: ActiveKey): boolean | undefined => {
+    if (x.unassigned !== y.unassigned) return x.unassigned;
+    if (x.phase !== y.phase) return x.phase < y.phase;
+    if (x.ready !== y.ready) return !x.ready;
+    if (x.ready && y.ready && x.readySince !== y.readySince) return afterOrZero(x.readySince, y.readySince);
+    if (x.restarts !== y.restarts) return x.restarts > y.restarts;
+    if (x.created !== y.created) return afterOrZero(x.created, y.created);
+    return undefined;
+  };
+  const r = less(a, b);
+  if (r !== undefined) return r ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
 
 /**
  * Kubernetes' ActivePods.Less (pkg/controller/controller_utils.go): unassigned < assigned,
@@ -29,21 +56,8 @@ const maxRestarts = (p: V1Pod) => Math.max(0, ...(p.status?.containerStatuses ??
  * fewer, newer < older: the pods whose update costs least go first.
  */
 export function activePodsLess(a: V1Pod, b: V1Pod): boolean {
-  const [na, nb] = [a.spec?.nodeName ?? '', b.spec?.nodeName ?? ''];
-  if (na !== nb && (na === '' || nb === '')) return na === '';
-  const [pa, pb] = [PHASE_ORDINAL[a.status?.phase ?? ''] ?? 0, PHASE_ORDINAL[b.status?.phase ?? ''] ?? 0];
-  if (pa !== pb) return pa < pb;
-  const [ra, rb] = [readyCondition(a), readyCondition(b)];
-  if (!!ra !== !!rb) return !ra;
-  if (ra && rb) {
-    // metav1.Time has second precision on the wire.
-    const [ta, tb] = [Math.floor(ms(ra.lastTransitionTime) / 1000), Math.floor(ms(rb.lastTransitionTime) / 1000)];
-    if (ta !== tb) return afterOrZero(ta, tb);
-  }
-  const [ca, cb] = [maxRestarts(a), maxRestarts(b)];
-  if (ca !== cb) return ca > cb;
-  const [ta, tb] = [Math.floor(ms(a.metadata?.creationTimestamp) / 1000), Math.floor(ms(b.metadata?.creationTimestamp) / 1000)];
-  return ta !== tb && afterOrZero(ta, tb);
+  const [x, y] = [activePodKey(a), activePodKey(b)];
+  return compareActive({ ...x, name: '' }, { ...y, name: '' }) < 0;
 }
 
 /** The trailing digits of a label value as a number (`pod-12` -> 12), 0 without any. */
