@@ -25,13 +25,12 @@ export async function upstreamRollouts(): Promise<UpstreamRollouts> {
   let kubelet: { stop(): void } | undefined;
   try {
     const info = await controlPlane.start();
-    // The harness helpers (upstream replica, kubectl) find the control plane through the state file the test setup writes.
-    const statePath = join(dir, 'state.json');
-    writeFileSync(statePath, JSON.stringify({ ...info, controlUrl: '' }));
-    process.env[STATE_ENV] = statePath;
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ROLLOUT_NS } } });
+    // UpstreamManager and kubectlApply locate the control plane by the state file the test setup writes.
+    process.env[STATE_ENV] = join(dir, 'state.json');
+    writeFileSync(process.env[STATE_ENV], JSON.stringify({ ...info, controlUrl: '' }));
     const objects = synthesizeDefault();
     const rendered = renderedManager(objects);
     const applied = await kubectlApply(objects, join(dir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
