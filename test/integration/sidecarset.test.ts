@@ -196,8 +196,6 @@ describe('SidecarSet admission', () => {
       .toMatch(/is invalid: spec: Invalid value: spec\.patchPodMetadata is not supported by the kruise-ha runtime \(upstream-only feature\); remove it/);
     expect(await create(valid('it-bad-hot', { containers: [{ name: 'proxy', image: 'envoy:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] })))
       .toMatch(/HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy/);
-    expect(await create(valid('it-bad-scatter', { updateStrategy: { scatterStrategy: [{ key: 'zone', value: 'a' }] } })))
-      .toMatch(/spec\.updateStrategy: Invalid value: spec\.updateStrategy\.scatterStrategy is not supported by the kruise-ha runtime/);
     expect(await create(valid('it-bad-device', { containers: [{ name: 'proxy', image: 'envoy:1', shareVolumeDevicePolicy: { type: 'enabled' } }] })))
       .toMatch(/spec\.containers\[0\]: Invalid value: containers\[\]\.shareVolumeDevicePolicy is not supported by the kruise-ha runtime/);
     expect(await create(valid('it-bad-namespaces', { namespaceSelector: { namespaces: ['a', 'b'] } })))
