@@ -144,6 +144,8 @@ export async function run(): Promise<BenchmarkResult> {
     load.push(loadavg()[0]);
     const one = await rollout(kc, metrics, 'ours', 'proxy:3', 1);
     load.push(loadavg()[0]);
+    // What failed, if anything did (reconcile errors are retried with backoff and cost time).
+    for (const line of manager!.logs().split('\n').filter((l) => /"level":"error"|reconcile failed/i.test(l)).slice(0, 5)) log(`ours: manager: ${line.slice(0, 400)}`);
     const page = await metrics();
     ours = { latency, tenPercent, one, kubeletPatches: kubelet.patches(), rss: [rssBefore, metricSum(page, 'process_resident_memory_bytes')], heap: metricSum(page, 'nodejs_heap_size_used_bytes'), load, kubernetesVersion: info.kubernetesVersion };
     log(`ours: manager memory: rss ${mib(ours.rss[0])} MiB before the rollouts, ${mib(ours.rss[1])} MiB after (heap used ${mib(ours.heap)} MiB)`);

@@ -80,8 +80,12 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
       expectations.expect(name, revision, patched);
       deps.logger.info('updated sidecar images in place', { sidecarSet: name, pod: `${pod.metadata!.namespace}/${pod.metadata!.name}` });
     });
-    const conflicts = failures.filter((e) => (e as { code?: number }).code === 409).length;
-    const other = failures.find((e) => (e as { code?: number }).code !== 409);
+    // The API server answers a failed `test` of the resourceVersion with 422 (a JSON Patch error), a
+    // write race with 409: the pod changed since the cache saw it; the next reconcile re-reads it.
+    const changed = (e: unknown) => [409, 422].includes((e as { code?: number }).code ?? 0);
+    for (const e of failures.filter(changed)) deps.logger.info('pod changed since read; re-planning', { sidecarSet: name, error: String((e as Error).message ?? e).slice(0, 300) });
+    const conflicts = failures.filter(changed).length;
+    const other = failures.find((e) => !changed(e));
     if (other) throw other;
     const pending = states.some((st) => st.inPlaceUpdatable || (st.updated && !st.consistent));
     const rolling = s.spec.updateStrategy?.type !== 'NotUpdate' && !s.spec.updateStrategy?.paused;
@@ -93,7 +97,7 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
 /**
  * Runs `patch` over `pods`, at most `patchConcurrency` at once. No new write starts once
  * `mayWrite` throws (shutdown, lost Lease); writes already sent finish. Failures are returned
- * (a 409 means the pod changed since the cache saw it: the next reconcile re-reads it).
+ * (a 409 or 422 means the pod changed since the cache saw it: the next reconcile re-reads it).
  */
 async function patchAll(deps: SidecarSetControllerDeps, pods: V1Pod[], mayWrite: () => void, patch: (pod: V1Pod) => Promise<void>): Promise<unknown[]> {
   const failures: unknown[] = [];
