@@ -229,7 +229,8 @@ describe('SidecarSet admission', () => {
       containers: [{ name: 'proxy', image: 'envoy:1', transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' }] }],
     }))).toMatch(/spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom: is not supported by this runtime \(upstream-only feature\); use sourceContainerName/);
     expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(/spec\.selector\.matchLabels: "bad key" is not a valid label key/);
-    expect(await create(valid('it-bad-partition', { updateStrategy: { partition: '120%' } }))).toMatch(/spec\.updateStrategy\.partition: "120%" must be a whole number >= 0 or a percentage/);
+    // As upstream (ValidatePositiveIntOrPercent), 120% is a valid partition (clamped to the pods); a word is not.
+    expect(await create(valid('it-bad-partition', { updateStrategy: { partition: 'half' } }))).toMatch(/spec\.updateStrategy\.partition: "half" must be a whole number >= 0 or a percentage/);
   });
 
   it('rejects a second SidecarSet injecting the same container into overlapping pods, on create and on update', async () => {
