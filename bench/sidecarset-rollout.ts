@@ -112,7 +112,7 @@ export async function rollout(kc: KubeConfig, metrics: () => Promise<string>, wh
   await waitFor(`${who}: bench-rollout to roll ${image} through ${ROLLOUT_PODS} pods`, async () => {
     const { metadata, status } = await sidecarSets.get('bench-rollout');
     // Patched but not yet reported running the new image: what maxUnavailable bounds here.
-    if (status?.observedGeneration === metadata.generation) peakInFlight = Math.max(peakInFlight, status.updatedPods - status.updatedReadyPods);
+    if (status?.observedGeneration === metadata.generation) peakInFlight = Math.max(peakInFlight, (status.updatedPods ?? 0) - (status.updatedReadyPods ?? 0));
     return status?.observedGeneration === metadata.generation && status.updatedPods === ROLLOUT_PODS && status.updatedReadyPods === ROLLOUT_PODS ? true : undefined;
   }, 600_000, 50);
   const seconds = Math.round((performance.now() - started) / 10) / 100;

@@ -65,11 +65,20 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
     const latest = await latestRevision(deps, s, pods, mayWrite, untruncated);
     const states = pods.map((pod) => podState(s, pod));
     const status = computeStatus(s, states, latest.name, latest.collisionCount);
-    await writeStatus(deps, s, status, mayWrite);
+    // The status write and this round's pod patches go out together (upstream writes the status
+    // first; nothing in the patches depends on it); the reconcile awaits both.
+    const statusWritten = writeStatus(deps, s, status, mayWrite).then(() => undefined, (err: unknown) => err);
+    const statusError = async () => {
+      const err = await statusWritten;
+      if (err !== undefined) throw err;
+    };
 
     const revision = sidecarSetHash(s);
     const cached = (namespace: string, podName: string) => deps.pods.store.getByName(podName, namespace);
-    if (!expectations.satisfied(name, revision, cached, (pod) => podSidecarSetHash(pod.metadata?.annotations, name))) return { requeueAfterMs: IN_FLIGHT_RECHECK_MS };
+    if (!expectations.satisfied(name, revision, cached, (pod) => podSidecarSetHash(pod.metadata?.annotations, name))) {
+      await statusError();
+      return { requeueAfterMs: IN_FLIGHT_RECHECK_MS };
+    }
 
     const updating = planUpdates(s, states);
     const failures = await patchAll(deps, updating, mayWrite, async (pod) => {
@@ -86,6 +95,7 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
     for (const e of failures.filter(changed)) deps.logger.info('pod changed since read; re-planning', { sidecarSet: name, error: String((e as Error).message ?? e).slice(0, 300) });
     const conflicts = failures.filter(changed).length;
     const other = failures.find((e) => !changed(e));
+    await statusError();
     if (other) throw other;
     const pending = states.some((st) => st.inPlaceUpdatable || (st.updated && !st.consistent));
     const rolling = s.spec.updateStrategy?.type !== 'NotUpdate' && !s.spec.updateStrategy?.paused;

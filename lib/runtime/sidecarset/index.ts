@@ -3,11 +3,13 @@ import { KRUISE_APPS_GROUP, Paths } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import type { Manager } from '../manager.js';
 import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
+import { filterUpdates, podChanged, sidecarSetChanged } from './events.js';
 import type { SidecarSet } from './types.js';
 import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook } from './webhooks.js';
 
 export * from './controller.js';
 export * from './defaults.js';
+export * from './events.js';
 export * from './expectations.js';
 export * from './hash.js';
 export * from './history.js';
@@ -53,6 +55,7 @@ export function registerSidecarSet(manager: Manager): void {
     logger: manager.logger.child({ controller: 'sidecarset' }),
   };
   const controller = manager.addController({ name: 'sidecarset', reconcile: sidecarSetReconciler(deps) });
-  controller?.watch(sidecarSets);
-  controller?.watch(pods, (pod) => sidecarSetsForPod(deps, pod));
+  // Only updates the rollout reads reconcile (upstream's predicates, without its 5 s delay on consistency changes).
+  controller?.watch(filterUpdates(sidecarSets, sidecarSetChanged));
+  controller?.watch(filterUpdates(pods, podChanged), (pod) => sidecarSetsForPod(deps, pod));
 }

@@ -25,7 +25,19 @@ const afterOrZero = (a: number, b: number) => (a === 0 || b === 0 ? a === 0 : a 
 
 interface ActiveKey { unassigned: boolean; phase: number; ready: boolean; readySince: number; restarts: number; created: number; name: string }
 
+/** Keys of cached pods (frozen, replaced on change): computed once per pod version, not per reconcile. */
+const keyMemo = new WeakMap<V1Pod, ActiveKey>();
+
 function activePodKey(p: V1Pod): ActiveKey {
+  let key = keyMemo.get(p);
+  if (!key) {
+    key = computeActiveKey(p);
+    if (Object.isFrozen(p)) keyMemo.set(p, key);
+  }
+  return key;
+}
+
+function computeActiveKey(p: V1Pod): ActiveKey {
   const ready = p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
   return {
     unassigned: !p.spec?.nodeName, phase: PHASE_ORDINAL[p.status?.phase ?? ''] ?? 0, ready: !!ready, readySince: seconds(ready?.lastTransitionTime),
