@@ -81,7 +81,14 @@ export function startKubelet(kc: KubeConfig, container: string): { stop(): void;
   return { stop: () => { stopped = true; abort?.abort(); }, patches: () => patches };
 }
 
-export interface RolloutFigures { seconds: number; peakInFlight: number; reconciles: number; reconcileSeconds: number; reconcileErrors: number }
+export interface RolloutFigures {
+  /** Until every pod was updated and ready, or the time limit when it did not finish. */
+  seconds: number;
+  finished: boolean;
+  /** Pods updated and ready when it finished or was given up. */
+  updatedReady: number;
+  peakInFlight: number; reconciles: number; reconcileSeconds: number; reconcileErrors: number;
+}
 
 /** Sum of every series of `name` (any labels) in a Prometheus text page. */
 export function metricSum(page: string, name: string): number {
@@ -100,7 +107,7 @@ function reconcileMetrics(page: string) {
 }
 
 /** Changes the sidecar image (with maxUnavailable) and times until the status reports every pod updated and ready. */
-export async function rollout(kc: KubeConfig, metrics: () => Promise<string>, who: string, image: string, maxUnavailable: number | string): Promise<RolloutFigures> {
+export async function rollout(kc: KubeConfig, metrics: () => Promise<string>, who: string, image: string, maxUnavailable: number | string, limitMs = 600_000): Promise<RolloutFigures> {
   const sidecarSets = sidecarSetClient(kc);
   const before = reconcileMetrics(await metrics());
   await sidecarSets.jsonPatch('bench-rollout', [
@@ -109,16 +116,20 @@ export async function rollout(kc: KubeConfig, metrics: () => Promise<string>, wh
   ]);
   const started = performance.now();
   let peakInFlight = 0;
-  await waitFor(`${who}: bench-rollout to roll ${image} through ${ROLLOUT_PODS} pods`, async () => {
+  let updatedReady = 0;
+  const finished = await waitFor(`${who}: bench-rollout to roll ${image} through ${ROLLOUT_PODS} pods`, async () => {
     const { metadata, status } = await sidecarSets.get('bench-rollout');
+    if (status?.observedGeneration !== metadata.generation) return undefined;
     // Patched but not yet reported running the new image: what maxUnavailable bounds here.
-    if (status?.observedGeneration === metadata.generation) peakInFlight = Math.max(peakInFlight, (status.updatedPods ?? 0) - (status.updatedReadyPods ?? 0));
-    return status?.observedGeneration === metadata.generation && status.updatedPods === ROLLOUT_PODS && status.updatedReadyPods === ROLLOUT_PODS ? true : undefined;
-  }, 600_000, 50);
+    peakInFlight = Math.max(peakInFlight, (status.updatedPods ?? 0) - (status.updatedReadyPods ?? 0));
+    updatedReady = status.updatedReadyPods ?? 0;
+    return status.updatedPods === ROLLOUT_PODS && updatedReady === ROLLOUT_PODS ? true : undefined;
+  }, limitMs, 50).catch(() => false);
   const seconds = Math.round((performance.now() - started) / 10) / 100;
   const after = reconcileMetrics(await metrics());
   const figures = {
-    seconds, peakInFlight, reconciles: after.total - before.total, reconcileSeconds: Math.round((after.seconds - before.seconds) * 100) / 100, reconcileErrors: after.errors - before.errors,
+    seconds, finished, updatedReady, peakInFlight,
+    reconciles: after.total - before.total, reconcileSeconds: Math.round((after.seconds - before.seconds) * 100) / 100, reconcileErrors: after.errors - before.errors,
   };
   log(`${who}: rollout of ${image} (maxUnavailable ${maxUnavailable}): ${JSON.stringify(figures)}`);
   return figures;

@@ -170,8 +170,11 @@ export async function run(): Promise<BenchmarkResult> {
       upstreamRollout1000PodsMaxUnavailable10PercentSeconds: upstream?.tenPercent.seconds,
       upstreamRollout1000PodsMaxUnavailable1Seconds: upstream?.one.seconds,
       rolloutRatioOursToUpstream10Percent: ratio(ours.tenPercent.seconds, upstream?.tenPercent.seconds),
-      rolloutRatioOursToUpstream1: ratio(ours.one.seconds, upstream?.one.seconds),
-      rolloutGoalAtLeastAsFastAsUpstream: upstream ? ours.tenPercent.seconds <= upstream.tenPercent.seconds && ours.one.seconds <= upstream.one.seconds : undefined,
+      rolloutRatioOursToUpstream1: upstream?.one.finished ? ratio(ours.one.seconds, upstream.one.seconds) : undefined,
+      upstreamRollout1PodsUpdatedWithinLimit: upstream?.one.updatedReady,
+      // Pods per second, so that an upstream run cut at its time limit still compares.
+      rolloutGoalAtLeastAsFastAsUpstream: upstream ? [[ours.tenPercent, upstream.tenPercent], [ours.one, upstream.one]]
+        .every(([o, u]) => o.finished && o.updatedReady / o.seconds >= u.updatedReady / u.seconds) : undefined,
       rolloutPeakInFlightPods10Percent: ours.tenPercent.peakInFlight,
       rolloutPeakInFlightPods1: ours.one.peakInFlight,
       rolloutReconciles10Percent: ours.tenPercent.reconciles,
