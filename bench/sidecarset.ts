@@ -28,7 +28,6 @@ import { addEndpoint, installRuntime } from '../test/integration/support/runtime
 import { sidecarSetClient, waitFor } from '../test/integration/support/sidecarset.js';
 import type { BenchmarkResult } from './run.js';
 import { createFleet, log, metricSum, pod, ROLLOUT_NS, ROLLOUT_PODS, rollout, startKubelet, type RolloutFigures } from './sidecarset-rollout.js';
-import { upstreamRollouts } from './sidecarset-upstream.js';
 
 const INSTALL_NS = 'kruise-bench';
 const LATENCY_NS = 'bench-latency';
@@ -155,7 +154,8 @@ export async function run(): Promise<BenchmarkResult> {
     await controlPlane.stop();
   }
   // 4. The same rollout under upstream's kruise-manager, on its own control plane.
-  const upstream = process.env.BENCH_SIDECARSET_UPSTREAM === '0' ? undefined : await upstreamRollouts();
+  // Loaded only when run: the upstream harness needs the built package (dist/) to synthesize the install.
+  const upstream = process.env.BENCH_SIDECARSET_UPSTREAM === '0' ? undefined : await (await import('./sidecarset-upstream.js')).upstreamRollouts();
   const l = ours.latency;
   return {
     figures: {
