@@ -64,23 +64,26 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
     const pods = matchedPods(deps, s);
     const latest = await latestRevision(deps, s, pods, mayWrite, untruncated);
     const states = pods.map((pod) => podState(s, pod));
-    const status = computeStatus(s, states, latest.name, latest.collisionCount);
-    // The status write and this round's pod patches go out together (upstream writes the status
-    // first; nothing in the patches depends on it); the reconcile awaits both.
+    const revision = sidecarSetHash(s);
+    const cached = (namespace: string, podName: string) => deps.pods.store.getByName(podName, namespace);
+    const settled = expectations.satisfied(name, revision, cached, (pod) => podSidecarSetHash(pod.metadata?.annotations, name));
+    const updating = settled ? planUpdates(s, states) : [];
+    // The status counts this round's pods as updated and not yet running it (what they are once
+    // patched), so the events of our own patches find it current and write nothing more: one status
+    // write per step of the rollout, not two. It goes out together with the patches (nothing in
+    // them depends on it); the reconcile awaits both.
+    const planned = new Set(updating);
+    const status = computeStatus(s, states.map((st) => (planned.has(st.pod) ? { ...st, updated: true, inPlaceUpdatable: false, consistent: false } : st)), latest.name, latest.collisionCount);
     const statusWritten = writeStatus(deps, s, status, mayWrite).then(() => undefined, (err: unknown) => err);
     const statusError = async () => {
       const err = await statusWritten;
       if (err !== undefined) throw err;
     };
-
-    const revision = sidecarSetHash(s);
-    const cached = (namespace: string, podName: string) => deps.pods.store.getByName(podName, namespace);
-    if (!expectations.satisfied(name, revision, cached, (pod) => podSidecarSetHash(pod.metadata?.annotations, name))) {
+    if (!settled) {
       await statusError();
       return { requeueAfterMs: IN_FLIGHT_RECHECK_MS };
     }
 
-    const updating = planUpdates(s, states);
     const failures = await patchAll(deps, updating, mayWrite, async (pod) => {
       const patched = await deps.core.patchNamespacedPod(
         { name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: inPlaceUpdatePatch(s, pod, new Date(deps.clock.now()), latest.name) },

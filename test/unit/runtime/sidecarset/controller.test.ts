@@ -63,14 +63,14 @@ function cluster(count: number, strategy: SidecarSet['spec']['updateStrategy']) 
 const ctx = () => ({ signal: new AbortController().signal });
 
 describe('sidecarSetReconciler', () => {
-  it('patches one maxUnavailable batch concurrently (at most patchConcurrency at once), records the revision, and writes upstream\'s status', async () => {
+  it('patches one maxUnavailable batch concurrently (at most patchConcurrency at once), records the revision, and writes upstream\'s status counting the batch as updated, not yet running it', async () => {
     const c = cluster(30, { maxUnavailable: 10 });
     expect(await sidecarSetReconciler(c.deps)({ name: 'test-sidecarset' }, ctx())).toEqual({ requeueAfterMs: 5_000 });
     expect(c.patched).toHaveLength(10);
     expect(c.maxInFlight()).toBe(4);
     const [revision] = [...c.revisions.values()];
     expect(revision.metadata!.name).toMatch(/^test-sidecarset-[bcdfghjklmnpqrstvwxz2456789]+$/);
-    expect(c.statuses).toEqual([{ status: { observedGeneration: 1, matchedPods: 30, updatedPods: 0, readyPods: 30, updatedReadyPods: 0, latestRevision: revision.metadata!.name, collisionCount: 0 } }]);
+    expect(c.statuses).toEqual([{ status: { observedGeneration: 1, matchedPods: 30, updatedPods: 10, readyPods: 20, updatedReadyPods: 0, latestRevision: revision.metadata!.name, collisionCount: 0 } }]);
   });
 
   it('plans nothing more while the cache does not yet show its own updates (upstream UpdateExpectations)', async () => {
