@@ -95,12 +95,12 @@ export function sidecarSetCrd(): CrdManifest {
                   selector: labelSelector,
                   scatterStrategy: { type: 'array', items: open }, // upstream: a list of {key, value} terms
                   priorityStrategy: open,
-                }, { 'x-kubernetes-validations': [unsupported('spec.updateStrategy', 'scatterStrategy'), unsupported('spec.updateStrategy', 'priorityStrategy')] }),
+                }),
                 injectionStrategy: obj({
                   paused: { type: 'boolean' },
                   revision: obj({ customVersion: { type: 'string' }, revisionName: { type: 'string' }, policy: { type: 'string', enum: ['Always', 'Partial'] } }),
                 }),
-                revisionHistoryLimit: { type: 'integer', format: 'int32', minimum: 0 },
+                revisionHistoryLimit: { type: 'integer', format: 'int32' }, // upstream keeps at least 1 whatever the value
                 patchPodMetadata: {
                   type: 'array',
                   items: obj({

@@ -12,7 +12,8 @@ import fc from 'fast-check';
 import { SidecarSetAnnotations } from '../../lib/contract.js';
 import { defaultSidecarSet } from '../../lib/runtime/sidecarset/defaults.js';
 import { injectSidecars, sidecarSetMatchesPod } from '../../lib/runtime/sidecarset/inject.js';
-import { inPlaceUpdatePatch, podState } from '../../lib/runtime/sidecarset/rollout.js';
+import { inPlaceUpdatePatch } from '../../lib/runtime/sidecarset/podupdate.js';
+import { podState } from '../../lib/runtime/sidecarset/rollout.js';
 import type { SidecarSet } from '../../lib/runtime/sidecarset/types.js';
 import { findConflicts, validateSidecarSet } from '../../lib/runtime/sidecarset/validate.js';
 import { upstreamInjectionOracle, upstreamStateOracle, upstreamValidationOracle } from './support/sidecarset-oracle.js';
@@ -247,11 +248,9 @@ const CONFLICTS: Record<string, (s: SidecarSet, existing: SidecarSet) => void> =
  * Where this runtime's validation still differs from upstream's, each with its reason. The test
  * fails if a difference appears that is not listed, or a listed one disappears.
  */
-const KNOWN_VALIDATION_DIFFERENCES: Record<string, string> = {
-  'partition 120%: we refuse, upstream accepts': 'to fix: upstream takes any percentage (ValidatePositiveIntOrPercent); the rollout here does not yet implement upstream\'s rounding of such partitions',
-  'maxUnavailable 0: we refuse, upstream accepts': 'to fix: upstream accepts 0; the rollout here does not yet implement what upstream then does',
-  'negative revisionHistoryLimit: we refuse, upstream accepts': 'to fix: upstream does not validate it; revision history here is not yet upstream\'s',
-};
+// None left: partitions above 100%, maxUnavailable 0 and any revisionHistoryLimit are accepted as upstream
+// does, now that the rollout rounds and uses them as upstream (test/unit/runtime/sidecarset/upstream-strategy.test.ts).
+const KNOWN_VALIDATION_DIFFERENCES: Record<string, string> = {};
 
 describe('SidecarSet validation = upstream v1.8.3 validating webhook, differentially', () => {
   const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];

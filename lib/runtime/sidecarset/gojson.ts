@@ -122,7 +122,7 @@ export function canonicalQuantity(value: unknown, path: string, roundUpToMilli =
 }
 
 /** Kubernetes' rand.SafeEncodeString: hex digits mapped onto letters and digits that spell no words. */
-function safeEncode(s: string): string {
+export function safeEncode(s: string): string {
   const alphanums = 'bcdfghjklmnpqrstvwxz2456789';
   return [...s].map((c) => alphanums[c.charCodeAt(0) % alphanums.length]).join('');
 }

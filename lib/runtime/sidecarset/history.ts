@@ -1,136 +1,99 @@
-import type { V1ControllerRevision, V1Pod } from '@kubernetes/client-node';
-import { SIDECARSET_INJECT_REVISION_POLICIES, SidecarSetAnnotations, SidecarSetLabels } from '../../contract.js';
-import { matchesSelector, validateSelector } from '../selector.js';
-import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
-import type { SidecarSet, SidecarSetInjectRevision } from './types.js';
+import { PatchStrategy, setHeaderOptions, type AppsV1Api, type V1ControllerRevision, type V1Pod } from '@kubernetes/client-node';
+import { SidecarSetAnnotations } from '../../contract.js';
+import { readHashAnnotation } from './hash.js';
+import { equalRevision, newRevision, RevisionLabels, sortRevisions } from './revisions.js';
+import type { SidecarSet } from './types.js';
+
+export interface HistoryDeps {
+  apps: AppsV1Api;
+  /** The manager's namespace: SidecarSet revisions live there, as upstream. */
+  namespace: string;
+  /** Throws when this process may not write now. */
+  mayWrite(): void;
+}
+
+/** The latest revision's name and the collision count it took (status.latestRevision, status.collisionCount). */
+export interface LatestRevision { name: string; collisionCount: number; truncated: boolean }
+
+const ignore = (code: number) => (err: { code?: number }) => { if (err.code !== code) throw err; return undefined; };
 
 /**
- * What injection reads of SidecarSet history: the ControllerRevisions in the manager's namespace
- * (upstream keeps them there, labelled `kruise.io/sidecarset-name`). The runtime supplies a cache;
- * the controller side owns how revisions are written.
+ * Upstream's registerLatestRevision (sidecarset_processor.go): the revision equal to the
+ * SidecarSet's current spec becomes the latest; an unchanged spec keeps the newest revision, an
+ * older equal one is renumbered to the next number (a rollback), anything else is created
+ * (a name collision with different data bumps the collision count). Then history beyond
+ * revisionHistoryLimit (at least 1) is pruned, oldest first, never a revision a pod records.
  */
-export interface SidecarSetRevisionSource {
-  /** The ControllerRevision of that name, if any. */
-  get(name: string): V1ControllerRevision | undefined;
-  /** The ControllerRevisions labelled `kruise.io/sidecarset-name: <sidecarSetName>`. */
-  list(sidecarSetName: string): V1ControllerRevision[];
-}
-
-/** A pinned revision that cannot be read or chosen: upstream fails the pod's admission, and so do we. */
-export class InjectionRevisionError extends Error {}
-
-/** Spec fields a revision records (upstream copySidecarSetSpecRevision). */
-const REVISION_FIELDS = ['volumes', 'containers', 'initContainers', 'imagePullSecrets', 'patchPodMetadata'] as const;
-
-/** k8s history.SortControllerRevisions: by revision number, then creation time, then name. */
-function byRevision(a: V1ControllerRevision, b: V1ControllerRevision): number {
-  const time = (r: V1ControllerRevision) => (r.metadata?.creationTimestamp ? new Date(r.metadata.creationTimestamp).getTime() : 0);
-  const [na, nb] = [a.metadata?.name ?? '', b.metadata?.name ?? ''];
-  return a.revision - b.revision || time(a) - time(b) || (na < nb ? -1 : na > nb ? 1 : 0);
-}
-
-/** The ControllerRevision `info` names (upstream realControl.getControllerRevision). */
-function findRevision(s: SidecarSet, info: SidecarSetInjectRevision, source: SidecarSetRevisionSource): V1ControllerRevision {
-  if (info.revisionName) {
-    const found = source.get(info.revisionName);
-    if (!found) throw new InjectionRevisionError(`ControllerRevision "${info.revisionName}" (spec.injectionStrategy.revision.revisionName of SidecarSet ${s.metadata.name}) not found`);
-    return found;
-  }
-  const candidates = source.list(s.metadata.name).filter((r) => r.metadata?.labels?.[SidecarSetLabels.customVersion] === info.customVersion);
-  if (candidates.length === 0) {
-    throw new InjectionRevisionError(`no ControllerRevision of SidecarSet ${s.metadata.name} has label ${SidecarSetLabels.customVersion}=${info.customVersion} (spec.injectionStrategy.revision.customVersion)`);
-  }
-  return candidates.sort(byRevision)[candidates.length - 1];
-}
-
-/**
- * The SidecarSet as it was at the revision `info` names (upstream GetHistorySidecarSet): its spec
- * replaced by the revision's (`$patch: replace`, as upstream records it; a revision without the
- * directive replaces only the fields it records), its hash annotations the revision's (or
- * computed), and status.latestRevision the revision's name, which injection records on the pod.
- */
-export function historySidecarSet(s: SidecarSet, info: SidecarSetInjectRevision, source: SidecarSetRevisionSource): SidecarSet {
-  const revision = findRevision(s, info, source);
-  const recorded = (revision.data as { spec?: Record<string, unknown> } | undefined)?.spec;
-  if (!recorded || typeof recorded !== 'object') throw new InjectionRevisionError(`ControllerRevision "${revision.metadata?.name}" has no data.spec; it is not a SidecarSet revision`);
-  const restored = structuredClone(s);
-  const spec = (recorded.$patch === 'replace' ? {} : restored.spec) as Record<string, unknown>;
-  for (const field of REVISION_FIELDS) {
-    if (recorded[field] === undefined || recorded[field] === null) delete spec[field];
-    else spec[field] = structuredClone(recorded[field]);
-  }
-  restored.spec = spec as SidecarSet['spec'];
-  const annotations = (restored.metadata.annotations = { ...restored.metadata.annotations });
-  const fromRevision = revision.metadata?.annotations ?? {};
-  try {
-    annotations[SidecarSetAnnotations.hash] = fromRevision[SidecarSetAnnotations.hash] || upstreamSidecarSetHash(restored.spec);
-    annotations[SidecarSetAnnotations.hashWithoutImage] = fromRevision[SidecarSetAnnotations.hashWithoutImage] || upstreamSidecarSetHash(restored.spec, true);
-  } catch (err) {
-    if (!(err instanceof GoEncodingError)) throw err;
-    throw new InjectionRevisionError(`ControllerRevision "${revision.metadata?.name}" records containers upstream's types cannot hold (${err.message})`);
-  }
-  restored.status = { ...restored.status, latestRevision: revision.metadata?.name };
-  return restored;
-}
-
-/** Upstream util.ParsePercentageAsFloat64: "25%" -> 0.25. */
-function percentage(value: string): number {
-  const match = /^(\d+)%$/.exec(value);
-  if (!match) throw new InjectionRevisionError(`spec.updateStrategy.partition: ${JSON.stringify(value)} is not a percentage`);
-  return Number(match[1]) / 100;
-}
-
-/**
- * The SidecarSet to inject into a pod being created (upstream getSuitableRevisionSidecarSet at
- * CREATE): the latest, unless injectionStrategy.revision pins one. Pinned: `Always` injects it;
- * `Partial` injects it into pods outside updateStrategy.selector, and into those inside with the
- * probability a percentage partition gives (an integer partition injects the latest). A paused
- * update always injects the pinned revision. `random` is Math.random in production.
- */
-export function revisionToInject(s: SidecarSet, pod: V1Pod, source: SidecarSetRevisionSource | undefined, random: () => number): SidecarSet {
-  const info = s.spec.injectionStrategy?.revision;
-  if (!info || (!info.revisionName && !info.customVersion)) return s;
-  if (!source) throw new InjectionRevisionError(`SidecarSet ${s.metadata.name} pins spec.injectionStrategy.revision but this replica reads no ControllerRevisions`);
-  const pinned = historySidecarSet(s, info, source);
-  const strategy = s.spec.updateStrategy ?? {};
-  if (strategy.paused || info.policy !== 'Partial') return pinned;
-  if (strategy.selector) {
-    const invalid = validateSelector(strategy.selector, 'spec.updateStrategy.selector');
-    if (invalid.length) throw new InjectionRevisionError(invalid.join('; '));
-    if (!matchesSelector(strategy.selector, pod.metadata?.labels)) return pinned;
-  }
-  if (typeof strategy.partition !== 'string') return s;
-  return random() <= percentage(strategy.partition) ? pinned : s;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/**
- * Upstream's validateSidecarSetInjectionStrategy: a revision named by name or custom version, that exists, with a known
- * policy. The existence check needs `revisions` (the webhook's cache); without it, it is skipped.
- */
-export function injectionStrategyErrors(s: SidecarSet, revisions: SidecarSetRevisionSource | undefined): string[] {
-  const injection = s.spec.injectionStrategy as unknown;
-  if (injection === undefined) return [];
-  if (!isObject(injection)) return ['spec.injectionStrategy: must be an object'];
-  const errors = Object.keys(injection).filter((k) => k !== 'paused' && k !== 'revision').map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
-  if (injection.paused !== undefined && typeof injection.paused !== 'boolean') errors.push('spec.injectionStrategy.paused: must be true or false');
-  const revision = injection.revision;
-  if (revision === undefined) return errors;
-  if (!isObject(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
-  const at = 'spec.injectionStrategy.revision';
-  for (const key of ['revisionName', 'customVersion']) if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);
-  if (!revision.revisionName && !revision.customVersion) errors.push(`${at}: set revisionName or customVersion (upstream refuses both empty)`);
-  else if (revisions) {
-    try {
-      historySidecarSet(s, revision as SidecarSetInjectRevision, revisions);
-    } catch (err) {
-      if (!(err instanceof InjectionRevisionError)) throw err;
-      errors.push(`${at}: ${err.message}; create that revision first or fix the reference`);
+export async function registerLatestRevision(deps: HistoryDeps, s: SidecarSet, pods: V1Pod[]): Promise<LatestRevision> {
+  const { items } = await deps.apps.listNamespacedControllerRevision({ namespace: deps.namespace, labelSelector: `${RevisionLabels.sidecarSet}=${s.metadata.name}` });
+  let revisions = sortRevisions(items);
+  let collisionCount = s.status?.collisionCount ?? 0;
+  const next = (revisions.at(-1)?.revision ?? 0) + 1;
+  const wanted = newRevision(s, deps.namespace, next, collisionCount);
+  const equal = revisions.filter((r) => equalRevision(r, wanted));
+  let latest: V1ControllerRevision;
+  if (equal.length && equal.at(-1) === revisions.at(-1)) {
+    latest = revisions.at(-1)!;
+  } else if (equal.length) {
+    deps.mayWrite();
+    const old = equal.at(-1)!;
+    latest = await deps.apps.patchNamespacedControllerRevision({ name: old.metadata!.name!, namespace: deps.namespace, body: { revision: next } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    revisions = [...revisions.filter((r) => r !== old), latest];
+  } else {
+    for (;;) {
+      const candidate = newRevision(s, deps.namespace, next, collisionCount);
+      deps.mayWrite();
+      const created = await deps.apps.createNamespacedControllerRevision({ namespace: deps.namespace, body: candidate }).catch(ignore(409));
+      if (created) { latest = created; break; }
+      const existing = await deps.apps.readNamespacedControllerRevision({ name: candidate.metadata!.name!, namespace: deps.namespace });
+      if (equalRevision(existing, candidate)) { latest = existing; break; }
+      collisionCount++;
     }
+    revisions = [...revisions, latest];
   }
-  if (revision.policy !== undefined && revision.policy !== '' && !SIDECARSET_INJECT_REVISION_POLICIES.includes(revision.policy as string)) {
-    errors.push(`${at}.policy: ${JSON.stringify(revision.policy)} must be one of ${SIDECARSET_INJECT_REVISION_POLICIES.join(', ')}`);
+  const custom = s.metadata.labels?.[RevisionLabels.customVersion];
+  if (custom && latest.metadata?.labels?.[RevisionLabels.customVersion] !== custom) {
+    deps.mayWrite();
+    latest = await deps.apps.patchNamespacedControllerRevision({ name: latest.metadata!.name!, namespace: deps.namespace, body: { metadata: { labels: { [RevisionLabels.customVersion]: custom } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   }
-  return errors;
+  const left = await truncateHistory(deps, s, pods, revisions);
+  return { name: latest.metadata!.name!, collisionCount, truncated: left <= Math.max(1, s.spec.revisionHistoryLimit ?? 10) };
+}
+
+/** Revisions in use: recorded by a pod, or named by injectionStrategy.revision (upstream filterActiveRevisions). */
+export function activeRevisions(s: SidecarSet, pods: V1Pod[], revisions: V1ControllerRevision[]): Set<string> {
+  const active = new Set<string>();
+  for (const pod of pods) {
+    const name = readHashAnnotation(pod.metadata?.annotations, SidecarSetAnnotations.hash)[s.metadata.name]?.controllerRevision;
+    if (name) active.add(name);
+  }
+  const ref = (s.spec.injectionStrategy as { revision?: { revisionName?: string; customVersion?: string } } | undefined)?.revision;
+  if (ref?.revisionName) active.add(ref.revisionName);
+  if (ref?.customVersion !== undefined) {
+    const newest = sortRevisions(revisions.filter((r) => r.metadata?.labels?.[RevisionLabels.customVersion] === ref.customVersion)).at(-1);
+    if (newest?.metadata?.name) active.add(newest.metadata.name);
+  }
+  return active;
+}
+
+/**
+ * Upstream truncateHistory: deletes the oldest revisions beyond the limit that no pod uses; the
+ * number left, above the limit when revisions in use hold it up (then it is retried later).
+ */
+export async function truncateHistory(deps: HistoryDeps, s: SidecarSet, pods: V1Pod[], revisions: V1ControllerRevision[]): Promise<number> {
+  const limit = Math.max(1, s.spec.revisionHistoryLimit ?? 10);
+  let excess = revisions.length - limit;
+  if (excess <= 0) return revisions.length;
+  const active = activeRevisions(s, pods, revisions);
+  // The last (latest) revision is never deleted.
+  for (const r of revisions.slice(0, -1)) {
+    if (excess === 0) break;
+    if (active.has(r.metadata!.name!)) continue;
+    deps.mayWrite();
+    await deps.apps.deleteNamespacedControllerRevision({ name: r.metadata!.name!, namespace: deps.namespace }).catch(ignore(404));
+    excess--;
+  }
+  return limit + excess;
 }

@@ -3,6 +3,7 @@ import { KRUISE_APPS_GROUP, Paths, SidecarSetLabels } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import type { Manager } from '../manager.js';
 import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
+import { filterUpdates, podChanged, sidecarSetChanged } from './events.js';
 import type { SidecarSet } from './types.js';
 import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook, type SidecarSetSource } from './webhooks.js';
 
@@ -11,12 +12,18 @@ const PATCH_METADATA_DEFAULTS_GATE = 'SidecarSetPatchPodMetadataDefaultsAllowed'
 
 export * from './controller.js';
 export * from './defaults.js';
+export * from './events.js';
+export * from './expectations.js';
 export * from './hash.js';
 export * from './history.js';
 export * from './inject.js';
+export * from './injection-revision.js';
 export * from './metadata.js';
+export * from './podupdate.js';
+export * from './revisions.js';
 export * from './rollout.js';
 export * from './types.js';
+export * from './updatesort.js';
 export * from './validate.js';
 export * from './webhooks.js';
 
@@ -63,6 +70,7 @@ export function registerSidecarSet(manager: Manager): void {
     logger: manager.logger.child({ controller: 'sidecarset' }),
   };
   const controller = manager.addController({ name: 'sidecarset', reconcile: sidecarSetReconciler(deps) });
-  controller?.watch(sidecarSets);
-  controller?.watch(pods, (pod) => sidecarSetsForPod(deps, pod));
+  // Only updates the rollout reads reconcile (upstream's predicates, without its 5 s delay on consistency changes).
+  controller?.watch(filterUpdates(sidecarSets, sidecarSetChanged));
+  controller?.watch(filterUpdates(pods, podChanged), (pod) => sidecarSetsForPod(deps, pod));
 }

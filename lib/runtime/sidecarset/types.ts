@@ -36,6 +36,15 @@ export interface SidecarSetUpdateStrategy {
   maxUnavailable?: number | string;
   paused?: boolean;
   selector?: LabelSelector;
+  /** Upstream's appspub.UpdatePriorityStrategy: which pods update first (weights, or ordered label keys). */
+  priorityStrategy?: UpdatePriorityStrategy;
+  /** Upstream's UpdateScatterStrategy: spread pods with these labels through the rollout (`value: '*'` = every value). */
+  scatterStrategy?: Array<{ key: string; value: string }>;
+}
+
+export interface UpdatePriorityStrategy {
+  weightPriority?: Array<{ weight: number; matchSelector: LabelSelector }>;
+  orderPriority?: Array<{ orderedKey: string }>;
 }
 
 export interface SidecarSetSpec {
@@ -59,6 +68,8 @@ export interface SidecarSetStatus {
   readyPods?: number;
   updatedReadyPods?: number;
   latestRevision?: string;
+  /** Hash collisions met naming ControllerRevisions (upstream's status.collisionCount). */
+  collisionCount?: number;
 }
 
 export interface SidecarSet {

@@ -6,7 +6,7 @@ import {
 import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
-import { injectionStrategyErrors, type SidecarSetRevisionSource } from './history.js';
+import { injectionStrategyErrors, type SidecarSetRevisionSource } from './injection-revision.js';
 import { injectSidecars } from './inject.js';
 import { patchMetadataWhitelistError, type PatchMetadataPolicy } from './metadata.js';
 import type { SidecarSet } from './types.js';
@@ -29,17 +29,58 @@ const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDi
 /** Spec fields of the upstream API this runtime implements; anything else is rejected by name. */
 const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
   'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit', 'patchPodMetadata']);
-const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector']);
+const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector', 'priorityStrategy', 'scatterStrategy']);
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const INT_OR_PERCENT = /^(\d+)%$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function checkIntOrPercent(value: unknown, path: string, errors: string[], allowZero: boolean): void {
+/**
+ * Upstream's ValidatePositiveIntOrPercent: a whole number >= 0 or a percentage. As upstream, 0 and
+ * percentages above 100 are accepted: a partition is clamped to the pods, maxUnavailable 0 updates
+ * only pods that are not ready anyway; neither makes a pod unavailable that the user did not allow.
+ */
+function checkIntOrPercent(value: unknown, path: string, errors: string[]): void {
   if (value === undefined) return;
   const n = typeof value === 'number' ? value : typeof value === 'string' && INT_OR_PERCENT.test(value) ? Number(INT_OR_PERCENT.exec(value)![1]) : NaN;
-  const ok = Number.isInteger(n) && n >= (allowZero ? 0 : 1) && (typeof value === 'number' || n <= 100);
-  if (!ok) errors.push(`${path}: ${JSON.stringify(value)} must be ${allowZero ? 'a whole number >= 0' : 'a whole number >= 1'} or a percentage like "20%"`);
+  if (!(Number.isInteger(n) && n >= 0)) errors.push(`${path}: ${JSON.stringify(value)} must be a whole number >= 0 or a percentage like "20%"`);
+}
+
+/** Upstream's UpdatePriorityStrategy and UpdateScatterStrategy FieldsValidation. */
+function checkUpdateOrder(strategy: Record<string, unknown>, errors: string[]): void {
+  const priority = strategy.priorityStrategy;
+  if (priority !== undefined) {
+    const at = 'spec.updateStrategy.priorityStrategy';
+    if (!isObject(priority)) errors.push(`${at}: must be an object`);
+    else {
+      const weights = Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
+      const orders = Array.isArray(priority.orderPriority) ? priority.orderPriority : [];
+      if (weights.length && orders.length) errors.push(`${at}: only one of weightPriority and orderPriority can be used`);
+      weights.forEach((w: unknown, i) => {
+        const term = isObject(w) ? w : {};
+        if (!Number.isInteger(term.weight) || (term.weight as number) < 0 || (term.weight as number) > 100) errors.push(`${at}.weightPriority[${i}].weight: must be a whole number from 0 to 100`);
+        if (!isObject(term.matchSelector) || Object.keys(term.matchSelector).length === 0) errors.push(`${at}.weightPriority[${i}].matchSelector: can not be empty`);
+        else errors.push(...validateSelector(term.matchSelector, `${at}.weightPriority[${i}].matchSelector`));
+      });
+      orders.forEach((o: unknown, i) => {
+        if (!isObject(o) || typeof o.orderedKey !== 'string' || !o.orderedKey) errors.push(`${at}.orderPriority[${i}].orderedKey: can not be empty`);
+      });
+    }
+  }
+  const scatter = strategy.scatterStrategy;
+  if (scatter !== undefined) {
+    const seen = new Set<string>();
+    if (!Array.isArray(scatter)) errors.push('spec.updateStrategy.scatterStrategy: must be a list of { key, value }');
+    else {
+      scatter.forEach((t: unknown, i) => {
+        const term = isObject(t) ? t : {};
+        if (typeof term.key !== 'string' || !term.key) errors.push(`spec.updateStrategy.scatterStrategy[${i}].key: should not be empty`);
+        const id = `${String(term.key)}:${String(term.value)}`;
+        if (seen.has(id)) errors.push(`spec.updateStrategy.scatterStrategy[${i}]: duplicated key=${String(term.key)} value=${String(term.value)}`);
+        seen.add(id);
+      });
+    }
+  }
 }
 
 function checkContainers(list: unknown, path: string, names: Map<string, string>, errors: string[]): void {
@@ -236,8 +277,9 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
     else {
       for (const key of Object.keys(strategy)) if (!STRATEGY_FIELDS.has(key)) errors.push(`spec.updateStrategy.${key}: is not supported by this runtime; remove it`);
       if (strategy.type !== undefined && strategy.type !== 'RollingUpdate' && strategy.type !== 'NotUpdate') errors.push(`spec.updateStrategy.type: ${JSON.stringify(strategy.type)} must be RollingUpdate or NotUpdate`);
-      checkIntOrPercent(strategy.partition, 'spec.updateStrategy.partition', errors, true);
-      checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors, false);
+      checkIntOrPercent(strategy.partition, 'spec.updateStrategy.partition', errors);
+      checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors);
+      if (strategy.type !== 'NotUpdate') checkUpdateOrder(strategy, errors);
       if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean') errors.push('spec.updateStrategy.paused: must be true or false');
       if (strategy.selector !== undefined) errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
       // Upstream (validateSidecarSetUpdateStrategy): a non-zero partition and a selector exclude each other under RollingUpdate.
@@ -267,8 +309,9 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
       if (notAllowed) errors.push(notAllowed);
     }
   }
-  if (spec.revisionHistoryLimit !== undefined && (!Number.isInteger(spec.revisionHistoryLimit) || (spec.revisionHistoryLimit as number) < 0)) {
-    errors.push('spec.revisionHistoryLimit: must be a whole number >= 0');
+  // Any whole number, as upstream: the controller keeps at least one revision (the latest) whatever it says.
+  if (spec.revisionHistoryLimit !== undefined && !Number.isInteger(spec.revisionHistoryLimit)) {
+    errors.push('spec.revisionHistoryLimit: must be a whole number');
   }
   if (errors.length === 0) {
     try {

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../clock.js';
 import { allow, createPatch, deny, exemptSystemNamespaces, mutating, patch, validating, type Denied, type MutatingWebhook, type ValidatingWebhook } from '../webhook/index.js';
 import { defaultSidecarSet } from './defaults.js';
-import { InjectionRevisionError, revisionToInject, type SidecarSetRevisionSource } from './history.js';
+import { InjectionRevisionError, revisionToInject, type SidecarSetRevisionSource } from './injection-revision.js';
 import { injectionIgnored, injectSidecars, sidecarSetMatchesPod, type Injection } from './inject.js';
 import { PatchPodMetadataError, type PatchMetadataPolicy } from './metadata.js';
 import type { SidecarSet } from './types.js';

@@ -4,6 +4,7 @@
  * containers run, reported in the normalized form containerd's kubelet uses).
  */
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const SIDECARSETS = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' } as const;
@@ -73,7 +74,8 @@ export function kubeletStatus(pod: V1Pod, ready: boolean, running: Record<string
   // Plain JSON for a merge patch (client-node's models want Date objects for timestamps).
   const statuses = (pod.spec?.containers ?? []).map((c) => {
     const image = reportedImage(running[c.name] ?? c.image!);
-    return { name: c.name, image, imageID: `${image.replace(/:[^:/]*$/, '')}@sha256:${'0'.repeat(64)}`, ready, restartCount: 0, started: true, state: { running: { startedAt: now } } };
+    // A digest per image, as a registry gives: a new image shows as a new imageID (how upstream detects a finished in-place update).
+    return { name: c.name, image, imageID: image.includes('@') ? image : `${image.replace(/:[^:/]*$/, '')}@sha256:${createHash('sha256').update(image).digest('hex')}`, ready, restartCount: 0, started: true, state: { running: { startedAt: now } } };
   });
   return {
     status: {

@@ -19,10 +19,9 @@ describe('runtime CRDs', () => {
   it('keeps upstream-only fields (never pruned) and rejects them by name', () => {
     const spec = version().schema.openAPIV3Schema.properties.spec;
     expect(spec['x-kubernetes-preserve-unknown-fields']).toBe(true);
-    expect(spec.properties.updateStrategy['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([
-      expect.stringMatching(/^spec\.updateStrategy\.scatterStrategy is not supported/),
-      expect.stringMatching(/^spec\.updateStrategy\.priorityStrategy is not supported/),
-    ]);
+    // priorityStrategy and scatterStrategy are served now (upstream semantics): no longer refused by the schema.
+    expect(spec.properties.updateStrategy['x-kubernetes-validations']).toBeUndefined();
+    expect(spec.properties.updateStrategy.properties.scatterStrategy.type).toBe('array');
     const container = spec.properties.containers.items;
     expect(container['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([
       expect.stringMatching(/HotUpgrade is not supported/),

@@ -21,6 +21,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,15 +31,18 @@ import (
 	"github.com/openkruise/kruise/apis/apps/defaults"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
+	"github.com/openkruise/kruise/pkg/controller/sidecarset"
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
 	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
 	"github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -161,12 +165,14 @@ func main() {
 				"consistent": consistent,
 			}, nil
 		})
+	case "rollout":
+		eachCase(func(c *input) (interface{}, error) { return rollout(c) })
 	case "validate":
 		eachCase(func(c *input) (interface{}, error) {
 			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), c.Object, c.Older)}, nil
 		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|validate")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate")
 	}
 }
 
@@ -179,6 +185,45 @@ type input struct {
 	SidecarSet  *appsv1alpha1.SidecarSet  `json:"sidecarSet"`
 	Object      *appsv1alpha1.SidecarSet  `json:"object"`
 	Older       *appsv1alpha1.SidecarSet  `json:"older"`
+	Pods        []corev1.Pod              `json:"pods"`
+}
+
+// rollout runs one reconcile of upstream's own SidecarSet controller (Processor.UpdateSidecarSet)
+// on a fake API holding the SidecarSet, the pods and the namespaces, and answers with the
+// SidecarSet's status, its ControllerRevisions and the pods afterwards.
+func rollout(c *input) (interface{}, error) {
+	// Upstream's manager registers its types in client-go's scheme, which its revision codec uses.
+	_ = appsv1alpha1.AddToScheme(clientgoscheme.Scheme)
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	objects := []client.Object{c.SidecarSet}
+	for i := range c.Pods {
+		objects = append(objects, &c.Pods[i])
+	}
+	for i := range c.Namespaces {
+		objects = append(objects, &c.Namespaces[i])
+	}
+	cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithStatusSubresource(&appsv1alpha1.SidecarSet{}).
+		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).Build()
+	// Expectations are process-global upstream: each case starts from none.
+	sidecarcontrol.UpdateExpectations.DeleteExpectations(c.SidecarSet.Name)
+	set := &appsv1alpha1.SidecarSet{}
+	if err := cli.Get(context.TODO(), client.ObjectKeyFromObject(c.SidecarSet), set); err != nil {
+		return nil, err
+	}
+	if _, err := sidecarset.NewSidecarSetProcessor(cli, record.NewFakeRecorder(1000)).UpdateSidecarSet(set); err != nil {
+		return nil, err
+	}
+	after := &appsv1alpha1.SidecarSet{}
+	pods := &corev1.PodList{}
+	revisions := &appsv1.ControllerRevisionList{}
+	for _, err := range []error{cli.Get(context.TODO(), client.ObjectKeyFromObject(c.SidecarSet), after), cli.List(context.TODO(), pods), cli.List(context.TODO(), revisions)} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return map[string]interface{}{"status": after.Status, "pods": pods.Items, "revisions": revisions.Items}, nil
 }
 
 // cluster is a fake API holding sidecarSets and the input's namespaces, indexed as upstream's

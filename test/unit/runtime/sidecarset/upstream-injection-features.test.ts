@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { V1ControllerRevision, V1Pod } from '@kubernetes/client-node';
 import { sidecarSetConflicts, sourceContainerFieldRefProblem } from '../../../../lib/contract.js';
 import { defaultSidecarSet } from '../../../../lib/runtime/sidecarset/defaults.js';
-import { InjectionRevisionError, revisionToInject, type SidecarSetRevisionSource } from '../../../../lib/runtime/sidecarset/history.js';
+import { InjectionRevisionError, revisionToInject, type SidecarSetRevisionSource } from '../../../../lib/runtime/sidecarset/injection-revision.js';
 import { injectSidecars, sidecarSetMatchesPod } from '../../../../lib/runtime/sidecarset/inject.js';
 import { patchMetadataWhitelistError, patchPodAnnotations } from '../../../../lib/runtime/sidecarset/metadata.js';
 import type { SidecarSet, SidecarSetPatchPodMetadata } from '../../../../lib/runtime/sidecarset/types.js';

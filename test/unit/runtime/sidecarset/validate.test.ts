@@ -19,9 +19,9 @@ describe('validateSidecarSet', () => {
         containers: [{ name: 'Proxy', image: '' }, { name: 'dup', image: 'x', podInjectPolicy: 'First', shareVolumePolicy: { type: 'yes' } }],
         initContainers: [{ name: 'dup', image: 'x' }],
         volumes: [{ name: 'v' }, { name: 'v' }],
-        updateStrategy: { type: 'OnDelete', maxUnavailable: 0, partition: '120%', paused: 'no' },
+        updateStrategy: { type: 'OnDelete', maxUnavailable: -1, partition: '120%', paused: 'no' },
         namespace: 'a', namespaceSelector: {},
-        revisionHistoryLimit: -1,
+        revisionHistoryLimit: 1.5,
       },
     };
     expect(validateSidecarSet(bad)).toEqual([
@@ -37,24 +37,38 @@ describe('validateSidecarSet', () => {
       'spec.volumes[1].name: "v" is duplicated',
       'spec.volumes[1]: has no volume source; set one, e.g. emptyDir: {}',
       'spec.updateStrategy.type: "OnDelete" must be RollingUpdate or NotUpdate',
-      'spec.updateStrategy.partition: "120%" must be a whole number >= 0 or a percentage like "20%"',
-      'spec.updateStrategy.maxUnavailable: 0 must be a whole number >= 1 or a percentage like "20%"',
+      'spec.updateStrategy.maxUnavailable: -1 must be a whole number >= 0 or a percentage like "20%"',
       'spec.updateStrategy.paused: must be true or false',
-      'spec.revisionHistoryLimit: must be a whole number >= 0',
+      'spec.revisionHistoryLimit: must be a whole number',
     ]);
   });
 
   it('rejects upstream-only features by name instead of dropping them', () => {
     const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     s.spec.containers[0].upgradeStrategy = { upgradeType: 'HotUpgrade' };
-    s.spec.updateStrategy.scatterStrategy = [];
     s.spec.namespaceSelector = { namespaces: ['apps'] };
     s.spec.containers[0].shareVolumeDevicePolicy = { type: 'enabled' };
     expect(validateSidecarSet(s)).toEqual([
       'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
       'spec.containers[0].upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it',
       'spec.containers[0].shareVolumeDevicePolicy: is not supported by this runtime; remove it',
-      'spec.updateStrategy.scatterStrategy: is not supported by this runtime; remove it',
+    ]);
+  });
+
+  it('accepts upstream\'s priority and scatter strategies, maxUnavailable 0, partitions above 100% and any history limit, and checks them as upstream', () => {
+    const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    Object.assign(s.spec.updateStrategy, { maxUnavailable: 0, partition: '150%', priorityStrategy: { orderPriority: [{ orderedKey: 'rank' }] }, scatterStrategy: [{ key: 'zone', value: '*' }] });
+    s.spec.revisionHistoryLimit = -3;
+    expect(validateSidecarSet(s)).toEqual([]);
+    s.spec.updateStrategy.priorityStrategy = { weightPriority: [{ weight: 101, matchSelector: {} }], orderPriority: [{ orderedKey: '' }] };
+    s.spec.updateStrategy.scatterStrategy = [{ key: 'zone', value: 'a' }, { key: 'zone', value: 'a' }, { value: 'b' }];
+    expect(validateSidecarSet(s)).toEqual([
+      'spec.updateStrategy.priorityStrategy: only one of weightPriority and orderPriority can be used',
+      'spec.updateStrategy.priorityStrategy.weightPriority[0].weight: must be a whole number from 0 to 100',
+      'spec.updateStrategy.priorityStrategy.weightPriority[0].matchSelector: can not be empty',
+      'spec.updateStrategy.priorityStrategy.orderPriority[0].orderedKey: can not be empty',
+      'spec.updateStrategy.scatterStrategy[1]: duplicated key=zone value=a',
+      'spec.updateStrategy.scatterStrategy[2].key: should not be empty',
     ]);
   });
 
