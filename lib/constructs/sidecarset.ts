@@ -2,7 +2,7 @@ import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
   isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  type SidecarSetConflictView, volumeSourceProblem,
+  type SidecarSetConflictView, volumeSourceProblem, withoutUndefined,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
@@ -125,7 +125,7 @@ export class SidecarSetUpdateStrategy {
   /** @internal */
   public _toKube(): Record<string, unknown> {
     const o = this.options;
-    return clean({
+    return withoutUndefined({
       type: this.type,
       partition: o.partition?._toKube(),
       maxUnavailable: o.maxUnavailable?._toKube(),
@@ -282,7 +282,7 @@ export class SidecarSet extends Construct {
     super(scope, id);
     this._props = props;
     this.containerNames = checkProps(props);
-    const spec = clean({
+    const spec = withoutUndefined({
       selector: k8s.toJson_LabelSelector(props.selector),
       namespace: props.namespace,
       namespaceSelector: props.namespaceSelector ? k8s.toJson_LabelSelector(props.namespaceSelector) : undefined,
@@ -335,13 +335,13 @@ function conflictView(p: SidecarSetProps): SidecarSetConflictView {
 }
 
 function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {
-  return clean({
+  return withoutUndefined({
     ...k8s.toJson_Container(c),
     // Rendered even when defaulted: the position must not depend on whether the manager's
     // defaulting webhook saw the object (an undefaulted sidecar would go after the apps).
     podInjectPolicy: c.podInjectPolicy ?? PodInjectPolicy.BEFORE_APP_CONTAINER,
     shareVolumePolicy: c.shareVolumePolicy ? { type: c.shareVolumePolicy } : undefined,
-    transferEnv: c.transferEnv?.map((t) => clean({
+    transferEnv: c.transferEnv?.map((t) => withoutUndefined({
       sourceContainerName: t.sourceContainerName, sourceContainerNameFrom: t.sourceContainerNameFrom?._toKube(), envName: t.envName, envNames: t.envNames,
     })),
   });
@@ -349,12 +349,7 @@ function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {
 
 function renderInjectionStrategy(s: SidecarSetInjectionStrategy | undefined): Record<string, unknown> | undefined {
   if (s?.paused === undefined && s?.revision === undefined) return undefined;
-  return clean({ paused: s.paused, revision: s.revision?._toKube() });
-}
-
-/** Drops undefined values, so unset props render nothing. */
-function clean<T extends Record<string, unknown>>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+  return withoutUndefined({ paused: s.paused, revision: s.revision?._toKube() });
 }
 
 /** Validates every prop; returns the container names. */

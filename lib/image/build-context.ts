@@ -6,6 +6,7 @@
  * Must stay free of I/O: the construct loads it at synth.
  */
 import { createHash } from 'node:crypto';
+import { RUNTIME_UID } from '../contract.js';
 
 export const IMAGE_JSON = 'image.json';
 export const BUNDLE_FILE = 'main.mjs';
@@ -14,7 +15,7 @@ export const DOCKERFILE = 'Dockerfile';
 /** Where the bundle lives in the image. */
 export const APP_DIR = '/app';
 /** distroless' `nonroot`: a numeric user needs no /etc/passwd entry in the base. */
-export const RUNTIME_USER = '65532:65532';
+export const RUNTIME_USER = `${RUNTIME_UID}:${RUNTIME_UID}`;
 /** Hex digits of the tag: 80 bits, far beyond any collision risk for one repository. */
 export const TAG_HEX_LENGTH = 20;
 export const IMAGE_JSON_SCHEMA = 1;

@@ -15,14 +15,14 @@ export function sidecarSetMatchesPod(s: SidecarSet, pod: V1Pod, namespaceLabels:
 }
 
 /** A pod-ready Container from a sidecar: SidecarSet-only fields stripped. */
-export function toPodContainer(c: SidecarContainer): V1Container {
+function toPodContainer(c: SidecarContainer): V1Container {
   const copy = structuredClone(c) as unknown as Record<string, unknown>;
   for (const field of SIDECAR_ONLY_FIELDS) delete copy[field];
   return copy as unknown as V1Container;
 }
 
 /** The env var upstream adds to every injected container (sidecarcontrol.SidecarEnvKey). */
-export const SIDECAR_INJECTED_ENV = 'IS_INJECTED';
+const SIDECAR_INJECTED_ENV = 'IS_INJECTED';
 
 /** Upstream's util.MergeEnvVar: `additional` entries whose name is not yet present, appended. */
 function mergeEnv(original: V1EnvVar[], additional: V1EnvVar[]): V1EnvVar[] {

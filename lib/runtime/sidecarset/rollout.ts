@@ -28,7 +28,7 @@ export interface PodState {
   consistent: boolean;
 }
 
-export function isPodReady(pod: V1Pod): boolean {
+function isPodReady(pod: V1Pod): boolean {
   return pod.status?.phase === 'Running' && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
-  isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  DNS_LABEL, isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
   sourceContainerFieldRefProblem, volumeSourceProblem, type SelectorLike, type SidecarSetConflictView,
 } from '../../contract.js';
 import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
@@ -18,7 +18,7 @@ import type { SidecarSet } from './types.js';
  */
 export const MAX_SIDECARSET_DEPTH = 32;
 /** Bytes of a SidecarSet spec as JSON: all of it is copied into every matching pod (etcd takes 1.5 MiB per object). */
-export const MAX_SIDECARSET_SPEC_BYTES = 256 * 1024;
+const MAX_SIDECARSET_SPEC_BYTES = 256 * 1024;
 
 /** core/v1 Container's fields, plus SidecarSet's sidecar-only ones (some rejected below by name). */
 const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'resizePolicy',
@@ -30,7 +30,6 @@ const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDi
 const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
   'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit', 'patchPodMetadata']);
 const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector', 'priorityStrategy', 'scatterStrategy']);
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const INT_OR_PERCENT = /^(\d+)%$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -42,7 +42,7 @@ function describe(v: unknown): string {
  * The parts of a pod that injection reads, checked before it reads them: a malformed pod gets a
  * 400 naming the field (the API server would reject it anyway), never a patch built from garbage.
  */
-export function podShapeError(pod: unknown): string | undefined {
+function podShapeError(pod: unknown): string | undefined {
   const at = 'request.object';
   if (!isObject(pod)) return `${at}: must be a Pod object, got ${describe(pod)}`;
   const meta = pod.metadata;

@@ -5,10 +5,10 @@
  */
 import { checkObject, checkOptionalString, checkString, type FieldError } from './fields.js';
 
-export const ADMISSION_API_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
+const ADMISSION_API_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_API_VERSIONS)[number];
 
-export const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
+const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 export interface GroupVersionKind { group: string; version: string; kind: string }

@@ -44,7 +44,7 @@ export const patch = (patches: JsonPatchOperation[], warnings?: string[]): Patch
   ({ allowed: true, patches, ...(warnings ? { warnings } : {}) });
 
 /** Namespaces a pod webhook must never touch, so the cluster (and this manager) can always start pods. */
-export const KUBE_SYSTEM = 'kube-system';
+const KUBE_SYSTEM = 'kube-system';
 
 /**
  * Allows, without a patch, every request in `namespaces`. The webhook configuration already
@@ -52,7 +52,7 @@ export const KUBE_SYSTEM = 'kube-system';
  * edited, rendered by an older chart or installed into an unlabelled namespace (a known upstream
  * deadlock: the manager's own pods were intercepted by the webhook they were meant to serve).
  */
-export function exemptNamespaces<W extends Webhook>(webhook: W, namespaces: Iterable<string>): W {
+function exemptNamespaces<W extends Webhook>(webhook: W, namespaces: Iterable<string>): W {
   const exempt = new Set(namespaces);
   const handle = (request: AdmissionRequest, ctx: AdmissionContext) =>
     request.namespace !== undefined && exempt.has(request.namespace) ? allow() : webhook.handle(request, ctx);
