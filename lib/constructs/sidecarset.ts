@@ -1,11 +1,11 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
-  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  isEmptySelector, KRUISE_APPS_GROUP, selectorProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
   type SidecarSetConflictView, volumeSourceProblem, withoutUndefined,
 } from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
+import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError, throwProblems } from './errors.js';
 import { renderPatchPodMetadata, type InjectRevision, type PatchPodMetadata, type SourceContainerName } from './sidecarset-injection.js';
 
 export * from './sidecarset-injection.js';
@@ -427,27 +427,7 @@ function checkProps(props: SidecarSetProps): string[] {
   return [...names.keys()];
 }
 
-/** Kubernetes' label selector rules, so a bad selector fails at synth rather than at apply. */
+/** Kubernetes' label selector rules (the contract's), so a bad selector fails at synth rather than at apply. */
 function checkSelector(prop: string, selector: k8s.LabelSelector): void {
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (!isValidLabelKey(key)) throw propError(`${prop}.matchLabels`, key, 'is not a valid label key', 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."');
-    if (typeof value !== 'string' || !isValidLabelValue(value)) {
-      throw propError(`${prop}.matchLabels["${key}"]`, value, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit');
-    }
-  }
-  (selector.matchExpressions ?? []).forEach((e, i) => {
-    const at = `${prop}.matchExpressions[${i}]`;
-    if (!isValidLabelKey(e.key)) throw propError(`${at}.key`, e.key, 'is not a valid label key', 'use [prefix/]name');
-    if (!SELECTOR_OPERATORS.includes(e.operator)) throw propError(`${at}.operator`, e.operator, 'is not a selector operator', `use one of ${SELECTOR_OPERATORS.join(', ')}`);
-    const values = e.values ?? [];
-    if ((e.operator === 'In' || e.operator === 'NotIn') && values.length === 0) {
-      throw propError(`${at}.values`, e.values, `must not be empty for ${e.operator}`, 'list at least one value, or use Exists/DoesNotExist');
-    }
-    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && values.length > 0) {
-      throw propError(`${at}.values`, e.values, `must be empty for ${e.operator}`, 'remove values, or use In/NotIn');
-    }
-    values.forEach((v, j) => {
-      if (!isValidLabelValue(v)) throw propError(`${at}.values[${j}]`, v, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", "."');
-    });
-  });
+  throwProblems(selectorProblems(prop, selector));
 }
