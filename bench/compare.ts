@@ -307,9 +307,9 @@ export async function run(): Promise<BenchmarkResult> {
         const applied = await kubectlApply(objects, join(dir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
         if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
       } else {
-        // Again after ours: only the webhook configurations were removed (uninstallWebhooks); the
-        // rest is still there, partly re-owned by our install, and the replica runs with envtest's credentials.
-        for (const o of objects.filter((x) => x.kind?.endsWith('WebhookConfiguration'))) await serverSideApply(kc, o);
+        // Again after ours, whose install forced its own versions of the shared names (RBAC, CRDs,
+        // webhook configurations): each object forced back, but the Secret, which holds upstream's certificates.
+        for (const o of objects.filter((x) => x.kind !== 'Secret')) await serverSideApply(kc, o);
       }
       await until('the SidecarSet CRD to be established', async () => {
         const crd = await fetchCrd(kc, 'sidecarsets.apps.kruise.io');
