@@ -1,6 +1,6 @@
 /** What the compare benchmark reads of a process from /proc, the same way for a Go and a Node process, and CPU pinning. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 const CLK_TCK = 100;
@@ -18,7 +18,9 @@ export function runQueueWaitSeconds(pid: number): number {
 }
 
 /** utime + stime of `pid` in seconds, and its resident set, from /proc (the same for a Go and a Node process). */
-export function proc(pid: number): { cpuSeconds: number; rssBytes: number } {
+export function proc(pid: number): { cpuSeconds: number; rssBytes: number; exited?: true } {
+  // Upstream exits by itself under overload ("leader election lost"): its figures then end there.
+  if (!existsSync(`/proc/${pid}/stat`)) return { cpuSeconds: NaN, rssBytes: NaN, exited: true };
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;

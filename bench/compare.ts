@@ -71,6 +71,8 @@ interface RunFigures extends LoadFigures {
   cpuSecondsPer1000: number; peakRssBytes: number; loadAverage1m: number;
   /** Longest and p99 event-loop stall in our manager (prom-client's monitorEventLoopDelay, reset per scrape) and the longest in the load generator. */
   managerLoopDelayMaxMs?: number; managerLoopDelayP99Ms?: number; clientLoopDelayMaxMs?: number;
+  /** The manager exited during the run (upstream does, "leader election lost", when its own throttled requests starve its lease renewal). */
+  exited?: boolean;
   /** Share of the run's wall time the manager's main thread was runnable but not running (waiting for a CPU). */
   managerRunQueueWaitShare?: number;
   /** From the first send to the last answer; with a fixed rate, longer than the schedule when the server falls behind. */
@@ -89,7 +91,7 @@ async function measured(s: Subject, load: () => Promise<LoadFigures>): Promise<R
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      peak = Math.max(peak, proc(s.pid).rssBytes);
+      peak = Math.max(peak, proc(s.pid).rssBytes || 0);
       await sleep(250);
     }
   })();
@@ -106,8 +108,8 @@ async function measured(s: Subject, load: () => Promise<LoadFigures>): Promise<R
     managerLoopDelayMaxMs: lag('nodejs_eventloop_lag_max_seconds'), managerLoopDelayP99Ms: lag('nodejs_eventloop_lag_p99_seconds'),
     clientLoopDelayMaxMs: round(client.max / 1e6, 1), managerRunQueueWaitShare: s.metricsPort ? round((runQueueWaitSeconds(s.pid) - waitBefore) / wallSeconds, 3) : undefined, // Go: the main thread is not where its work runs
     ...figures, cpuSecondsPer1000: round(((after.cpuSeconds - before.cpuSeconds) / Math.max(1, answered)) * 1000, 3),
-    peakRssBytes: Math.max(peak, after.rssBytes), loadAverage1m: load1m(),
-    wallSeconds: round(wallSeconds, 1), answeredPerSecond: round(answered / wallSeconds, 1),
+    peakRssBytes: Math.max(peak, after.rssBytes || 0), loadAverage1m: load1m(),
+    wallSeconds: round(wallSeconds, 1), answeredPerSecond: round(answered / wallSeconds, 1), ...(after.exited ? { exited: true } : {}),
   };
 }
 
@@ -131,12 +133,14 @@ async function measureSubject(s: Subject, inject: string[], kc: KubeConfig) {
   }
   runs.saturation = await measured(s, () => maxThroughput(s.target, inject, check, SATURATION_CONNECTIONS, RATE_SECONDS));
   log(`${s.name} saturation: ${JSON.stringify(runs.saturation)}`);
-  const apiServer = await throughApiServer(kc, RATE_SECONDS, (load) => measured(s, load));
+  const gone = Object.values(runs).some((r) => r.exited) || proc(s.pid).exited;
+  const apiServer = gone ? {} : await throughApiServer(kc, RATE_SECONDS, (load) => measured(s, load));
+  if (gone || Object.values(apiServer).some((r) => r.exited)) log(`${s.name} exited during the load`);
   log(`${s.name} through the API server (dryRun creates): ${JSON.stringify(apiServer)}`);
   await sleep(AFTER_MS);
   const after = { rssBytes: proc(s.pid).rssBytes, loadAverage1m: load1m() };
-  const underLoad = Math.max(...[...Object.values(runs), ...Object.values(apiServer)].map((r) => r.peakRssBytes));
-  return { idle, underLoadPeakRssBytes: underLoad, after, runs, apiServer };
+  const underLoad = Math.max(...[...Object.values(runs), ...Object.values(apiServer)].map((r) => r.peakRssBytes || 0));
+  return { idle, underLoadPeakRssBytes: underLoad, after, runs, apiServer, exitedUnderLoad: gone || Object.values(apiServer).some((r) => r.exited) };
 }
 
 /** Admission rates of the scale run: upstream answers ~30/s, so 25/s compares both and 100/s shows ours. */
@@ -226,6 +230,9 @@ function summarize(results: Record<'ours' | 'upstream', SubjectResults>, upstrea
     'graceful handover <= 1 s median over 20 runs': 'judged by `npm run bench -- failover` (BENCH_FAILOVER_RUNS=20 BENCH_FAILOVER_SETS=default)',
     'failover side by side, 1,000-pod rollout': 'not measured by this command (failover: `bench failover`; rollout: `bench sidecarset`)',
   };
+  for (const name of ['ours', 'upstream'] as const) {
+    if (results[name].exitedUnderLoad) goals[`${name} exited under load (its later runs are missing)`] = 'observed';
+  }
   if (scaleSummary) {
     const o = scaleSummary.ours;
     goals[`scale: ${scaleSummary.pods} pods + ${scaleSummary.sidecarSets} SidecarSets: ready ${o.readySeconds} s (upstream ${scaleSummary.upstream.readySeconds} s), idle RSS ${o.idleRssMB} MB (upstream ${scaleSummary.upstream.idleRssMB} MB), ${o.rssPerCachedPodKB} KB RSS per cached pod, admission p99 at 100/s ${o.admission['100PerSecond']?.p99Ms} ms`] = 'measured';
