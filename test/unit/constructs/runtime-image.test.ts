@@ -60,13 +60,13 @@ describe('RuntimeImage', () => {
     const context = readBuildContext(image.contextDir);
     expect(context.image).toMatchObject({
       reference: image.imageReference, base: DEFAULT_RUNTIME_BASE_IMAGE, bundleSha256: image.bundleSha256,
-      config: { user: '65532:65532', entrypoint: ['node', '--max-semi-space-size=1', '/app/main.mjs'], cmd: [], created: '1970-01-01T00:00:00Z' },
+      config: { user: '65532:65532', entrypoint: ['node', '/app/main.mjs'], cmd: [], created: '1970-01-01T00:00:00Z' },
     });
     expect(context.entries.map((e) => e.path)).toEqual(['app/main.mjs', 'app/main.mjs.map']);
     const dockerfile = readFileSync(join(image.contextDir, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`FROM ${DEFAULT_RUNTIME_BASE_IMAGE}\n`);
     expect(dockerfile).toContain('USER 65532:65532\n');
-    expect(dockerfile).toContain('ENTRYPOINT ["node","--max-semi-space-size=1","/app/main.mjs"]\n');
+    expect(dockerfile).toContain('ENTRYPOINT ["node","/app/main.mjs"]\n');
     expect(dockerfile).toContain('ENV NODE_ENV="production"\n');
     expect(dockerfile).not.toMatch(/^RUN /m);
     const bundle = readFileSync(join(image.contextDir, 'main.mjs'), 'utf8');
