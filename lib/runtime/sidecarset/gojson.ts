@@ -47,6 +47,9 @@ export function encode(value: unknown, type: string, path: string): string {
       throw new GoEncodingError(`${path}: must be a whole number or a string, got ${JSON.stringify(value)}`);
     case 'quantity':
       return goString(canonicalQuantity(value, path));
+    case 'rawJSON':
+      // metav1.FieldsV1 writes its raw bytes; callers that compare re-encode them with sorted keys.
+      return JSON.stringify(value);
     default:
   }
   const t = GO_TYPES[type] ?? (type.startsWith('[]') ? { kind: 'slice', elem: type.slice(2) } : undefined);
