@@ -28,13 +28,13 @@ export function goJson(v: unknown): string {
 /**
  * What a revision records (upstream history_control.go getPatch): a `$patch: replace` of the
  * spec's containers, imagePullSecrets, initContainers, patchPodMetadata and volumes. Upstream
- * encodes the typed SidecarSet (Go's layout: omitempty fields dropped, quantities canonical),
- * decodes that into a map and encodes the map again (keys sorted), so each field goes through its
+ * encodes the typed SidecarSet (Go's layout: omitempty fields dropped, quantities canonical, and
+ * fields its types lack dropped: the CRD keeps them in volumes, Go's decoding does not), decodes that into a map and encodes the map again (keys sorted), so each field goes through its
  * Go type here too, then {@link goJson}; an absent or empty list is null.
  */
 export function revisionData(s: SidecarSet): string {
   const spec = s.spec as SidecarSet['spec'] & { patchPodMetadata?: unknown[] };
-  const asGo = (v: unknown[] | undefined, root: string, field: string) => (v?.length ? JSON.parse(encode(v, `[]${root}`, `spec.${field}`)) as unknown : null);
+  const asGo = (v: unknown[] | undefined, root: string, field: string) => (v?.length ? JSON.parse(encode(v, `[]${root}`, `spec.${field}`, true)) as unknown : null);
   return goJson({
     spec: {
       $patch: 'replace',

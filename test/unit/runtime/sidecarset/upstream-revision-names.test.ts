@@ -32,6 +32,10 @@ const UPSTREAM: Array<[SidecarSet, string]> = [
   }), 'volumes-74d9cbdff'],
   [sidecarSet('pull-secrets', { volumes: [{ name: 'cache', emptyDir: {} }], imagePullSecrets: [{ name: 'regcred' }, { name: '' }, {}] as never }), 'pull-secrets-79fc484448'],
   [sidecarSet('patch-metadata', { volumes: [{ name: 'cache', emptyDir: {} }], patchPodMetadata: [{ annotations: { 'b/x': '{"k":1}', a: 'v' }, patchPolicy: 'Overwrite' }, { annotations: {} }] }), 'patch-metadata-7fc5b7df76'],
+  [sidecarSet('unknown-fields', {
+    // Upstream's CRD keeps unknown fields in volumes; its typed client drops them (here a newer `image` source).
+    volumes: [{ name: 'cache', emptyDir: {}, bogus: 1 }, { name: 'img', image: { reference: 'data:1', pullPolicy: 'IfNotPresent' } }, { name: 'cm', configMap: { name: 'x', future: true } }] as never,
+  }), 'unknown-fields-7fc885b7cb'],
   [sidecarSet('everything', {
     volumes: [{ name: 'cache', nfs: { server: 'nfs.local', path: '/x', readOnly: true } }] as never, imagePullSecrets: [{ name: 'regcred' }],
     patchPodMetadata: [{ annotations: { a: '1' } }], initContainers: [{ name: 'init', image: 'init:1', restartPolicy: 'Always' }],
@@ -49,9 +53,9 @@ describe('SidecarSet ControllerRevision names = upstream\'s (sidecarset-oracle r
     expect(revisionData(UPSTREAM[0][0])).toContain('"emptyDir":{"sizeLimit":"1Gi"}');
   });
 
-  it('names the field of a volume upstream\'s types do not have', () => {
-    const s = sidecarSet('bad', { volumes: [{ name: 'cache', emptyDir: {}, bogus: 1 }] as never });
+  it('names the field whose value upstream\'s types cannot hold', () => {
+    const s = sidecarSet('bad', { volumes: [{ name: 'cache', emptyDir: { sizeLimit: 'lots' } }] as never });
     expect(() => revisionData(s)).toThrow(GoEncodingError);
-    expect(() => revisionData(s)).toThrow('spec.volumes[0].bogus');
+    expect(() => revisionData(s)).toThrow('spec.volumes[0].emptyDir.sizeLimit');
   });
 });
