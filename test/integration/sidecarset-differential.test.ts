@@ -34,18 +34,12 @@ const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
  */
 const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Difference) => boolean; /** Not in every run (upstream is not deterministic). */ sometimes?: true }> = [
   {
-    name: 'pod hash annotation: no controllerRevision',
-    why: 'upstream records status.latestRevision, the name of a ControllerRevision its controller writes; this runtime keeps no '
-      + 'ControllerRevisions (its latestRevision is the hash), so it records none. Both sides read pods without it.',
-    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && equal(withoutControllerRevision(d.upstream!.object), d.ours!.object),
-  },
-  {
     name: 'order of what several SidecarSets inject',
     why: 'upstream takes the matching SidecarSets from its cache index (namespace-scoped, then cluster-wide) in Go map order, '
       + 'which changes from one request to the next; this runtime injects in a fixed order (the same groups, then by name). '
       + 'Only the order differs: the same containers, volumes and pull secrets, named by the same SidecarSets.',
     matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && injectedSets(d.ours!.object) > 1
-      && equal(byName(withoutControllerRevision(d.upstream!.object)), byName(d.ours!.object)),
+      && equal(byName(d.upstream!.object), byName(d.ours!.object)),
     sometimes: true,
   },
   {
@@ -54,7 +48,7 @@ const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Diff
       + 'selectors disjoint although both select the pod; the last one injected replaces the other, and upstream\'s order is Go map '
       + 'order (see above). This runtime applies the same rules in its fixed order. Same names everywhere, different winner.',
     matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && injectedSets(d.ours!.object) > 1 && sharesNames(d.key)
-      && equal(namesOnly(byName(withoutControllerRevision(d.upstream!.object))), namesOnly(byName(d.ours!.object))),
+      && equal(namesOnly(byName(d.upstream!.object)), namesOnly(byName(d.ours!.object))),
     sometimes: true,
   },
   {
@@ -108,18 +102,6 @@ function byName(pod: Json): Json {
   const out = structuredClone(pod);
   for (const list of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
     out.spec[list]?.sort((a: Json, b: Json) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  }
-  return out;
-}
-
-/** `pod` with the controllerRevision field dropped from each entry of its hash annotation. */
-function withoutControllerRevision(pod: Json): Json {
-  const out = structuredClone(pod);
-  const ann = out.metadata?.annotations ?? {};
-  const entries = ann[SidecarSetAnnotations.hash] ? JSON.parse(ann[SidecarSetAnnotations.hash]) as Record<string, Json> : undefined;
-  if (entries) {
-    for (const e of Object.values(entries)) delete e.controllerRevision;
-    ann[SidecarSetAnnotations.hash] = JSON.stringify(entries);
   }
   return out;
 }

@@ -39,8 +39,21 @@ function upstreamRollout(cases: Array<{ sidecarSet: SidecarSet; pods: V1Pod[]; n
   return run.stdout.trim().split('\n').map((l) => JSON.parse(l) as OracleRollout);
 }
 
-const sidecarSet = (image: string, strategy: SidecarSetUpdateStrategy, args?: string[]): SidecarSet => {
-  const spec: SidecarSet['spec'] = { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image, ...(args ? { args } : {}) }, { name: 'agent', image: 'agent:1' }], updateStrategy: strategy };
+/**
+ * What a revision records besides containers, in forms whose Go encoding differs from the stored
+ * one (empty omitempty fields, non-canonical quantities, unsorted keys, a volume source upstream's
+ * types lack): the revision name must still be upstream's.
+ */
+const EXTRAS: Array<Partial<SidecarSet['spec']> & { patchPodMetadata?: unknown[] }> = [
+  {},
+  { volumes: [{ name: 'cache', emptyDir: {} }], imagePullSecrets: [{ name: 'regcred' }] },
+  { volumes: [{ name: 'cache', emptyDir: { sizeLimit: '2048Mi', medium: '' } }, { name: 'logs', hostPath: { path: '/var/log', type: '' } }] as never, imagePullSecrets: [{ name: '' }] },
+  { volumes: [{ name: 'conf', configMap: { name: 'cm', items: [{ key: 'k', path: 'p' }], defaultMode: 420 } }, { name: 'sec', secret: { secretName: 's', optional: false } }, { name: 'down', downwardAPI: { items: [{ path: 'cpu', resourceFieldRef: { resource: 'limits.cpu', divisor: '1000m' } }] } }] as never },
+  { volumes: [{ name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 't' } }] } }, { name: 'eph', ephemeral: { volumeClaimTemplate: { spec: { resources: { requests: { storage: '1000Mi' } } } } } }, { name: 'img', image: { reference: 'data:1' } }] as never, patchPodMetadata: [{ annotations: { z: '1', 'a/b': '<x>' } }, { annotations: {}, patchPolicy: 'Overwrite' }] },
+];
+
+const sidecarSet = (image: string, strategy: SidecarSetUpdateStrategy, args?: string[], extras: (typeof EXTRAS)[number] = {}): SidecarSet => {
+  const spec: SidecarSet['spec'] = { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image, ...(args ? { args } : {}) }, { name: 'agent', image: 'agent:1' }], updateStrategy: strategy, ...extras };
   return {
     apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet',
     metadata: { name: 'fleet', uid: 'fleet-uid', generation: 1, annotations: { 'kruise.io/sidecarset-hash': upstreamSidecarSetHash(spec), 'kruise.io/sidecarset-hash-without-image': upstreamSidecarSetHash(spec, true) } },
@@ -110,9 +123,9 @@ const entry = (p: V1Pod | undefined, annotation: string) => {
 };
 
 describe('SidecarSet rollout decisions: this runtime against upstream\'s controller', () => {
-  const samples = fc.sample(fc.record({ strategy, pods: fc.array(podSpec, { minLength: 1, maxLength: 24 }), image: fc.integer({ min: 0, max: 9 }).map((n) => (n === 0 ? 'proxy:1' : 'proxy:2')), args: fc.integer({ min: 0, max: 9 }).map((n) => (n === 0 ? ['--v'] : undefined)) }), { numRuns: CASES, seed: 11 });
-  const cases = samples.map(({ strategy: st, pods, image, args }) => {
-    const s = sidecarSet(image, st as SidecarSetUpdateStrategy, args);
+  const samples = fc.sample(fc.record({ strategy, pods: fc.array(podSpec, { minLength: 1, maxLength: 24 }), image: fc.integer({ min: 0, max: 9 }).map((n) => (n === 0 ? 'proxy:1' : 'proxy:2')), args: fc.integer({ min: 0, max: 9 }).map((n) => (n === 0 ? ['--v'] : undefined)), extras: fc.constantFrom(...EXTRAS) }), { numRuns: CASES, seed: 11 });
+  const cases = samples.map(({ strategy: st, pods, image, args, extras }) => {
+    const s = sidecarSet(image, st as SidecarSetUpdateStrategy, args, extras);
     return { sidecarSet: s, pods: pods.map((p, i) => makePod(i, p, s)).sort((a, b) => key(a).localeCompare(key(b))), namespaces: [{ metadata: { name: 'apps' } }] };
   });
   const upstream = upstreamRollout(cases);

@@ -30,7 +30,12 @@ function zero(type: string): string {
   return t?.kind === 'struct' ? encode({}, type, '') : 'null';
 }
 
-export function encode(value: unknown, type: string, path: string): string {
+/**
+ * `value` as Go's encoding/json writes it once decoded into `type`. A field the Go type lacks
+ * fails by name, unless `dropUnknown`: then it is dropped, as Go's decoding drops it (for fields the
+ * CRD stores unpruned, such as volumes, which upstream reads through its typed client).
+ */
+export function encode(value: unknown, type: string, path: string, dropUnknown = false): string {
   switch (type) {
     case 'string': case 'time': case 'bytes':
       if (typeof value !== 'string') throw new GoEncodingError(`${path}: must be a string, got ${JSON.stringify(value)}`);
@@ -47,6 +52,9 @@ export function encode(value: unknown, type: string, path: string): string {
       throw new GoEncodingError(`${path}: must be a whole number or a string, got ${JSON.stringify(value)}`);
     case 'quantity':
       return goString(canonicalQuantity(value, path));
+    case 'rawJSON':
+      // metav1.FieldsV1 writes its raw bytes; callers that compare re-encode them with sorted keys.
+      return JSON.stringify(value);
     default:
   }
   const t = GO_TYPES[type] ?? (type.startsWith('[]') ? { kind: 'slice', elem: type.slice(2) } : undefined);
@@ -54,15 +62,15 @@ export function encode(value: unknown, type: string, path: string): string {
   if (value === null || value === undefined) return t.kind === 'struct' ? encode({}, type, path) : 'null';
   if (t.kind === 'slice') {
     if (!Array.isArray(value)) throw new GoEncodingError(`${path}: must be a list`);
-    return `[${value.map((v, i) => encode(v, t.elem!, `${path}[${i}]`)).join(',')}]`;
+    return `[${value.map((v, i) => encode(v, t.elem!, `${path}[${i}]`, dropUnknown)).join(',')}]`;
   }
   if (!isObject(value)) throw new GoEncodingError(`${path}: must be an object`);
   if (t.kind === 'map') {
-    return `{${Object.keys(value).sort().map((k) => `${goString(k)}:${encode(value[k], t.elem!, `${path}[${JSON.stringify(k)}]`)}`).join(',')}}`;
+    return `{${Object.keys(value).sort().map((k) => `${goString(k)}:${encode(value[k], t.elem!, `${path}[${JSON.stringify(k)}]`, dropUnknown)}`).join(',')}}`;
   }
   const known = new Set(t.fields!.map((f) => f.json));
   const unknown = Object.keys(value).find((k) => !known.has(k) && value[k] !== undefined);
-  if (unknown) throw new GoEncodingError(`${path}.${unknown}: is not a field of upstream's ${type}; remove it`);
+  if (unknown && !dropUnknown) throw new GoEncodingError(`${path}.${unknown}: is not a field of upstream's ${type}; remove it`);
   const parts: string[] = [];
   for (const f of t.fields!) {
     const v = value[f.json];
@@ -73,7 +81,7 @@ export function encode(value: unknown, type: string, path: string): string {
       continue;
     }
     if (f.omitempty && !f.pointer && isEmpty(v) && GO_TYPES[f.type]?.kind !== 'struct' && f.type !== 'quantity') continue;
-    parts.push(`${goString(f.json)}:${encode(v, f.type, at)}`);
+    parts.push(`${goString(f.json)}:${encode(v, f.type, at, dropUnknown)}`);
   }
   return `{${parts.join(',')}}`;
 }

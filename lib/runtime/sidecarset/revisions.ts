@@ -1,7 +1,7 @@
 import type { V1ControllerRevision } from '@kubernetes/client-node';
 import { KRUISE_APPS_GROUP } from '../../contract.js';
 import { encode, safeEncode } from './gojson.js';
-import { GO_ROOT } from './gojson.generated.js';
+import { GO_ROOTS } from './gojson.generated.js';
 import type { SidecarSet } from './types.js';
 
 /** Labels upstream puts on SidecarSet ControllerRevisions. */
@@ -27,19 +27,22 @@ export function goJson(v: unknown): string {
 
 /**
  * What a revision records (upstream history_control.go getPatch): a `$patch: replace` of the
- * spec with containers, imagePullSecrets, initContainers, patchPodMetadata and volumes, each as
- * upstream's encoding of the SidecarSet writes it (absent ones as null). Containers use upstream's
- * exact Go layout; the other fields are written as stored (exact for the common volume kinds).
+ * spec's containers, imagePullSecrets, initContainers, patchPodMetadata and volumes. Upstream
+ * encodes the typed SidecarSet (Go's layout: omitempty fields dropped, quantities canonical, and
+ * fields its types lack dropped: the CRD keeps them in volumes, Go's decoding does not), decodes that into a map and encodes the map again (keys sorted), so each field goes through its
+ * Go type here too, then {@link goJson}; an absent or empty list is null.
  */
 export function revisionData(s: SidecarSet): string {
-  const list = `[]${GO_ROOT}`;
-  const containers = (v: unknown[] | undefined, field: string) => (v?.length ? JSON.parse(encode(v, list, `spec.${field}`)) as unknown : null);
-  const orNull = (v: unknown[] | undefined) => (v?.length ? v : null);
   const spec = s.spec as SidecarSet['spec'] & { patchPodMetadata?: unknown[] };
+  const asGo = (v: unknown[] | undefined, root: string, field: string) => (v?.length ? JSON.parse(encode(v, `[]${root}`, `spec.${field}`, true)) as unknown : null);
   return goJson({
     spec: {
-      $patch: 'replace', containers: containers(spec.containers, 'containers'), initContainers: containers(spec.initContainers, 'initContainers'),
-      imagePullSecrets: orNull(spec.imagePullSecrets), patchPodMetadata: orNull(spec.patchPodMetadata), volumes: orNull(spec.volumes),
+      $patch: 'replace',
+      containers: asGo(spec.containers, GO_ROOTS.container, 'containers'),
+      initContainers: asGo(spec.initContainers, GO_ROOTS.container, 'initContainers'),
+      imagePullSecrets: asGo(spec.imagePullSecrets, GO_ROOTS.localObjectReference, 'imagePullSecrets'),
+      patchPodMetadata: asGo(spec.patchPodMetadata, GO_ROOTS.patchPodMetadata, 'patchPodMetadata'),
+      volumes: asGo(spec.volumes, GO_ROOTS.volume, 'volumes'),
     },
   });
 }

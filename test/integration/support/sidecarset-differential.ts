@@ -123,11 +123,33 @@ export async function record(api: ApiClient, cases: DiffCase[], run: string, syn
     const res = await api.call('PATCH', `${SETS}/${c.sets[0].metadata.name}`, [{ op: 'replace', path: '/spec', value: c.update }], 'application/json-patch+json');
     rec.set(`${c.id} update ${c.sets[0].metadata.name}`, outcome(res));
   });
+  // Pods record status.latestRevision: each side's controller must have written it for the
+  // current spec first, else the recording captures how fast a controller is, not what it writes.
+  const waited = await settleStatus(api, run, 60_000);
+  process.stderr.write(`sidecarset-differential: every SidecarSet status current ${waited} ms after the last update\n`);
   await syncMarker(api, run, marker, 30_000);
   await pool(cases.flatMap((c) => c.pods.map((p) => ({ c, p }))), async ({ c, p }) => {
     rec.set(`${c.id} pod ${p.metadata!.name}`, outcome(await api.call('POST', `/api/v1/namespaces/${p.metadata!.namespace}/pods?dryRun=All`, p)));
   });
   return rec;
+}
+
+/**
+ * Waits until the controller has written the status of every SidecarSet of `run` for its current
+ * generation (observedGeneration, and latestRevision: the ControllerRevision injection records);
+ * answers how long that took.
+ */
+export async function settleStatus(api: ApiClient, run: string, timeoutMs: number): Promise<number> {
+  const start = Date.now();
+  const deadline = start + timeoutMs;
+  for (;;) {
+    const list = await api.call('GET', `${SETS}?labelSelector=${RUN_LABEL}%3D${run}`);
+    const behind = ((list.body.items ?? []) as Json[])
+      .filter((s) => s.status?.observedGeneration !== s.metadata.generation || !s.status?.latestRevision).map((s) => s.metadata.name as string);
+    if (list.status < 300 && !behind.length) return Date.now() - start;
+    if (Date.now() > deadline) throw new Error(`no status for the current spec of ${behind.length} SidecarSets after ${timeoutMs} ms: ${behind.slice(0, 10).join(', ')}`);
+    await sleep(250);
+  }
 }
 
 /** Deletes every SidecarSet of `run` and waits until none is left. */

@@ -2,8 +2,10 @@
 // build.sh inside a copy of that module) so tests can compare this project's TypeScript
 // against it. It is a test oracle, never shipped.
 //
-//	sidecarset-oracle schema  prints the Go JSON layout of appsv1alpha1.SidecarContainer (field
-//	                          order, omitempty, kinds), from which gojson.generated.ts is written
+//	sidecarset-oracle schema  prints the Go JSON layout (field order, omitempty, kinds) of what a
+//	                          SidecarSet's hash and ControllerRevision encode: SidecarContainer,
+//	                          core/v1 Volume, LocalObjectReference, SidecarSetPatchPodMetadata;
+//	                          gojson.generated.ts is written from it
 //	sidecarset-oracle hash    reads one SidecarSet JSON per stdin line; prints one JSON line each:
 //	                          {"raw":{hash,withoutImage},"defaulted":{hash,withoutImage,spec}}
 //	                          ("raw" hashes the decoded object as is, "defaulted" after upstream's
@@ -61,10 +63,15 @@ type typ struct {
 	Fields []field `json:"fields,omitempty"`
 }
 
+// structs: the Go type behind each struct name, so that two packages' types of one name fail loudly.
+var structs = map[string]reflect.Type{}
+
 var special = map[reflect.Type]string{
 	reflect.TypeOf(resource.Quantity{}):  "quantity",
 	reflect.TypeOf(intstr.IntOrString{}): "intOrString",
 	reflect.TypeOf(v1.Time{}):            "time",
+	// managedFields' fieldsV1 (in an ephemeral volume's claim template) marshals itself as raw JSON.
+	reflect.TypeOf(v1.FieldsV1{}): "rawJSON",
 }
 
 func name(t reflect.Type, types map[string]typ) string {
@@ -95,6 +102,10 @@ func name(t reflect.Type, types map[string]typ) string {
 		return n
 	case reflect.Struct:
 		n := t.PkgPath()[strings.LastIndex(t.PkgPath(), "/")+1:] + "." + t.Name()
+		if seen, ok := structs[n]; ok && seen != t {
+			panic(fmt.Sprintf("two Go types are named %s: %s and %s", n, seen.PkgPath(), t.PkgPath()))
+		}
+		structs[n] = t
 		if _, ok := types[n]; ok {
 			return n
 		}
@@ -136,8 +147,14 @@ func main() {
 	switch os.Args[1] {
 	case "schema":
 		types := map[string]typ{}
-		root := name(reflect.TypeOf(appsv1alpha1.SidecarContainer{}), types)
-		b, _ := json.MarshalIndent(map[string]interface{}{"root": root, "types": types}, "", "  ")
+		// container: the SidecarSet hash's root; all four: what its ControllerRevision records.
+		roots := map[string]string{
+			"container":            name(reflect.TypeOf(appsv1alpha1.SidecarContainer{}), types),
+			"volume":               name(reflect.TypeOf(corev1.Volume{}), types),
+			"localObjectReference": name(reflect.TypeOf(corev1.LocalObjectReference{}), types),
+			"patchPodMetadata":     name(reflect.TypeOf(appsv1alpha1.SidecarSetPatchPodMetadata{}), types),
+		}
+		b, _ := json.MarshalIndent(map[string]interface{}{"roots": roots, "types": types}, "", "  ")
 		fmt.Println(string(b))
 	case "hash":
 		eachLine(func(line []byte) (interface{}, error) {
