@@ -213,8 +213,9 @@ describe('SidecarSet admission', () => {
   const create = (body: SidecarSetObject) => rejection(() => createSidecarSet(body));
 
   it('rejects upstream-only fields by name through the CRD\'s CEL rules, never pruning them', async () => {
-    expect(await create(valid('it-bad-priority', { updateStrategy: { priorityStrategy: { weightPriority: [] } } })))
-      .toMatch(/spec\.updateStrategy: Invalid value: spec\.updateStrategy\.priorityStrategy is not supported by the kruise-ha runtime/);
+    // priorityStrategy is served now (upstream semantics); the webhook applies upstream's rules to it.
+    expect(await create(valid('it-bad-priority', { updateStrategy: { priorityStrategy: { weightPriority: [{ weight: 101, matchSelector: { matchLabels: { a: 'b' } } }] } } })))
+      .toMatch(/spec\.updateStrategy\.priorityStrategy\.weightPriority\[0\]\.weight: must be a whole number from 0 to 100/);
     expect(await create(valid('it-bad-hot', { containers: [{ name: 'proxy', image: 'envoy:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] })))
       .toMatch(/HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy/);
     expect(await create(valid('it-bad-device', { containers: [{ name: 'proxy', image: 'envoy:1', shareVolumeDevicePolicy: { type: 'enabled' } }] })))
