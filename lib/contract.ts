@@ -476,6 +476,22 @@ export const RUNTIME_LEADER_ELECTION_RULES: readonly RbacRule[] = [
 ];
 
 /**
+ * Upstream's ConfigMap of manager settings in the manager's namespace (pkg/util/configuration:
+ * KruiseConfigurationName); the runtime reads its SidecarSet patchPodMetadata whitelist.
+ */
+export const KRUISE_CONFIGURATION = 'kruise-configuration';
+
+/**
+ * What the runtime reads in its own namespace only: the one ConfigMap above, by name. list and
+ * watch are restricted too: the runtime's informer selects `metadata.name=kruise-configuration`
+ * and the API server authorizes a list/watch whose fieldSelector pins metadata.name as a request
+ * for that resourceName (k8s.io/apiserver pkg/endpoints/request/requestinfo.go).
+ */
+export const RUNTIME_NAMESPACED_RULES: readonly RbacRule[] = [
+  { apiGroups: [''], resources: ['configmaps'], verbs: READ_VERBS, resourceNames: [KRUISE_CONFIGURATION] },
+];
+
+/**
  * What a self-managed manager (either flavour) writes besides its cluster rules: the
  * certificate Secret in its namespace, and the caBundle of its own webhook configurations
  * (and of CRDs it converts), by name.
