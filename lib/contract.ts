@@ -331,6 +331,8 @@ export const FeatureGates = {
   enableExternalCerts: 'EnableExternalCerts',
   /** false: no pod webhook is served (the runtime: no mpod.kb.io, so SidecarSets inject nothing). */
   podWebhook: 'PodWebhook',
+  /** true: patchPodMetadata is allowed where no whitelist applies (off by default, as upstream). */
+  patchPodMetadataDefaultsAllowed: 'SidecarSetPatchPodMetadataDefaultsAllowed',
 } as const;
 
 /** Label selector operators (the Kubernetes set). */

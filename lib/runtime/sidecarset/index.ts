@@ -1,5 +1,5 @@
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ConfigMap, type V1ControllerRevision, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
-import { KRUISE_APPS_GROUP, KRUISE_CONFIGURATION, Paths, SidecarSetLabels } from '../../contract.js';
+import { FeatureGates, KRUISE_APPS_GROUP, KRUISE_CONFIGURATION, Paths, SidecarSetLabels } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import type { Manager } from '../manager.js';
 import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
@@ -7,9 +7,6 @@ import { filterUpdates, podChanged, sidecarSetChanged } from './events.js';
 import { PATCH_METADATA_WHITELIST_KEY } from './metadata.js';
 import type { SidecarSet } from './types.js';
 import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook, type SidecarSetSource } from './webhooks.js';
-
-/** Upstream's feature gate: patchPodMetadata allowed without a whitelist (off by default, as upstream). */
-const PATCH_METADATA_DEFAULTS_GATE = 'SidecarSetPatchPodMetadataDefaultsAllowed';
 
 export * from './controller.js';
 export * from './defaults.js';
@@ -64,7 +61,7 @@ export function registerSidecarSet(manager: Manager): void {
         configuration.checkFresh();
         return configuration.store.getByName(KRUISE_CONFIGURATION, revisionNamespace)?.data?.[PATCH_METADATA_WHITELIST_KEY];
       },
-      defaultsAllowed: manager.options.featureGates[PATCH_METADATA_DEFAULTS_GATE] === true,
+      defaultsAllowed: manager.options.featureGates[FeatureGates.patchPodMetadataDefaultsAllowed] === true,
     }),
   };
   manager.registerWebhook(Paths.mutatePod, podInjectionWebhook(source, manager.options.podNamespace, manager.clock));

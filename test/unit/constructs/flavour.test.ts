@@ -58,7 +58,7 @@ describe('manager flavours', () => {
 
   it('refuse a gate the runtime does not read (it would refuse to start), naming it', () => {
     expect(() => synthManager({ image: runtime, featureGates: { ImagePullJobGate: true } }))
-      .toThrow(/^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/);
+      .toThrow(/^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/);
   });
 
   it('refuse what only the other image supports, naming the prop', () => {
