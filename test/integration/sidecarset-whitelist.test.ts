@@ -12,7 +12,7 @@ import { PATCH_METADATA_WHITELIST_KEY } from '../../lib/runtime/sidecarset/metad
 import { rbacDenials, serviceAccountUser } from './support/audit.js';
 import { ManagerProcess } from './support/manager-process.js';
 import { addEndpoint, installRuntime, kubeConfig, uninstallWebhooks } from './support/runtime-cluster.js';
-import { rejection, sidecarSetClient, waitFor, type SidecarSetObject } from './support/sidecarset.js';
+import { apiMessage, rejection, sidecarSetClient, waitFor, type SidecarSetObject } from './support/sidecarset.js';
 import { serviceAccountKubeconfig } from './support/upstream-manager.js';
 
 const kc = kubeConfig();
@@ -103,6 +103,21 @@ describe('patchPodMetadata whitelist from ConfigMap kruise-configuration', () =>
     expect(pod.metadata!.annotations).toMatchObject(annotations);
     const stored = await core.createNamespacedPod({ namespace: APPS_NS, body: { metadata: { name: 'app-1', labels: { app: 'wl' } }, spec: { containers: [{ name: 'app', image: 'app:1' }] } } });
     expect(stored.metadata!.annotations).toMatchObject(annotations);
+  });
+
+  it('refuses it again once the ConfigMap is deleted (the cache follows the watch)', async () => {
+    await core.deleteNamespacedConfigMap({ name: KRUISE_CONFIGURATION, namespace: INSTALL_NS });
+    created.push('wl-after-delete');
+    const message = await waitFor('the deletion to reach the cache', async () => {
+      try {
+        await sidecarSets.create(sidecarSet('wl-after-delete', annotations));
+        await sidecarSets.delete('wl-after-delete');
+        return undefined;
+      } catch (err) {
+        return apiMessage(err);
+      }
+    });
+    expect(message).toMatch(/no patch metadata whitelist is configured/);
   });
 
   it('needed no permission the rendered RBAC does not grant', async () => {
