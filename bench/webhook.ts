@@ -180,6 +180,19 @@ function figuresOf(latencies: number[], errors: number, seconds: number): LoadFi
 /** Open loop: `rate` requests per second for `seconds`, each timed from its scheduled send time. */
 export async function fixedRate(target: Target, bodies: string[], check: Check, rate: number, seconds: number): Promise<LoadFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  try {
+    return await openLoop((i) => post(target, agent, bodies[i % bodies.length], check), rate, seconds);
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
+ * Open loop over any request: `send(i)` is started on schedule whether or not earlier ones
+ * finished (a stalled server cannot slow the client down and hide), and each latency counts from
+ * its scheduled time. `send` resolves with whether the answer was the expected one.
+ */
+export async function openLoop(send: (i: number) => Promise<boolean>, rate: number, seconds: number): Promise<LoadFigures> {
   const latencies: number[] = [];
   let errors = 0;
   const inFlight: Array<Promise<void>> = [];
@@ -191,15 +204,14 @@ export async function fixedRate(target: Target, bodies: string[], check: Check, 
     const due = Math.min(total, Math.floor(((now - start) / 1000) * rate) + 1);
     for (; sent < due; sent++) {
       const scheduled = start + (sent / rate) * 1000;
-      inFlight.push(post(target, agent, bodies[sent % bodies.length], check).then((ok) => {
+      inFlight.push(send(sent).then((ok) => {
         if (ok) latencies.push(performance.now() - scheduled);
         else errors++;
-      }));
+      }, () => { errors++; }));
     }
     await sleep(1);
   }
   await Promise.all(inFlight);
-  agent.destroy();
   return figuresOf(latencies, errors, seconds);
 }
 

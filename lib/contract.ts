@@ -9,6 +9,7 @@
  * This module must stay free of I/O and import only lib/contract/ (the rules both rooms check,
  * as pure functions returning problems): it is loaded at synth time.
  */
+import type { Problem } from './contract/problems.js';
 import { upstreamNamespacesOverlap, upstreamSelectorsOverlap, type NamespaceSelected } from './contract/sidecarset.js';
 
 export * from './contract/problems.js';
@@ -355,6 +356,53 @@ export function isValidLabelKey(key: string): boolean {
 /** Kubernetes' label value syntax (empty, or at most 63 letters, digits, `-`, `_`, `.`). */
 export function isValidLabelValue(value: string): boolean {
   return value === '' || LABEL_NAME.test(value);
+}
+
+const KEY_FIX = 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."';
+const VALUE_FIX = 'use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit';
+
+/**
+ * Kubernetes' label selector rules, for the construct (a prop error at synth) and the runtime's
+ * webhooks (a denial naming the field): every problem with `selector`, fields under `field`.
+ */
+export function selectorProblems(field: string, selector: unknown): Problem[] {
+  const problem = (f: string, value: unknown, message: string, fix: string): Problem => ({ field: f, value, message, fix });
+  if (selector === null || typeof selector !== 'object' || Array.isArray(selector)) {
+    return [problem(field, selector, 'must be an object with matchLabels and/or matchExpressions', 'e.g. { matchLabels: { app: "web" } }')];
+  }
+  const s = selector as { matchLabels?: unknown; matchExpressions?: unknown };
+  const out: Problem[] = [];
+  if (s.matchLabels !== undefined) {
+    if (typeof s.matchLabels !== 'object' || s.matchLabels === null || Array.isArray(s.matchLabels)) {
+      out.push(problem(`${field}.matchLabels`, s.matchLabels, 'must be a map of label to value', 'e.g. { app: "web" }'));
+    } else {
+      for (const [k, v] of Object.entries(s.matchLabels)) {
+        if (!isValidLabelKey(k)) out.push(problem(`${field}.matchLabels`, k, 'is not a valid label key', KEY_FIX));
+        if (typeof v !== 'string' || !isValidLabelValue(v)) out.push(problem(`${field}.matchLabels["${k}"]`, v, 'is not a valid label value', VALUE_FIX));
+      }
+    }
+  }
+  if (s.matchExpressions === undefined) return out;
+  if (!Array.isArray(s.matchExpressions)) return [...out, problem(`${field}.matchExpressions`, s.matchExpressions, 'must be a list', 'e.g. [{ key: "app", operator: "In", values: ["web"] }]')];
+  s.matchExpressions.forEach((e: { key?: unknown; operator?: unknown; values?: unknown } | null | undefined, i) => {
+    const at = `${field}.matchExpressions[${i}]`;
+    if (typeof e?.key !== 'string' || !isValidLabelKey(e.key)) out.push(problem(`${at}.key`, e?.key, 'is not a valid label key', KEY_FIX));
+    const operator = e?.operator;
+    if (!SELECTOR_OPERATORS.includes(operator as string)) out.push(problem(`${at}.operator`, operator, 'is not a selector operator', `use one of ${SELECTOR_OPERATORS.join(', ')}`));
+    const values = e?.values;
+    const count = Array.isArray(values) ? values.length : 0;
+    if ((operator === 'In' || operator === 'NotIn') && count === 0) {
+      out.push(problem(`${at}.values`, values, `must not be empty for ${operator}`, 'list at least one value, or use Exists/DoesNotExist'));
+    }
+    if ((operator === 'Exists' || operator === 'DoesNotExist') && count > 0) out.push(problem(`${at}.values`, values, `must be empty for ${operator}`, 'remove values, or use In/NotIn'));
+    if (values !== undefined && !Array.isArray(values)) out.push(problem(`${at}.values`, values, 'must be a list of label values', 'e.g. ["web"]'));
+    if (Array.isArray(values)) {
+      values.forEach((v: unknown, j) => {
+        if (typeof v !== 'string' || !isValidLabelValue(v)) out.push(problem(`${at}.values[${j}]`, v, 'is not a valid label value', VALUE_FIX));
+      });
+    }
+  });
+  return out;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { describeProblem, dnsLabelProblems, dnsSubdomainProblems, Problem } from '../contract.js';
+import { describeProblem, dnsLabelProblems, dnsSubdomainProblems, Problem, selectorProblems } from '../contract.js';
 
 /**
  * Every error names the prop, the bad value and the fix, so a user reading a failed synth
@@ -38,4 +38,9 @@ export function wholeSeconds(prop: string, duration: { toMilliseconds(): number 
     throw propError(prop, `${ms}ms`, 'must be a whole number of seconds >= 1', 'use Duration.seconds(n) with a whole n >= 1');
   }
   return ms / 1000;
+}
+
+/** Kubernetes' label selector rules (the contract's), so a bad selector fails at synth rather than at apply. */
+export function checkSelector(prop: string, selector: object): void {
+  throwProblems(selectorProblems(prop, selector));
 }

@@ -9,7 +9,7 @@ import {
 import { propError } from './errors.js';
 import type { IRuntimeImageSource } from './image.js';
 import { bundleRuntime } from './runtime-bundle.js';
-import { renderDockerfile } from './runtime-dockerfile.js';
+import { renderDockerfile, RUNTIME_ENV, RUNTIME_NODE_FLAGS } from './runtime-dockerfile.js';
 import { checkBaseImage, checkEntrypoint, checkEpoch, checkLabels, checkRepository, defaultEntrypoint } from './runtime-image-props.js';
 
 /**
@@ -85,10 +85,10 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
     const files: LayerFile[] = [layerFile(BUNDLE_FILE, bundle.code), layerFile(SOURCE_MAP_FILE, bundle.map)];
     const config: ConfigFragment = {
       user: RUNTIME_USER,
-      entrypoint: ['node', '--enable-source-maps', `${APP_DIR}/${BUNDLE_FILE}`],
+      entrypoint: ['node', ...RUNTIME_NODE_FLAGS, `${APP_DIR}/${BUNDLE_FILE}`],
       cmd: [],
       workingDir: APP_DIR,
-      env: ['NODE_ENV=production'],
+      env: [...RUNTIME_ENV],
       labels,
       created,
     };

@@ -1,14 +1,16 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
-  isEmptySelector, isValidLabelKey, isValidLabelValue, KRUISE_APPS_GROUP, SELECTOR_OPERATORS, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
+  isEmptySelector, KRUISE_APPS_GROUP, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
   type SidecarSetConflictView, volumeSourceProblem, withoutUndefined,
 } from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, propError } from './errors.js';
+import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, checkSelector, propError } from './errors.js';
+import { SidecarSetUpdateStrategy } from './sidecarset-update.js';
 import { renderPatchPodMetadata, type InjectRevision, type PatchPodMetadata, type SourceContainerName } from './sidecarset-injection.js';
 
 export * from './sidecarset-injection.js';
+export * from './sidecarset-update.js';
 
 /** Where a sidecar container goes in the pod's `spec.containers`. */
 export enum PodInjectPolicy {
@@ -24,115 +26,6 @@ export enum ShareVolumePolicy {
   ENABLED = 'enabled',
   /** Only the sidecar's own volume mounts (upstream's default). */
   DISABLED = 'disabled',
-}
-
-/** An int-or-percent value (`3` or `"25%"`), as Kubernetes rollouts use. */
-export class IntOrPercent {
-  /** A number of pods. */
-  public static count(count: number): IntOrPercent {
-    if (!Number.isInteger(count) || count < 0) {
-      throw propError('IntOrPercent.count', count, 'must be a whole number >= 0', 'use e.g. IntOrPercent.count(1)');
-    }
-    return new IntOrPercent(count, false);
-  }
-
-  /** A percentage (0-100) of the matched pods. */
-  public static percent(percent: number): IntOrPercent {
-    if (!Number.isInteger(percent) || percent < 0 || percent > 100) {
-      throw propError('IntOrPercent.percent', percent, 'must be a whole percentage from 0 to 100', 'use e.g. IntOrPercent.percent(25)');
-    }
-    return new IntOrPercent(percent, true);
-  }
-
-  private constructor(
-    /** The number, or the percentage when `isPercent`. */
-    public readonly value: number,
-    /** True for a percentage. */
-    public readonly isPercent: boolean,
-  ) {}
-
-  /** `"3"` or `"25%"`. */
-  public toString(): string {
-    return this.isPercent ? `${this.value}%` : String(this.value);
-  }
-
-  /** True for `count(0)` and `percent(0)`. */
-  public get isZero(): boolean {
-    return this.value === 0;
-  }
-
-  /** As Kubernetes renders it: a number, or a string like `"25%"`. @internal */
-  public _toKube(): unknown {
-    return this.isPercent ? `${this.value}%` : this.value;
-  }
-}
-
-/** Options for {@link SidecarSetUpdateStrategy.rollingUpdate}. */
-export interface RollingUpdateOptions {
-  /**
-   * How many matched pods may be unavailable (not ready, or not yet running the new sidecar
-   * image) at once. Percentages count the matched pods and round down, never below 1.
-   * @default IntOrPercent.count(1)
-   */
-  readonly maxUnavailable?: IntOrPercent;
-  /**
-   * How many matched pods stay on the old sidecar images (a canary: the rest are updated).
-   * Percentages count the matched pods and round down.
-   * @default IntOrPercent.count(0)
-   */
-  readonly partition?: IntOrPercent;
-  /**
-   * Stop updating pods (injection into new pods goes on). Resume by setting it back to false.
-   * @default false
-   */
-  readonly paused?: boolean;
-  /**
-   * Update only the matched pods with these labels.
-   * @default - every matched pod
-   */
-  readonly selector?: k8s.LabelSelector;
-}
-
-/**
- * How running pods follow a change of the sidecar images. Only image changes are applied in
- * place; any other change reaches pods when they are recreated.
- */
-export class SidecarSetUpdateStrategy {
-  /** Update the sidecar images of running pods in place, in batches (upstream's default). */
-  public static rollingUpdate(options: RollingUpdateOptions = {}): SidecarSetUpdateStrategy {
-    if (options.maxUnavailable?.isZero) {
-      throw propError('updateStrategy.maxUnavailable', options.maxUnavailable.toString(), 'would never let a ready pod be updated',
-        'use at least IntOrPercent.count(1) (or a percentage above 0); use SidecarSetUpdateStrategy.notUpdate() to leave pods alone');
-    }
-    if (options.selector) checkSelector('updateStrategy.selector', options.selector);
-    if (options.selector && options.partition && !options.partition.isZero) {
-      throw propError('updateStrategy.partition', options.partition.toString(), SidecarSetRules.partitionWithSelector, 'drop the partition or the selector');
-    }
-    return new SidecarSetUpdateStrategy('RollingUpdate', options);
-  }
-
-  /** Never update running pods: new images reach only newly created pods. */
-  public static notUpdate(): SidecarSetUpdateStrategy {
-    return new SidecarSetUpdateStrategy('NotUpdate', {});
-  }
-
-  private constructor(
-    /** `RollingUpdate` or `NotUpdate`. */
-    public readonly type: string,
-    private readonly options: RollingUpdateOptions,
-  ) {}
-
-  /** @internal */
-  public _toKube(): Record<string, unknown> {
-    const o = this.options;
-    return withoutUndefined({
-      type: this.type,
-      partition: o.partition?._toKube(),
-      maxUnavailable: o.maxUnavailable?._toKube(),
-      paused: o.paused,
-      selector: o.selector ? k8s.toJson_LabelSelector(o.selector) : undefined,
-    });
-  }
 }
 
 /** Env vars a sidecar copies from an app container of the pod it is injected into. */
@@ -425,29 +318,4 @@ function checkProps(props: SidecarSetProps): string[] {
   (props.imagePullSecrets ?? []).forEach((s, i) => checkDnsSubdomain(`imagePullSecrets[${i}]`, s));
   if (props.revisionHistoryLimit !== undefined) checkPositiveInt('revisionHistoryLimit', props.revisionHistoryLimit, 0);
   return [...names.keys()];
-}
-
-/** Kubernetes' label selector rules, so a bad selector fails at synth rather than at apply. */
-function checkSelector(prop: string, selector: k8s.LabelSelector): void {
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (!isValidLabelKey(key)) throw propError(`${prop}.matchLabels`, key, 'is not a valid label key', 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."');
-    if (typeof value !== 'string' || !isValidLabelValue(value)) {
-      throw propError(`${prop}.matchLabels["${key}"]`, value, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit');
-    }
-  }
-  (selector.matchExpressions ?? []).forEach((e, i) => {
-    const at = `${prop}.matchExpressions[${i}]`;
-    if (!isValidLabelKey(e.key)) throw propError(`${at}.key`, e.key, 'is not a valid label key', 'use [prefix/]name');
-    if (!SELECTOR_OPERATORS.includes(e.operator)) throw propError(`${at}.operator`, e.operator, 'is not a selector operator', `use one of ${SELECTOR_OPERATORS.join(', ')}`);
-    const values = e.values ?? [];
-    if ((e.operator === 'In' || e.operator === 'NotIn') && values.length === 0) {
-      throw propError(`${at}.values`, e.values, `must not be empty for ${e.operator}`, 'list at least one value, or use Exists/DoesNotExist');
-    }
-    if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && values.length > 0) {
-      throw propError(`${at}.values`, e.values, `must be empty for ${e.operator}`, 'remove values, or use In/NotIn');
-    }
-    values.forEach((v, j) => {
-      if (!isValidLabelValue(v)) throw propError(`${at}.values[${j}]`, v, 'is not a valid label value', 'use at most 63 letters, digits, "-", "_", "."');
-    });
-  });
 }

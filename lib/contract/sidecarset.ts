@@ -66,3 +66,48 @@ export function upstreamNamespacesOverlap(candidate: NamespaceScope, existing: N
   if (existing.namespace && candidate.namespaceSelector && !matches(existing.namespace, existing.namespaceSelector)) return false;
   return true;
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Upstream's UpdatePriorityStrategy and UpdateScatterStrategy FieldsValidation, for the construct
+ * and the runtime: problems as `[path, message]`, the path under `spec.updateStrategy`. The
+ * selectors of weight terms are only checked for presence here; each room checks their syntax.
+ */
+export function updateOrderProblems(strategy: { readonly priorityStrategy?: unknown; readonly scatterStrategy?: unknown }): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const priority = strategy.priorityStrategy;
+  if (priority !== undefined) {
+    const at = 'priorityStrategy';
+    if (!isRecord(priority)) out.push([at, 'must be an object']);
+    else {
+      const weights = Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
+      const orders = Array.isArray(priority.orderPriority) ? priority.orderPriority : [];
+      if (weights.length && orders.length) out.push([at, 'only one of weightPriority and orderPriority can be used']);
+      weights.forEach((w: unknown, i) => {
+        const term = isRecord(w) ? w : {};
+        const weight = term.weight;
+        if (!Number.isInteger(weight) || (weight as number) < 0 || (weight as number) > 100) out.push([`${at}.weightPriority[${i}].weight`, 'must be a whole number from 0 to 100']);
+        if (!isRecord(term.matchSelector) || Object.keys(term.matchSelector).length === 0) out.push([`${at}.weightPriority[${i}].matchSelector`, 'can not be empty']);
+      });
+      orders.forEach((o: unknown, i) => {
+        if (!isRecord(o) || typeof o.orderedKey !== 'string' || !o.orderedKey) out.push([`${at}.orderPriority[${i}].orderedKey`, 'can not be empty']);
+      });
+    }
+  }
+  const scatter = strategy.scatterStrategy;
+  if (scatter !== undefined) {
+    const seen = new Set<string>();
+    if (!Array.isArray(scatter)) out.push(['scatterStrategy', 'must be a list of { key, value }']);
+    else {
+      scatter.forEach((t: unknown, i) => {
+        const term = isRecord(t) ? t : {};
+        if (typeof term.key !== 'string' || !term.key) out.push([`scatterStrategy[${i}].key`, 'should not be empty']);
+        const id = `${String(term.key)}:${String(term.value)}`;
+        if (seen.has(id)) out.push([`scatterStrategy[${i}]`, `duplicated key=${String(term.key)} value=${String(term.value)}`]);
+        seen.add(id);
+      });
+    }
+  }
+  return out;
+}

@@ -85,7 +85,7 @@ describe('image publish against a real registry', () => {
     expect(manifest.layers.map((l) => l.digest)[0]).toBe(base.manifests.amd64.layerDigest);
     expect(manifest.layers).toHaveLength(2);
     const config = json<ImageConfig>(await registry.getBlob('kruise-ha/runtime', manifest.config.digest, 'test'));
-    expect(config.config).toMatchObject({ User: '65532:65532', Entrypoint: ['node', '--enable-source-maps', '/app/main.mjs'], WorkingDir: '/app' });
+    expect(config.config).toMatchObject({ User: '65532:65532', Entrypoint: ['node', '/app/main.mjs'], WorkingDir: '/app' });
     expect(config.config?.Cmd).toBeUndefined(); // the base's CMD ["node"] must not become an argument
     expect(config.config?.Env).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production']);
     expect(config.config?.Labels?.['org.opencontainers.image.base.digest']).toBe(base.manifests.amd64.digest);

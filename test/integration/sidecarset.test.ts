@@ -253,7 +253,7 @@ describe('SidecarSet admission', () => {
     expect(await create(valid('it-bad-revision', { injectionStrategy: { revision: { revisionName: 'nope' } } })))
       .toMatch(/spec\.injectionStrategy\.revision: ControllerRevision "nope" \(spec\.injectionStrategy\.revision\.revisionName of SidecarSet it-bad-revision\) not found/);
     expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] }))).toMatch(/spec\.patchPodMetadata: no patch metadata whitelist is configured/);
-    expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(/spec\.selector\.matchLabels: "bad key" is not a valid label key/);
+    expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(/spec\.selector\.matchLabels: is not a valid label key \(got "bad key"\)/);
     // As upstream (ValidatePositiveIntOrPercent), 120% is a valid partition (clamped to the pods); a word is not.
     expect(await create(valid('it-bad-partition', { updateStrategy: { partition: 'half' } }))).toMatch(/spec\.updateStrategy\.partition: "half" must be a whole number >= 0 or a percentage/);
   });

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   DNS_LABEL, isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  sourceContainerFieldRefProblem, volumeSourceProblem, type SelectorLike, type SidecarSetConflictView,
+  sourceContainerFieldRefProblem, updateOrderProblems, volumeSourceProblem, type SelectorLike, type SidecarSetConflictView,
 } from '../../contract.js';
 import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
@@ -45,41 +45,16 @@ function checkIntOrPercent(value: unknown, path: string, errors: string[]): void
   if (!(Number.isInteger(n) && n >= 0)) errors.push(`${path}: ${JSON.stringify(value)} must be a whole number >= 0 or a percentage like "20%"`);
 }
 
-/** Upstream's UpdatePriorityStrategy and UpdateScatterStrategy FieldsValidation. */
+/** Upstream's UpdatePriorityStrategy and UpdateScatterStrategy FieldsValidation (rules in the contract). */
 function checkUpdateOrder(strategy: Record<string, unknown>, errors: string[]): void {
+  errors.push(...updateOrderProblems(strategy).map(([at, message]) => `spec.updateStrategy.${at}: ${message}`));
   const priority = strategy.priorityStrategy;
-  if (priority !== undefined) {
-    const at = 'spec.updateStrategy.priorityStrategy';
-    if (!isObject(priority)) errors.push(`${at}: must be an object`);
-    else {
-      const weights = Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
-      const orders = Array.isArray(priority.orderPriority) ? priority.orderPriority : [];
-      if (weights.length && orders.length) errors.push(`${at}: only one of weightPriority and orderPriority can be used`);
-      weights.forEach((w: unknown, i) => {
-        const term = isObject(w) ? w : {};
-        if (!Number.isInteger(term.weight) || (term.weight as number) < 0 || (term.weight as number) > 100) errors.push(`${at}.weightPriority[${i}].weight: must be a whole number from 0 to 100`);
-        if (!isObject(term.matchSelector) || Object.keys(term.matchSelector).length === 0) errors.push(`${at}.weightPriority[${i}].matchSelector: can not be empty`);
-        else errors.push(...validateSelector(term.matchSelector, `${at}.weightPriority[${i}].matchSelector`));
-      });
-      orders.forEach((o: unknown, i) => {
-        if (!isObject(o) || typeof o.orderedKey !== 'string' || !o.orderedKey) errors.push(`${at}.orderPriority[${i}].orderedKey: can not be empty`);
-      });
+  const weights = isObject(priority) && Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
+  weights.forEach((w: unknown, i) => {
+    if (isObject(w) && isObject(w.matchSelector) && Object.keys(w.matchSelector).length > 0) {
+      errors.push(...validateSelector(w.matchSelector, `spec.updateStrategy.priorityStrategy.weightPriority[${i}].matchSelector`));
     }
-  }
-  const scatter = strategy.scatterStrategy;
-  if (scatter !== undefined) {
-    const seen = new Set<string>();
-    if (!Array.isArray(scatter)) errors.push('spec.updateStrategy.scatterStrategy: must be a list of { key, value }');
-    else {
-      scatter.forEach((t: unknown, i) => {
-        const term = isObject(t) ? t : {};
-        if (typeof term.key !== 'string' || !term.key) errors.push(`spec.updateStrategy.scatterStrategy[${i}].key: should not be empty`);
-        const id = `${String(term.key)}:${String(term.value)}`;
-        if (seen.has(id)) errors.push(`spec.updateStrategy.scatterStrategy[${i}]: duplicated key=${String(term.key)} value=${String(term.value)}`);
-        seen.add(id);
-      });
-    }
-  }
+  });
 }
 
 function checkContainers(list: unknown, path: string, names: Map<string, string>, errors: string[]): void {

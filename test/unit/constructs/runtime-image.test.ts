@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { App, Chart, Testing } from 'cdk8s';
 import { DEFAULT_RUNTIME_BASE_IMAGE, RuntimeImage, RuntimeImageProps } from '../../../lib/constructs/runtime-image.js';
+import { RUNTIME_NODE_FLAGS } from '../../../lib/constructs/runtime-dockerfile.js';
 import { readBuildContext } from '../../../lib/image/context-files.js';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { find } from './synth.js';
@@ -59,17 +60,27 @@ describe('RuntimeImage', () => {
     const context = readBuildContext(image.contextDir);
     expect(context.image).toMatchObject({
       reference: image.imageReference, base: DEFAULT_RUNTIME_BASE_IMAGE, bundleSha256: image.bundleSha256,
-      config: { user: '65532:65532', entrypoint: ['node', '--enable-source-maps', '/app/main.mjs'], cmd: [], created: '1970-01-01T00:00:00Z' },
+      config: { user: '65532:65532', entrypoint: ['node', '/app/main.mjs'], cmd: [], created: '1970-01-01T00:00:00Z' },
     });
     expect(context.entries.map((e) => e.path)).toEqual(['app/main.mjs', 'app/main.mjs.map']);
     const dockerfile = readFileSync(join(image.contextDir, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`FROM ${DEFAULT_RUNTIME_BASE_IMAGE}\n`);
     expect(dockerfile).toContain('USER 65532:65532\n');
-    expect(dockerfile).toContain('ENTRYPOINT ["node","--enable-source-maps","/app/main.mjs"]\n');
+    expect(dockerfile).toContain('ENTRYPOINT ["node","/app/main.mjs"]\n');
+    expect(dockerfile).toContain('ENV NODE_ENV="production"\n');
     expect(dockerfile).not.toMatch(/^RUN /m);
     const bundle = readFileSync(join(image.contextDir, 'main.mjs'), 'utf8');
     expect(bundle).toMatch(/^import \{ createRequire as __kruiseHaCreateRequire \} from 'node:module';/);
     expect(bundle.trimEnd().endsWith('//# sourceMappingURL=main.mjs.map')).toBe(true);
+  });
+
+  it('runs the bundle with the entrypoint\'s node flags (a flag this node rejects would stop the container)', () => {
+    const image = synth({ entrypoint: CJS_FIXTURE });
+    const entrypoint = readBuildContext(image.contextDir).image.config.entrypoint;
+    expect(entrypoint.slice(1, -1)).toEqual([...RUNTIME_NODE_FLAGS]);
+    const run = spawnSync(NODE, [...RUNTIME_NODE_FLAGS, join(image.contextDir, 'main.mjs')], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe('fixture ok: text/plain\n');
   });
 
   it('bundles CommonJS dependencies that run under node, with stack traces mapped to the TypeScript source', () => {

@@ -4,7 +4,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { sidecarSetCrd } from '../../../lib/constructs/runtime-crds.js';
 import {
   InjectRevision, InjectRevisionPolicy, IntOrPercent, PatchPolicy, PodInjectPolicy, ShareVolumePolicy, SidecarSet, SidecarSetProps, SidecarSetUpdateStrategy,
-  SourceContainerName,
+  SourceContainerName, UpdatePriority,
 } from '../../../lib/constructs/sidecarset.js';
 import { validateSidecarSet } from '../../../lib/runtime/sidecarset/validate.js';
 import { crdSchema, validateAgainstCrd } from '../structural-schema.js';
@@ -66,6 +66,21 @@ describe('SidecarSet', () => {
       expect(validateAgainstCrd(crd, object)).toEqual([]);
       // spec keeps unknown fields (so the webhook can name them): check the keys ourselves.
       expect(Object.keys(object.spec).filter((k) => !crdSchema(crd).properties.spec.properties[k])).toEqual([]);
+    }
+  });
+
+  it('renders priority and scatter under upstream\'s names, and the runtime accepts them', () => {
+    const weighted = synth({ updateStrategy: SidecarSetUpdateStrategy.rollingUpdate({
+      priority: UpdatePriority.weighted([{ weight: 50, selector: { matchLabels: { tier: 'gold' } } }]), scatter: [{ key: 'zone', value: '*' }],
+    }) });
+    expect(weighted.spec.updateStrategy).toEqual({
+      type: 'RollingUpdate', priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { tier: 'gold' } } }] }, scatterStrategy: [{ key: 'zone', value: '*' }],
+    });
+    const ordered = synth({ updateStrategy: SidecarSetUpdateStrategy.rollingUpdate({ priority: UpdatePriority.ordered(['rank']) }) });
+    expect(ordered.spec.updateStrategy.priorityStrategy).toEqual({ orderPriority: [{ orderedKey: 'rank' }] });
+    for (const object of [weighted, ordered]) {
+      expect(validateSidecarSet(object)).toEqual([]);
+      expect(validateAgainstCrd(sidecarSetCrd().manifest, object)).toEqual([]);
     }
   });
 
@@ -166,6 +181,16 @@ describe('SidecarSet validation', () => {
       /^updateStrategy\.maxUnavailable: would never let a ready pod be updated \(got "0%"\)\. Fix: use at least IntOrPercent\.count\(1\)/],
     ['a bad update selector', () => SidecarSetUpdateStrategy.rollingUpdate({ selector: { matchExpressions: [{ key: 'canary', operator: 'Exists', values: ['x'] }] } }),
       /^updateStrategy\.selector\.matchExpressions\[0\]\.values: must be empty for Exists/],
+    // Upstream's UpdatePriorityStrategy / UpdateScatterStrategy FieldsValidation (rules in the contract):
+    ['a priority weight above 100', () => UpdatePriority.weighted([{ weight: 101, selector: { matchLabels: { tier: 'gold' } } }]),
+      /^updateStrategy\.priorityStrategy\.weightPriority\[0\]\.weight: must be a whole number from 0 to 100/],
+    ['a weighted priority with an empty selector', () => UpdatePriority.weighted([{ weight: 10, selector: {} }]),
+      /^updateStrategy\.priorityStrategy\.weightPriority\[0\]\.matchSelector: can not be empty/],
+    ['a bad weighted priority selector', () => UpdatePriority.weighted([{ weight: 10, selector: { matchLabels: { 'bad key': 'x' } } }]),
+      /^updateStrategy\.priority\.weighted\[0\]\.selector\.matchLabels: is not a valid label key/],
+    ['an empty ordered key', () => UpdatePriority.ordered(['']), /^updateStrategy\.priorityStrategy\.orderPriority\[0\]\.orderedKey: can not be empty/],
+    ['a scatter term twice', () => SidecarSetUpdateStrategy.rollingUpdate({ scatter: [{ key: 'zone', value: 'a' }, { key: 'zone', value: 'a' }] }),
+      /^updateStrategy\.scatterStrategy\[1\]: duplicated key=zone value=a/],
     ['a percentage above 100', () => IntOrPercent.percent(120), /^IntOrPercent\.percent: must be a whole percentage from 0 to 100 \(got 120\)/],
     ['a negative count', () => IntOrPercent.count(-1), /^IntOrPercent\.count: must be a whole number >= 0 \(got -1\)/],
     // Upstream's validating webhook (pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go):

@@ -28,13 +28,13 @@ describe('validateSelector', () => {
   it('names every bad field', () => {
     expect(validateSelector({ matchLabels: { 'bad key!': 'x', ok: 'bad value!' }, matchExpressions: [{ key: 'k', operator: 'In' }, { key: 'k', operator: 'Exists', values: ['x'] }, { key: 'k', operator: 'Near' }] }, 'spec.selector'))
       .toEqual([
-        'spec.selector.matchLabels: "bad key!" is not a valid label key',
-        'spec.selector.matchLabels["ok"]: "bad value!" is not a valid label value',
-        'spec.selector.matchExpressions[0].values: must be non-empty for In',
-        'spec.selector.matchExpressions[1].values: must be empty for Exists',
-        'spec.selector.matchExpressions[2].operator: "Near" is not one of In, NotIn, Exists, DoesNotExist',
+        'spec.selector.matchLabels: is not a valid label key (got "bad key!"). Fix: use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."',
+        'spec.selector.matchLabels["ok"]: is not a valid label value (got "bad value!"). Fix: use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit',
+        'spec.selector.matchExpressions[0].values: must not be empty for In (got undefined). Fix: list at least one value, or use Exists/DoesNotExist',
+        'spec.selector.matchExpressions[1].values: must be empty for Exists (got ["x"]). Fix: remove values, or use In/NotIn',
+        'spec.selector.matchExpressions[2].operator: is not a selector operator (got "Near"). Fix: use one of In, NotIn, Exists, DoesNotExist',
       ]);
-    expect(validateSelector('app=web', 's')).toEqual(['s: must be an object with matchLabels and/or matchExpressions']);
+    expect(validateSelector('app=web', 's')).toEqual(['s: must be an object with matchLabels and/or matchExpressions (got "app=web"). Fix: e.g. { matchLabels: { app: "web" } }']);
     expect(validateSelector({ matchLabels: { 'example.com/app': 'web' } }, 's')).toEqual([]);
   });
 });

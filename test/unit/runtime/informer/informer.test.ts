@@ -79,6 +79,24 @@ describe('Informer', () => {
     expect(api.watchCalls[0]).toEqual({ resourceVersion: '102', timeoutSeconds: 300 });
   });
 
+  it('caches objects without managedFields, from lists and from watch events, unless asked to keep them', async () => {
+    const managed = [{ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } }];
+    for (const keepManagedFields of [false, true]) {
+      const { api, informer } = setup({ keepManagedFields });
+      api.create('listed').metadata!.managedFields = managed;
+      await informer.start();
+      await synced(informer);
+      const watched = api.create('watched');
+      watched.metadata!.managedFields = managed;
+      api.update('watched', { v: '2' }); // the MODIFIED event carries the managedFields set above
+      await settle();
+      const fields = informer.store.list().map((o) => [o.metadata?.name, o.metadata?.managedFields]);
+      expect(fields).toEqual([['listed', keepManagedFields ? managed : undefined], ['watched', keepManagedFields ? managed : undefined]]);
+      expect(informer.store.getByName('watched', 'ns')?.data).toEqual({ v: '2' });
+      await informer.stop();
+    }
+  });
+
   it('replays the cache to a handler registered late', async () => {
     const { api, informer } = setup();
     api.create('a');
