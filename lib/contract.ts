@@ -332,6 +332,8 @@ export const FeatureGates = {
   enableExternalCerts: 'EnableExternalCerts',
   /** false: no pod webhook is served (the runtime: no mpod.kb.io, so SidecarSets inject nothing). */
   podWebhook: 'PodWebhook',
+  /** true: patchPodMetadata is allowed where no whitelist applies (off by default, as upstream). */
+  patchPodMetadataDefaultsAllowed: 'SidecarSetPatchPodMetadataDefaultsAllowed',
 } as const;
 
 /** Label selector operators (the Kubernetes set). */
@@ -521,6 +523,22 @@ export function runtimeClusterRules(resources: readonly RuntimeResource[] = Runt
 export const RUNTIME_LEADER_ELECTION_RULES: readonly RbacRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/**
+ * Upstream's ConfigMap of manager settings in the manager's namespace (pkg/util/configuration:
+ * KruiseConfigurationName); the runtime reads its SidecarSet patchPodMetadata whitelist.
+ */
+export const KRUISE_CONFIGURATION = 'kruise-configuration';
+
+/**
+ * What the runtime reads in its own namespace only: the one ConfigMap above, by name. list and
+ * watch are restricted too: the runtime's informer selects `metadata.name=kruise-configuration`
+ * and the API server authorizes a list/watch whose fieldSelector pins metadata.name as a request
+ * for that resourceName (k8s.io/apiserver pkg/endpoints/request/requestinfo.go).
+ */
+export const RUNTIME_NAMESPACED_RULES: readonly RbacRule[] = [
+  { apiGroups: [''], resources: ['configmaps'], verbs: READ_VERBS, resourceNames: [KRUISE_CONFIGURATION] },
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { Duration } from 'cdk8s';
-import { FeatureGates, Flags, Paths, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_UID, runtimeClusterRules } from '../contract.js';
+import { FeatureGates, Flags, Paths, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_NAMESPACED_RULES, RUNTIME_UID, runtimeClusterRules } from '../contract.js';
 import { kplus } from './api.js';
 import type { CrdManifest } from './crds.js';
 import { propError } from './errors.js';
@@ -161,6 +161,7 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
   _resolve(input) {
     return {
       featureGates: { ...input.featureGates }, crds: runtimeCrds(), clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
+      namespacedRules: { [input.namespace]: [...RUNTIME_NAMESPACED_RULES] },
       leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES], conversionCrds: [],
       aggregated: RUNTIME_RESOURCES.map((r) => ({ apiGroup: r.group, resource: r.plural, adminOnly: false })),
       webhooks: runtimeWebhooks(input.featureGates), uninstallProtection: UninstallProtection.none(), daemon: false,

@@ -6,7 +6,7 @@
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import {
-  CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RuntimeApi, runtimeClusterRules, servedRuntimeWebhooks, type RbacRule,
+  CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_NAMESPACED_RULES, RuntimeApi, runtimeClusterRules, servedRuntimeWebhooks, type RbacRule,
 } from '../contract.js';
 import { KRUISE_RELEASE } from '../constructs/upstream/kruise.generated.js';
 import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
@@ -131,6 +131,8 @@ function runtime(namespace: string, image: string, deployments: V1Deployment[], 
     crds: RuntimeApi.resources.map((r) => ({ name: `${r.plural}.${r.group}`, neededBy: RuntimeApi.webhooks.filter((w) => w.path.includes(r.kind.toLowerCase())).map((w) => w.name) })),
     permissions: [
       ...expand(runtimeClusterRules()),
+      // The kruise-configuration ConfigMap (patchPodMetadata whitelist), by name in the manager's namespace.
+      ...expand(RUNTIME_NAMESPACED_RULES, namespace),
       ...expand([...RUNTIME_LEADER_ELECTION_RULES], lease.namespace),
       ...certificatePermissions(namespace, external, []),
     ],

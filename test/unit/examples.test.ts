@@ -191,7 +191,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'split-webhook-controller', file: 'split-webhook-controller.ts', objects: 23,
+    name: 'split-webhook-controller', file: 'split-webhook-controller.ts', objects: 25,
     chart: (app) => new SplitWebhookControllerChart(app, 'kruise'),
     intent: (m) => {
       expect(of(m, 'Deployment').map((d) => [d.metadata.name, d.spec.replicas])).toEqual([['kruise-webhook', 3], ['kruise-controllers', 2]]);
@@ -251,7 +251,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'runtime-image', file: 'runtime-image.ts', objects: 21,
+    name: 'runtime-image', file: 'runtime-image.ts', objects: 23,
     chart: (app) => new RuntimeImageChart(app, 'kruise'),
     intent: (m) => {
       // The Deployment runs the content-addressed reference of the bundle built at synth.
@@ -262,7 +262,7 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'sidecarset', file: 'sidecarset.ts', objects: 22,
+    name: 'sidecarset', file: 'sidecarset.ts', objects: 24,
     chart: (app) => new SidecarSetChart(app, 'kruise'),
     intent: (m) => {
       // The runtime serves the CRD the SidecarSet needs, and the SidecarSet comes last.

@@ -1,14 +1,12 @@
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ControllerRevision, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
-import { KRUISE_APPS_GROUP, Paths, SidecarSetLabels } from '../../contract.js';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ConfigMap, type V1ControllerRevision, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
+import { FeatureGates, KRUISE_APPS_GROUP, KRUISE_CONFIGURATION, Paths, SidecarSetLabels } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import type { Manager } from '../manager.js';
 import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
 import { filterUpdates, podChanged, sidecarSetChanged } from './events.js';
+import { PATCH_METADATA_WHITELIST_KEY } from './metadata.js';
 import type { SidecarSet } from './types.js';
 import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook, type SidecarSetSource } from './webhooks.js';
-
-/** Upstream's feature gate: patchPodMetadata allowed without a whitelist (off by default, as upstream). */
-const PATCH_METADATA_DEFAULTS_GATE = 'SidecarSetPatchPodMetadataDefaultsAllowed';
 
 export * from './controller.js';
 export * from './defaults.js';
@@ -39,6 +37,10 @@ export function registerSidecarSet(manager: Manager): void {
   // SidecarSet ControllerRevisions live in the manager's namespace, as upstream: injectionStrategy.revision reads them.
   const revisionNamespace = manager.options.podNamespace;
   const revisions = manager.informer<V1ControllerRevision>(resourcePath({ group: 'apps', version: 'v1', plural: 'controllerrevisions', namespace: revisionNamespace }), false);
+  // Upstream reads the patchPodMetadata whitelist from this one ConfigMap on every SidecarSet
+  // validation; the cache watches only it (RBAC grants it by name: RUNTIME_NAMESPACED_RULES).
+  const configuration = manager.informer<V1ConfigMap>(resourcePath({ version: 'v1', plural: 'configmaps', namespace: revisionNamespace }), false,
+    { fieldSelector: `metadata.name=${KRUISE_CONFIGURATION}` });
   const source: SidecarSetSource = {
     sidecarSets: () => sidecarSets.store.list(),
     namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
@@ -51,8 +53,16 @@ export function registerSidecarSet(manager: Manager): void {
       get: (name) => revisions.store.getByName(name, revisionNamespace),
       list: (sidecarSetName) => revisions.store.list().filter((r) => r.metadata?.labels?.[SidecarSetLabels.sidecarSetName] === sidecarSetName),
     },
-    // The whitelist ConfigMap (kruise-configuration) is not read yet: without it, upstream's gate decides.
-    patchMetadata: () => ({ defaultsAllowed: manager.options.featureGates[PATCH_METADATA_DEFAULTS_GATE] === true }),
+    patchMetadata: () => ({
+      // Read only for a SidecarSet that patches metadata, so an outage of this one watch refuses
+      // (StaleCacheError) only those, never pod injection. No ConfigMap, or no key in it, is no
+      // whitelist (upstream GetSidecarSetPatchMetadataWhiteList): the gate decides.
+      get whitelist() {
+        configuration.checkFresh();
+        return configuration.store.getByName(KRUISE_CONFIGURATION, revisionNamespace)?.data?.[PATCH_METADATA_WHITELIST_KEY];
+      },
+      defaultsAllowed: manager.options.featureGates[FeatureGates.patchPodMetadataDefaultsAllowed] === true,
+    }),
   };
   manager.registerWebhook(Paths.mutatePod, podInjectionWebhook(source, manager.options.podNamespace, manager.clock));
   manager.registerWebhook(Paths.mutateSidecarSet, sidecarSetDefaultingWebhook());

@@ -1,3 +1,4 @@
+import { KRUISE_CONFIGURATION } from '../../contract.js';
 import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { goString } from './gojson.js';
 import type { SidecarSet, SidecarSetPatchPodMetadata } from './types.js';
@@ -64,53 +65,120 @@ export function patchPodAnnotations(original: Record<string, string>, patches: S
   return annotations;
 }
 
-/** Upstream's whitelist (ConfigMap kruise-configuration, key SidecarSet_PatchPodMetadata_WhiteList). */
+/** The key of ConfigMap kruise-configuration holding the whitelist (upstream pkg/util/configuration/types.go). */
+export const PATCH_METADATA_WHITELIST_KEY = 'SidecarSet_PatchPodMetadata_WhiteList';
+
+/** Upstream's SidecarSetPatchMetadataWhiteList, as its value decodes. */
 export interface PatchMetadataWhitelist {
-  rules?: Array<{ selector?: LabelSelector; allowedAnnotationKeyExprs?: string[] }>;
+  rules: Array<{ selector?: LabelSelector; allowedAnnotationKeyExprs: string[] }>;
 }
 
 /** Where the whitelist comes from; `defaultsAllowed` is upstream's feature gate SidecarSetPatchPodMetadataDefaultsAllowed (off by default). */
 export interface PatchMetadataPolicy {
-  /** The whitelist's JSON text, or undefined when there is none. */
+  /** The whitelist key's value in ConfigMap kruise-configuration, or undefined when the ConfigMap or the key is absent. */
   whitelist?: string;
   defaultsAllowed?: boolean;
 }
 
-/** Go's regexp.MatchString: unanchored. RE2 and JavaScript agree on the common syntax. */
-function compile(expr: string): RegExp {
-  try {
-    return new RegExp(expr, 'u');
-  } catch {
-    throw new Error(`allowedAnnotationKeyExprs: ${JSON.stringify(expr)} is not a regular expression`);
+/** A whitelist that cannot be decoded: upstream's validating webhook refuses every patchPodMetadata then. */
+export class PatchMetadataWhitelistError extends Error {
+  constructor(problem: string) {
+    super(`${PATCH_METADATA_WHITELIST_KEY} of ConfigMap ${KRUISE_CONFIGURATION}: ${problem}`);
   }
 }
 
 /**
- * Upstream's ValidateSidecarSetPatchMetadataWhitelist: the annotation keys a SidecarSet patches must
- * each match an expression of a whitelist rule whose selector matches the SidecarSet's labels.
- * Without a whitelist (or no rule applying) it is refused unless the feature gate allows it.
+ * The members of a JSON object under the field names Go's encoding/json would decode them to:
+ * names match case-insensitively and a later duplicate wins; other members are ignored.
+ */
+function fields(value: unknown, at: string, names: string[]): Record<string, unknown> {
+  if (!isMap(value)) throw new PatchMetadataWhitelistError(`${at} must be a JSON object`);
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const name = names.find((n) => n.toLowerCase() === key.toLowerCase());
+    if (name) out[name] = v;
+  }
+  return out;
+}
+
+/** A JSON list Go decodes into a slice: null (or absent) is empty. */
+function list(value: unknown, at: string): unknown[] {
+  if (value === null || value === undefined) return [];
+  if (!Array.isArray(value)) throw new PatchMetadataWhitelistError(`${at} must be a JSON list`);
+  return value;
+}
+
+function selectorOf(value: unknown, at: string): LabelSelector | undefined {
+  if (value === null || value === undefined) return undefined;
+  const s = fields(value, at, ['matchLabels', 'matchExpressions']);
+  const matchExpressions = s.matchExpressions === undefined || s.matchExpressions === null ? undefined
+    : list(s.matchExpressions, `${at}.matchExpressions`).map((e, i) => fields(e, `${at}.matchExpressions[${i}]`, ['key', 'operator', 'values']));
+  const selector = { ...(s.matchLabels === null || s.matchLabels === undefined ? {} : { matchLabels: s.matchLabels }), ...(matchExpressions ? { matchExpressions } : {}) };
+  const invalid = validateSelector(selector, at);
+  if (invalid.length) throw new PatchMetadataWhitelistError(invalid.join('; '));
+  return selector as LabelSelector;
+}
+
+/**
+ * Decodes the whitelist as upstream's json.Unmarshal into SidecarSetPatchMetadataWhiteList does
+ * (JSON null is an empty list or no selector), plus the selector validation upstream does before
+ * matching. Throws {@link PatchMetadataWhitelistError}, naming the key and the member.
+ */
+export function parsePatchMetadataWhitelist(text: string): PatchMetadataWhitelist {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new PatchMetadataWhitelistError(`is not JSON (${(err as Error).message}); expected {"rules":[{"selector":{...},"allowedAnnotationKeyExprs":["regexp"]}]}`);
+  }
+  if (json === null) return { rules: [] };
+  const top = fields(json, 'the value', ['rules']);
+  return {
+    rules: list(top.rules, 'rules').map((r, i) => {
+      if (r === null) return { allowedAnnotationKeyExprs: [] };
+      const rule = fields(r, `rules[${i}]`, ['selector', 'allowedAnnotationKeyExprs']);
+      const exprs = list(rule.allowedAnnotationKeyExprs, `rules[${i}].allowedAnnotationKeyExprs`).map((e, j) => {
+        if (e !== null && typeof e !== 'string') throw new PatchMetadataWhitelistError(`rules[${i}].allowedAnnotationKeyExprs[${j}] must be a string`);
+        return e ?? '';
+      });
+      const selector = selectorOf(rule.selector, `rules[${i}].selector`);
+      return { ...(selector ? { selector } : {}), allowedAnnotationKeyExprs: exprs };
+    }),
+  };
+}
+
+/** Go's regexp.MatchString: unanchored. RE2 and JavaScript agree on the common syntax. */
+function compile(expr: string, at: string): RegExp {
+  try {
+    return new RegExp(expr, 'u');
+  } catch {
+    throw new PatchMetadataWhitelistError(`${at}: ${JSON.stringify(expr)} is not a regular expression`);
+  }
+}
+
+/**
+ * Upstream's ValidateSidecarSetPatchMetadataWhitelist (pkg/control/sidecarcontrol/util.go): the
+ * annotation keys a SidecarSet patches must each match an expression of a whitelist rule whose
+ * selector matches the SidecarSet's labels. Without a whitelist (or no rule applying) it is
+ * refused unless the feature gate allows it; an undecodable whitelist refuses it, naming why.
  */
 export function patchMetadataWhitelistError(s: SidecarSet, policy: PatchMetadataPolicy): string | undefined {
   if (!s.spec.patchPodMetadata?.length) return undefined;
-  const fix = 'add the keys to SidecarSet_PatchPodMetadata_WhiteList of ConfigMap kruise-configuration';
+  const fix = `add the keys to ${PATCH_METADATA_WHITELIST_KEY} of ConfigMap ${KRUISE_CONFIGURATION} in the manager's namespace`;
   if (policy.whitelist === undefined) return policy.defaultsAllowed ? undefined : `spec.patchPodMetadata: no patch metadata whitelist is configured; ${fix}`;
   try {
-    const list = JSON.parse(policy.whitelist) as PatchMetadataWhitelist;
     const exprs: RegExp[] = [];
-    for (const rule of list?.rules ?? []) {
-      if (rule.selector) {
-        const invalid = validateSelector(rule.selector, 'selector');
-        if (invalid.length) return `spec.patchPodMetadata: the whitelist has an invalid rule (${invalid.join('; ')})`;
-        if (!matchesSelector(rule.selector, s.metadata.labels)) continue;
-      }
-      exprs.push(...(rule.allowedAnnotationKeyExprs ?? []).map(compile));
-    }
+    parsePatchMetadataWhitelist(policy.whitelist).rules.forEach((rule, i) => {
+      if (rule.selector && !matchesSelector(rule.selector, s.metadata.labels)) return;
+      exprs.push(...rule.allowedAnnotationKeyExprs.map((e, j) => compile(e, `rules[${i}].allowedAnnotationKeyExprs[${j}]`)));
+    });
     if (exprs.length === 0) return policy.defaultsAllowed ? undefined : `spec.patchPodMetadata: the whitelist allows no annotation for this SidecarSet; ${fix}`;
     for (const key of s.spec.patchPodMetadata.flatMap((p) => Object.keys(p.annotations ?? {}))) {
       if (!exprs.some((r) => r.test(key))) return `spec.patchPodMetadata: annotation ${JSON.stringify(key)} is not allowed by the whitelist; ${fix}`;
     }
     return undefined;
   } catch (err) {
-    return `spec.patchPodMetadata: the patch metadata whitelist cannot be read (${(err as Error).message})`;
+    if (!(err instanceof PatchMetadataWhitelistError)) throw err;
+    return `spec.patchPodMetadata: the patch metadata whitelist cannot be used: ${err.message}; fix the ConfigMap`;
   }
 }

@@ -37,6 +37,15 @@ describe('manager flavours', () => {
     expect(find(ours, 'MutatingWebhookConfiguration').webhooks.map((w: Manifest) => w.name)).toEqual(['mpod.kb.io', 'msidecarset.kb.io']);
   });
 
+  it('let the runtime read only the kruise-configuration ConfigMap, in its own namespace, bound to its ServiceAccount', () => {
+    const objects = synthManager({ image: runtime, namespace: 'ops' });
+    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'kruise-manager-role' && o.metadata.namespace === 'ops');
+    expect(role?.rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['kruise-configuration'], verbs: ['get', 'list', 'watch'] }]);
+    const binding = objects.find((o) => o.kind === 'RoleBinding' && o.roleRef.name === 'kruise-manager-role' && o.metadata.namespace === 'ops');
+    expect(binding?.subjects).toEqual([expect.objectContaining({ kind: 'ServiceAccount', name: 'kruise-manager', namespace: 'ops' })]);
+    expect(objects.flatMap((o) => (o.kind === 'ClusterRole' ? o.rules : [])).flatMap((r: Manifest) => r.resources)).not.toContain('configmaps');
+  });
+
   it('pass the user\'s gates to the runtime unchanged, and add none of upstream\'s', () => {
     const args = podSpec(synthManager({ image: runtime, certificates: WebhookCertificates.certManager(), featureGates: { PodWebhook: false } })).containers[0].args;
     expect(args.filter((a: string) => a.startsWith('--feature-gates='))).toEqual(['--feature-gates=PodWebhook=false']);
@@ -49,7 +58,7 @@ describe('manager flavours', () => {
 
   it('refuse a gate the runtime does not read (it would refuse to start), naming it', () => {
     expect(() => synthManager({ image: runtime, featureGates: { ImagePullJobGate: true } }))
-      .toThrow(/^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/);
+      .toThrow(/^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/);
   });
 
   it('refuse what only the other image supports, naming the prop', () => {

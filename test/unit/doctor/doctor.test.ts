@@ -119,6 +119,15 @@ describe('doctor: upstream specifics', () => {
     expect(check.fix).toMatch(/Role in kruise-daemon-config/);
   });
 
+  it('expects the runtime to read the kruise-configuration ConfigMap in its namespace, by name, and names a missing grant', async () => {
+    const f = await healthy('runtime', 'ops');
+    const configMaps = f.permissions.filter((r) => r.permission.resource === 'configmaps');
+    expect(configMaps.map((r) => r.permission)).toEqual(['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'configmaps', name: 'kruise-configuration', namespace: 'ops' })));
+    f.permissions = f.permissions.map((r) => (r.permission.resource === 'configmaps' && r.permission.verb === 'watch' ? { ...r, allowed: false } : r));
+    const check = find(run(f).checks, 'rbac');
+    expect([check.status, check.message]).toEqual(['fail', expect.stringMatching(/missing 1 of \d+ permissions .*: watch configmaps.*kruise-configuration.* in ops/)]);
+  });
+
   it('names the controllers and webhooks a missing CRD breaks', async () => {
     const f = await healthy('upstream');
     f.snapshot.crds = f.snapshot.crds.filter((c) => c.metadata!.name !== 'clonesets.apps.kruise.io');

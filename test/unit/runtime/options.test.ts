@@ -34,12 +34,13 @@ describe('parseOptions', () => {
 
   it('reads every feature gate it accepts and refuses any other by name', () => {
     expect(parse(['--feature-gates=PodWebhook=false']).featureGates).toEqual({ PodWebhook: false });
+    expect(parse(['--feature-gates=SidecarSetPatchPodMetadataDefaultsAllowed=true']).featureGates).toEqual({ SidecarSetPatchPodMetadataDefaultsAllowed: true });
     expect(parse(['--feature-gates=EnableExternalCerts=true']).certMode).toBe('external');
     expect(parse(['--feature-gates=EnableExternalCerts=false']).certMode).toBe('self-managed');
     expect(() => parse(['--feature-gates=EnableExternalCerts=true', '--cert-mode=self-managed']))
       .toThrow(/--cert-mode: "self-managed" contradicts --feature-gates=EnableExternalCerts=true/);
     expect(() => parse(['--feature-gates=PodWebhook=true,ImagePullJobGate=true']))
-      .toThrow(/--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook/);
+      .toThrow(/--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed/);
     expect(() => parse(['--feature-gates=pod-webhook=true'])).toThrow(/--feature-gates: "pod-webhook" is not a feature gate name/);
   });
 
