@@ -95,7 +95,11 @@ const project = new typescript.TypeScriptProject({
     include: ['lib/**/*.ts', 'test/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'tools/**/*.ts', '.projenrc.ts'],
     exclude: ['node_modules', 'dist', `${RUNTIME_DIR}/dist`, '.packages'],
     // Examples and tests import the packages by name, as users do; here the names mean the source.
-    compilerOptions: { noEmit: true, types: ['node', 'jest'], paths: Object.fromEntries(Object.entries(SOURCE_PATHS).map(([k, v]) => [k, [v]])) },
+    compilerOptions: {
+      noEmit: true,
+      types: ['node', 'jest'],
+      paths: Object.fromEntries(Object.entries(SOURCE_PATHS).map(([k, v]) => [k, [v]])),
+    },
   },
   // The constructs' own cdk8s-plus line, a dependency rather than a peer: what they render does
   // not change with the app's line, and an app on another line (the cdk8s template's
@@ -124,13 +128,15 @@ const project = new typescript.TypeScriptProject({
     'eslint@^10.15.0',
     '@eslint/js@^10.0.0',
     'typescript-eslint@^8.73.0',
+    'prettier@^3.10.1',
     'cdk8s-cli@^2.207.60',
     'kubernetes-models@^5.1.0',
     'fast-check@^4.10.2',
     '@types/tar-stream@^3.1.4',
     'typedoc@^0.28.0',
     'typedoc-plugin-markdown@^4.9.0',
-    // Grafana's dashboard schema (its CUE kind, generated to TypeScript) turned into JSON Schema for the dashboard test.
+    // Grafana's dashboard schema (its CUE kind, generated to TypeScript) turned into JSON Schema for the dashboard
+    // test.
     '@grafana/schema@13.2.3',
     'ts-json-schema-generator@^2.9.0',
     'ajv@^8.20.0',
@@ -168,7 +174,8 @@ new JsonFile(project, `${RUNTIME_DIR}/package.json`, {
   obj: {
     name: RUNTIME_PACKAGE,
     version: VERSION,
-    description: 'The kruise-ha manager runtime (a controller/webhook manager on @kubernetes/client-node) and the kruise-ha-image tool that publishes its image.',
+    description:
+      'The kruise-ha manager runtime (a controller/webhook manager on @kubernetes/client-node) and the kruise-ha-image tool that publishes its image.',
     license: 'Apache-2.0',
     type: 'module',
     engines: { node: `>= ${NODE_VERSION.split('.')[0]}.0.0` },
@@ -178,17 +185,29 @@ new JsonFile(project, `${RUNTIME_DIR}/package.json`, {
     typesVersions: runtimeEntries.typesVersions,
     bin: { 'kruise-ha-image': 'dist/image/cli.js', 'kruise-ha': 'dist/doctor/cli.js' },
     files: ['dist/**/*.js', 'dist/**/*.d.ts'],
-    dependencies: Object.fromEntries(RUNTIME_DEPS.map((spec) => {
-      const at = spec.lastIndexOf('@');
-      return [spec.slice(0, at), spec.slice(at + 1)];
-    })),
+    dependencies: Object.fromEntries(
+      RUNTIME_DEPS.map((spec) => {
+        const at = spec.lastIndexOf('@');
+        return [spec.slice(0, at), spec.slice(at + 1)];
+      }),
+    ),
     // Compiles from the repository's sources (README, "Use it in your cdk8s app").
     scripts: { prepack: 'npm --prefix ../.. run compile:runtime' },
     publishConfig: { access: 'public' },
   },
 });
-project.gitignore.exclude('.envtest/', '.scratch*/', 'bench/results/', 'dist/', 'cdk8s.out/', 'coverage/', '.runtime-build/',
-  '.packages/', `${RUNTIME_DIR}/dist/`, `${RUNTIME_DIR}/LICENSE`);
+project.gitignore.exclude(
+  '.envtest/',
+  '.scratch*/',
+  'bench/results/',
+  'dist/',
+  'cdk8s.out/',
+  'coverage/',
+  '.runtime-build/',
+  '.packages/',
+  `${RUNTIME_DIR}/dist/`,
+  `${RUNTIME_DIR}/LICENSE`,
+);
 
 // Jest in ESM mode: ts-jest transpiles, `tsc -p tsconfig.dev.json` type-checks once.
 const jestProject = (displayName: string, roots: string[], extra: Record<string, unknown> = {}) => ({
@@ -198,7 +217,9 @@ const jestProject = (displayName: string, roots: string[], extra: Record<string,
   testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
-    ...Object.fromEntries(Object.entries(SOURCE_PATHS).map(([name, path]) => [`^${name}$`, `<rootDir>/${path.slice(2)}`])),
+    ...Object.fromEntries(
+      Object.entries(SOURCE_PATHS).map(([name, path]) => [`^${name}$`, `<rootDir>/${path.slice(2)}`]),
+    ),
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }] },
@@ -234,7 +255,13 @@ new JsonFile(project, 'tsconfig.runtime.json', {
   obj: {
     extends: './tsconfig.json',
     compilerOptions: { ...packageBuild, outDir: `${RUNTIME_DIR}/dist` },
-    files: ['lib/runtime/index.ts', 'lib/runtime/main.ts', 'lib/image/index.ts', 'lib/image/cli.ts', 'lib/doctor/cli.ts'],
+    files: [
+      'lib/runtime/index.ts',
+      'lib/runtime/main.ts',
+      'lib/image/index.ts',
+      'lib/image/cli.ts',
+      'lib/doctor/cli.ts',
+    ],
     include: [],
   },
 });
@@ -257,13 +284,44 @@ new TextFile(project, 'eslint.config.js', {
     '  {',
     "    rules: { '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }] },",
     '  },',
+    '  // Prettier wraps code at 120; this catches what it leaves long: comments (strings, regexes, URLs and',
+    '  // markdown tables in comments are exempt). Generated files are as their generators write them.',
+    '  {',
+    "    ignores: ['**/*.generated.ts'],",
+    "    rules: { 'max-len': ['error', { code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreTrailingComments: true, ignorePattern: '^\\\\s*// \\\\|' }] },",
+    '  },',
     ');',
   ],
 });
 
+// One formatter for every TypeScript file we write (generated ones are their generators' output).
+new JsonFile(project, '.prettierrc.json', {
+  obj: { printWidth: 120, singleQuote: true, trailingComma: 'all' },
+  marker: false,
+});
+new TextFile(project, '.prettierignore', {
+  lines: [
+    GENERATED.replace('//', '#'),
+    '**/*.generated.ts',
+    'dist/',
+    'packages/*/dist/',
+    '.packages/',
+    'cdk8s.out/',
+    'docs/',
+    'node_modules/',
+    '**/__snapshots__/',
+  ],
+});
+const FORMATTED = "'lib/**/*.ts' 'test/**/*.ts' 'examples/**/*.ts' 'bench/**/*.ts' 'tools/**/*.ts' .projenrc.ts";
+
 // The default app synthesizes KruiseManager with its defaults (examples/default-ha.ts).
 new YamlFile(project, 'cdk8s.yaml', {
-  obj: { language: 'typescript', app: 'tsx --tsconfig tsconfig.dev.json examples/default-ha.ts', output: 'cdk8s.out', imports: [] },
+  obj: {
+    language: 'typescript',
+    app: 'tsx --tsconfig tsconfig.dev.json examples/default-ha.ts',
+    output: 'cdk8s.out',
+    imports: [],
+  },
 });
 
 // Task wiring. npm puts node_modules/.bin first on PATH, so every task runs under the
@@ -285,27 +343,50 @@ project.compileTask.spawn(compileRuntime);
 // Not `prepare`: npm 11 lists a tarball dependency's `prepare` as an install script awaiting
 // review (allowScripts), although it never runs it.
 project.addTask('prepack', { description: 'Build the kruise-ha package before npm packs it' }).spawn(compileConstructs);
-project.addTask('preprepare', { description: 'Build the kruise-ha package when npm installs a checkout (a git dependency)' }).spawn(compileConstructs);
+project
+  .addTask('preprepare', { description: 'Build the kruise-ha package when npm installs a checkout (a git dependency)' })
+  .spawn(compileConstructs);
 project.packageTask.reset('mkdir -p .packages');
-project.packageTask.exec(`npm pack --pack-destination .packages && npm pack ./${RUNTIME_DIR} --pack-destination .packages`);
+project.packageTask.exec(
+  `npm pack --pack-destination .packages && npm pack ./${RUNTIME_DIR} --pack-destination .packages`,
+);
 project.tasks.tryFind('watch')!.reset('tsc -p tsconfig.dev.json --watch');
 project.addTask('typecheck', { exec: 'tsc -p tsconfig.dev.json' });
-project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench tools .projenrc.ts' });
+const lint = project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench tools .projenrc.ts' });
+lint.exec(`prettier --check --log-level warn ${FORMATTED}`);
+project.addTask('format', {
+  description: 'Format every TypeScript file with prettier (npm run lint checks it)',
+  exec: `prettier --write --log-level warn ${FORMATTED}`,
+});
 project.addTask('upstream:generate', {
-  description: "Regenerate lib/constructs/upstream/kruise.generated.ts from upstream's pinned Go module (-- --check, -- --version vX.Y.Z)",
-  exec: 'tsx tools/upstream/generate.ts', receiveArgs: true,
+  description:
+    "Regenerate lib/constructs/upstream/kruise.generated.ts from upstream's pinned Go module (-- --check, -- --version vX.Y.Z)",
+  exec: 'tsx tools/upstream/generate.ts',
+  receiveArgs: true,
 });
 project.addTask('envtest:binaries', { exec: 'bash test/envtest/binaries/build.sh' });
 project.addTask('envtest', { exec: 'tsx test/envtest/cli.ts', receiveArgs: true });
 project.addTask('envtest:install-runtime', { exec: 'tsx test/envtest/install-runtime.ts' });
-project.addTask('runtime', { description: 'Run the manager from source', exec: 'tsx lib/runtime/main.ts', receiveArgs: true });
+project.addTask('runtime', {
+  description: 'Run the manager from source',
+  exec: 'tsx lib/runtime/main.ts',
+  receiveArgs: true,
+});
 project.addTask('synth', { description: 'Synthesize the default app (cdk8s.yaml)', exec: 'cdk8s synth' });
 project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });
 project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
-project.addTask('doctor', { description: 'Check a live kruise-manager install (npx kruise-ha doctor), from source', exec: 'tsx lib/doctor/cli.ts doctor', receiveArgs: true });
-project.addTask('image', { description: 'Publish a synthesized runtime image without Docker', exec: 'tsx lib/image/cli.ts', receiveArgs: true });
+project.addTask('doctor', {
+  description: 'Check a live kruise-manager install (npx kruise-ha doctor), from source',
+  exec: 'tsx lib/doctor/cli.ts doctor',
+  receiveArgs: true,
+});
+project.addTask('image', {
+  description: 'Publish a synthesized runtime image without Docker',
+  exec: 'tsx lib/image/cli.ts',
+  receiveArgs: true,
+});
 // The integration tests push images to Debian's CNCF distribution registry.
 const ensureRegistry = project.addTask('test:ensure-registry', { exec: 'bash test/setup/ensure-docker-registry.sh' });
 // kube-score and checkov judge every example's output (test/lint, allow-list in test/lint/allow-list.ts).
@@ -315,17 +396,21 @@ const ensureLinters = project.addTask('test:ensure-linters', {
 });
 // promtool checks and unit-tests the PrometheusRule (test/lint/alert-rules.test.ts).
 const ensurePromtool = project.addTask('test:ensure-promtool', {
-  description: 'Build the pinned promtool from the Prometheus Go module (first run only; cached in ~/.cache/kruise-ts-envtest)',
+  description:
+    'Build the pinned promtool from the Prometheus Go module (first run only; cached in ~/.cache/kruise-ts-envtest)',
   exec: 'bash test/setup/ensure-promtool.sh > /dev/null',
 });
-const linters = project.addTask('test:linters', { description: 'Judge every example with kube-score and checkov, the alert rules with promtool' });
+const linters = project.addTask('test:linters', {
+  description: 'Judge every example with kube-score and checkov, the alert rules with promtool',
+});
 linters.spawn(ensureLinters);
 linters.spawn(ensurePromtool);
 linters.exec(`${jestCmd} --selectProjects linters`, { receiveArgs: true });
 project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
 project.addTask('test:package', {
   description: 'Pack both packages, install them into a stock cdk8s app and run it on every supported Node',
-  exec: `${jestCmd} --selectProjects package --runInBand`, receiveArgs: true,
+  exec: `${jestCmd} --selectProjects package --runInBand`,
+  receiveArgs: true,
 });
 const integration = project.addTask('test:integration');
 integration.spawn(project.tasks.tryFind('envtest:binaries')!);

@@ -1,4 +1,6 @@
-/** What the compare benchmark reads of a process from /proc, the same way for a Go and a Node process, and CPU pinning. */
+/**
+ * What the compare benchmark reads of a process from /proc, the same way for a Go and a Node process, and CPU pinning.
+ */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

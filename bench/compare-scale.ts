@@ -16,10 +16,19 @@ const CLIENTS = 24;
 
 function scaleSidecarSet(i: number) {
   return {
-    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet', metadata: { name: `scale-${i}` },
+    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
+    kind: 'SidecarSet',
+    metadata: { name: `scale-${i}` },
     spec: {
-      namespace: SCALE_NS, selector: { matchLabels: { 'scale-set': `s${i}` } },
-      containers: [{ name: `agent-${i}`, image: 'registry.example.com/agent:1.0', resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
+      namespace: SCALE_NS,
+      selector: { matchLabels: { 'scale-set': `s${i}` } },
+      containers: [
+        {
+          name: `agent-${i}`,
+          image: 'registry.example.com/agent:1.0',
+          resources: { requests: { cpu: '10m', memory: '16Mi' } },
+        },
+      ],
     },
   };
 }
@@ -30,33 +39,68 @@ export async function populate(kc: KubeConfig): Promise<{ seconds: number; podsP
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: SCALE_NS } } });
   const custom = kc.makeApiClient(CustomObjectsApi);
   for (let i = 0; i < SCALE.sidecarSets; i++) {
-    await custom.createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: scaleSidecarSet(i) });
+    await custom.createClusterCustomObject({
+      group: KRUISE_APPS_GROUP,
+      version: 'v1alpha1',
+      plural: 'sidecarsets',
+      body: scaleSidecarSet(i),
+    });
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(`/api/v1/namespaces/${SCALE_NS}/pods`, cluster.server);
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const options: RequestOptions = { method: 'POST', host: url.hostname, port: url.port, path: url.pathname, agent, headers: {} };
+  const options: RequestOptions = {
+    method: 'POST',
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    agent,
+    headers: {},
+  };
   await kc.applyToHTTPSOptions(options);
-  const create = (i: number) => new Promise<void>((resolve, reject) => {
-    const pod = realisticPod('scale', i);
-    const body = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...pod.metadata, generateName: undefined, name: `scale-${i}` } });
-    const req = request({ ...options, headers: { ...options.headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`creating pod scale-${i}: HTTP ${res.statusCode}`))));
+  const create = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const pod = realisticPod('scale', i);
+      const body = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        ...pod,
+        metadata: { ...pod.metadata, generateName: undefined, name: `scale-${i}` },
+      });
+      const req = request(
+        {
+          ...options,
+          headers: {
+            ...options.headers,
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 201 ? resolve() : reject(new Error(`creating pod scale-${i}: HTTP ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
   let next = 0;
   const podsStarted = performance.now();
   try {
-    await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (next < SCALE.pods) await create(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < SCALE.pods) await create(next++);
+      }),
+    );
   } finally {
     agent.destroy();
   }
   const podSeconds = (performance.now() - podsStarted) / 1000;
-  return { seconds: Math.round((performance.now() - started) / 100) / 10, podsPerSecond: Math.round(SCALE.pods / podSeconds) };
+  return {
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+    podsPerSecond: Math.round(SCALE.pods / podSeconds),
+  };
 }

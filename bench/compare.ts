@@ -38,7 +38,13 @@ import { STATE_ENV } from '../test/envtest/state.js';
 import { metricValue, until } from '../test/integration/support/ha.js';
 import { freePort } from '../test/integration/support/manager-process.js';
 import { kubectlApply } from '../test/integration/support/apply.js';
-import { addEndpoint, installRuntime, removeEndpoint, serverSideApply, uninstallWebhooks } from '../test/integration/support/runtime-cluster.js';
+import {
+  addEndpoint,
+  installRuntime,
+  removeEndpoint,
+  serverSideApply,
+  uninstallWebhooks,
+} from '../test/integration/support/runtime-cluster.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
 import type { BenchmarkResult } from './run.js';
 import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../lib/constructs/runtime-dockerfile.js';
@@ -46,7 +52,18 @@ import { API_RATES, throughApiServer } from './compare-apiserver.js';
 import { chart } from './compare-chart.js';
 import { MANAGER_CPU, PIN, pin, proc, runQueueWaitSeconds } from './compare-proc.js';
 import { populate, SCALE } from './compare-scale.js';
-import { benchSidecarSet, fixedRate, maxThroughput, PODS_NS, post, realisticPod, review, withMesh, type LoadFigures, type Target } from './webhook.js';
+import {
+  benchSidecarSet,
+  fixedRate,
+  maxThroughput,
+  PODS_NS,
+  post,
+  realisticPod,
+  review,
+  withMesh,
+  type LoadFigures,
+  type Target,
+} from './webhook.js';
 
 const RATES = [100, 500, 1000];
 const RATE_SECONDS = Number(process.env.BENCH_COMPARE_SECONDS ?? 10);
@@ -62,21 +79,39 @@ const log = (msg: string) => process.stderr.write(`bench compare: ${msg}\n`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const load1m = () => round(loadavg()[0]);
 /** A manager under test; `metricsPort`: ours, whose prom-client event-loop gauges reset at every scrape. */
-interface Subject { name: 'ours' | 'upstream'; pid: number; target: Target; metricsPort?: number }
+interface Subject {
+  name: 'ours' | 'upstream';
+  pid: number;
+  target: Target;
+  metricsPort?: number;
+}
 
-const metricsOf = async (s: Subject) => (s.metricsPort ? (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`)).text() : '');
-
+const metricsOf = async (s: Subject) =>
+  s.metricsPort ? (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`)).text() : '';
 
 interface RunFigures extends LoadFigures {
-  cpuSecondsPer1000: number; peakRssBytes: number; loadAverage1m: number;
-  /** Longest and p99 event-loop stall in our manager (prom-client's monitorEventLoopDelay, reset per scrape) and the longest in the load generator. */
-  managerLoopDelayMaxMs?: number; managerLoopDelayP99Ms?: number; clientLoopDelayMaxMs?: number;
-  /** The manager exited during the run (upstream does, "leader election lost", when its own throttled requests starve its lease renewal). */
+  cpuSecondsPer1000: number;
+  peakRssBytes: number;
+  loadAverage1m: number;
+  /**
+   * Longest and p99 event-loop stall in our manager (prom-client's monitorEventLoopDelay, reset per scrape) and the
+   * longest in the load generator.
+   */
+  managerLoopDelayMaxMs?: number;
+  managerLoopDelayP99Ms?: number;
+  clientLoopDelayMaxMs?: number;
+  /**
+   * The manager exited during the run (upstream does, "leader election lost", when its own throttled requests starve
+   * its lease renewal).
+   */
   exited?: boolean;
   /** Share of the run's wall time the manager's main thread was runnable but not running (waiting for a CPU). */
   managerRunQueueWaitShare?: number;
-  /** From the first send to the last answer; with a fixed rate, longer than the schedule when the server falls behind. */
-  wallSeconds: number; answeredPerSecond: number;
+  /**
+   * From the first send to the last answer; with a fixed rate, longer than the schedule when the server falls behind.
+   */
+  wallSeconds: number;
+  answeredPerSecond: number;
 }
 
 /** Runs `load` while sampling the subject's RSS every 250 ms and its CPU time before and after. */
@@ -105,11 +140,19 @@ async function measured(s: Subject, load: () => Promise<LoadFigures>): Promise<R
   const lag = (name: string) => (s.metricsPort ? round((metricValue(text, name) ?? NaN) * 1000, 1) : undefined);
   const answered = figures.requests - figures.errors;
   return {
-    managerLoopDelayMaxMs: lag('nodejs_eventloop_lag_max_seconds'), managerLoopDelayP99Ms: lag('nodejs_eventloop_lag_p99_seconds'),
-    clientLoopDelayMaxMs: round(client.max / 1e6, 1), managerRunQueueWaitShare: s.metricsPort ? round((runQueueWaitSeconds(s.pid) - waitBefore) / wallSeconds, 3) : undefined, // Go: the main thread is not where its work runs
-    ...figures, cpuSecondsPer1000: round(((after.cpuSeconds - before.cpuSeconds) / Math.max(1, answered)) * 1000, 3),
-    peakRssBytes: Math.max(peak, after.rssBytes || 0), loadAverage1m: load1m(),
-    wallSeconds: round(wallSeconds, 1), answeredPerSecond: round(answered / wallSeconds, 1), ...(after.exited ? { exited: true } : {}),
+    managerLoopDelayMaxMs: lag('nodejs_eventloop_lag_max_seconds'),
+    managerLoopDelayP99Ms: lag('nodejs_eventloop_lag_p99_seconds'),
+    clientLoopDelayMaxMs: round(client.max / 1e6, 1),
+    managerRunQueueWaitShare: s.metricsPort
+      ? round((runQueueWaitSeconds(s.pid) - waitBefore) / wallSeconds, 3)
+      : undefined, // Go: the main thread is not where its work runs
+    ...figures,
+    cpuSecondsPer1000: round(((after.cpuSeconds - before.cpuSeconds) / Math.max(1, answered)) * 1000, 3),
+    peakRssBytes: Math.max(peak, after.rssBytes || 0),
+    loadAverage1m: load1m(),
+    wallSeconds: round(wallSeconds, 1),
+    answeredPerSecond: round(answered / wallSeconds, 1),
+    ...(after.exited ? { exited: true } : {}),
   };
 }
 
@@ -131,7 +174,9 @@ async function measureSubject(s: Subject, inject: string[], kc: KubeConfig) {
     runs[`${rate}PerSecond`] = await measured(s, () => fixedRate(s.target, inject, check, rate, RATE_SECONDS));
     log(`${s.name} ${rate}/s: ${JSON.stringify(runs[`${rate}PerSecond`])}`);
   }
-  runs.saturation = await measured(s, () => maxThroughput(s.target, inject, check, SATURATION_CONNECTIONS, RATE_SECONDS));
+  runs.saturation = await measured(s, () =>
+    maxThroughput(s.target, inject, check, SATURATION_CONNECTIONS, RATE_SECONDS),
+  );
   log(`${s.name} saturation: ${JSON.stringify(runs.saturation)}`);
   const gone = Object.values(runs).some((r) => r.exited) || proc(s.pid).exited;
   const apiServer = gone ? {} : await throughApiServer(kc, RATE_SECONDS, (load) => measured(s, load));
@@ -140,7 +185,14 @@ async function measureSubject(s: Subject, inject: string[], kc: KubeConfig) {
   await sleep(AFTER_MS);
   const after = { rssBytes: proc(s.pid).rssBytes, loadAverage1m: load1m() };
   const underLoad = Math.max(...[...Object.values(runs), ...Object.values(apiServer)].map((r) => r.peakRssBytes || 0));
-  return { idle, underLoadPeakRssBytes: underLoad, after, runs, apiServer, exitedUnderLoad: gone || Object.values(apiServer).some((r) => r.exited) };
+  return {
+    idle,
+    underLoadPeakRssBytes: underLoad,
+    after,
+    runs,
+    apiServer,
+    exitedUnderLoad: gone || Object.values(apiServer).some((r) => r.exited),
+  };
 }
 
 /** Admission rates of the scale run: upstream answers ~30/s, so 25/s compares both and 100/s shows ours. */
@@ -151,36 +203,85 @@ async function measureScale(s: Subject, inject: string[], readySeconds: number) 
   const idle = await idleOf(s, inject);
   log(`${s.name} at scale: ready after ${readySeconds}s, idle RSS ${(idle.rssBytes / 1e6).toFixed(1)} MB`);
   const runs: Record<string, RunFigures> = {};
-  for (const rate of SCALE_RATES) runs[`${rate}PerSecond`] = await measured(s, () => fixedRate(s.target, inject, { inject: true }, rate, RATE_SECONDS));
+  for (const rate of SCALE_RATES)
+    runs[`${rate}PerSecond`] = await measured(s, () =>
+      fixedRate(s.target, inject, { inject: true }, rate, RATE_SECONDS),
+    );
   return { readySeconds, idle, runs };
 }
 
 /** Our runtime as the image runs it: the esbuild bundle on plain node. */
-async function startOurs(kubeconfigPath: string, dir: string): Promise<{ child: ChildProcess; webhookPort: number; metricsPort: number; exited: Promise<unknown>; readySeconds: number }> {
+async function startOurs(
+  kubeconfigPath: string,
+  dir: string,
+): Promise<{
+  child: ChildProcess;
+  webhookPort: number;
+  metricsPort: number;
+  exited: Promise<unknown>;
+  readySeconds: number;
+}> {
   const bundle = bundleRuntime(fileURLToPath(new URL('../lib/runtime/main.ts', import.meta.url)), 'main.mjs');
   writeFileSync(join(dir, 'main.mjs'), bundle.code);
   const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
-  // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof --heapsnapshot-signal=SIGUSR2`.
+  // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof
+  // --heapsnapshot-signal=SIGUSR2`.
   const nodeArgs = (process.env.BENCH_COMPARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const started = performance.now();
   // The flags and environment the runtime image's entrypoint has (lib/constructs/runtime-dockerfile.ts).
-  const child = spawn(process.execPath, [...RUNTIME_NODE_FLAGS, ...nodeArgs, join(dir, 'main.mjs'), `--kubeconfig=${kubeconfigPath}`,
-    `--metrics-addr=127.0.0.1:${ports.metrics}`, `--health-probe-addr=127.0.0.1:${ports.health}`], {
-    env: { ...process.env, NODE_OPTIONS: '', ...Object.fromEntries(RUNTIME_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])), POD_NAMESPACE: OURS_NS, POD_NAME: 'compare-ours-0', WEBHOOK_PORT: String(ports.webhook), WEBHOOK_HOST: '127.0.0.1', WEBHOOK_CERT_DIR: join(dir, 'certs') },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...RUNTIME_NODE_FLAGS,
+      ...nodeArgs,
+      join(dir, 'main.mjs'),
+      `--kubeconfig=${kubeconfigPath}`,
+      `--metrics-addr=127.0.0.1:${ports.metrics}`,
+      `--health-probe-addr=127.0.0.1:${ports.health}`,
+    ],
+    {
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        ...Object.fromEntries(RUNTIME_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])),
+        POD_NAMESPACE: OURS_NS,
+        POD_NAME: 'compare-ours-0',
+        WEBHOOK_PORT: String(ports.webhook),
+        WEBHOOK_HOST: '127.0.0.1',
+        WEBHOOK_CERT_DIR: join(dir, 'certs'),
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   pin(child.pid!, MANAGER_CPU);
-  await until('our bundled manager to be ready', async () => {
-    if (child.exitCode !== null) throw new Error(`our manager exited (${child.exitCode})`);
-    return (await fetch(`http://127.0.0.1:${ports.health}/readyz`).catch(() => undefined))?.status === 200;
-  }, 180_000, 100);
-  return { child, webhookPort: ports.webhook, metricsPort: ports.metrics, exited, readySeconds: round((performance.now() - started) / 1000) };
+  await until(
+    'our bundled manager to be ready',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`our manager exited (${child.exitCode})`);
+      return (await fetch(`http://127.0.0.1:${ports.health}/readyz`).catch(() => undefined))?.status === 200;
+    },
+    180_000,
+    100,
+  );
+  return {
+    child,
+    webhookPort: ports.webhook,
+    metricsPort: ports.metrics,
+    exited,
+    readySeconds: round((performance.now() - started) / 1000),
+  };
 }
 
 type SubjectResults = Awaited<ReturnType<typeof measureSubject>>;
 type ScaleRun = Awaited<ReturnType<typeof measureScale>>;
-interface ScaleResults { populated: { seconds: number; podsPerSecond: number }; pods: number; sidecarSets: number; ours: ScaleRun; upstream: ScaleRun }
+interface ScaleResults {
+  populated: { seconds: number; podsPerSecond: number };
+  pods: number;
+  sidecarSets: number;
+  ours: ScaleRun;
+  upstream: ScaleRun;
+}
 
 /** Start-up, memory and admission at scale, and memory per cached pod against the small run's idle figures. */
 function summarizeScale(scale: ScaleResults, small: Record<'ours' | 'upstream', SubjectResults>) {
@@ -188,17 +289,30 @@ function summarizeScale(scale: ScaleResults, small: Record<'ours' | 'upstream', 
     const r = scale[name];
     const base = small[name].idle;
     return {
-      readySeconds: r.readySeconds, idleRssMB: round(r.idle.rssBytes / 1e6, 1),
+      readySeconds: r.readySeconds,
+      idleRssMB: round(r.idle.rssBytes / 1e6, 1),
       rssPerCachedPodKB: round((r.idle.rssBytes - base.rssBytes) / scale.pods / 1e3, 2),
-      ...(r.idle.heapUsedBytes !== undefined && base.heapUsedBytes !== undefined ? { heapPerCachedPodKB: round((r.idle.heapUsedBytes - base.heapUsedBytes) / scale.pods / 1e3, 2) } : {}),
+      ...(r.idle.heapUsedBytes !== undefined && base.heapUsedBytes !== undefined
+        ? { heapPerCachedPodKB: round((r.idle.heapUsedBytes - base.heapUsedBytes) / scale.pods / 1e3, 2) }
+        : {}),
       admission: Object.fromEntries(Object.entries(r.runs).map(([k, v]) => [k, pick(v)])),
     };
   };
-  return { pods: scale.pods, sidecarSets: scale.sidecarSets, populated: scale.populated, ours: per('ours'), upstream: per('upstream') };
+  return {
+    pods: scale.pods,
+    sidecarSets: scale.sidecarSets,
+    populated: scale.populated,
+    ours: per('ours'),
+    upstream: per('upstream'),
+  };
 }
 
 /** Ratios, goals, table and chart from the measured figures (also re-rendered from a saved compare.json). */
-function summarize(results: Record<'ours' | 'upstream', SubjectResults>, upstreamVersion: string, scale?: ScaleResults) {
+function summarize(
+  results: Record<'ours' | 'upstream', SubjectResults>,
+  upstreamVersion: string,
+  scale?: ScaleResults,
+) {
   const keys = [...RATES.map((r) => `${r}PerSecond`), 'saturation'];
   const ratio = (a: number, b: number) => (b > 0 ? Number((a / b).toPrecision(2)) : NaN);
   const latency: Record<string, unknown> = {};
@@ -206,41 +320,78 @@ function summarize(results: Record<'ours' | 'upstream', SubjectResults>, upstrea
     const o = pick(results.ours.runs[k]);
     const u = pick(results.upstream.runs[k]);
     latency[k] = {
-      ours: o, upstream: u,
-      ratio: { p50: ratio(o.p50Ms, u.p50Ms), p99: ratio(o.p99Ms, u.p99Ms), max: ratio(o.maxMs, u.maxMs), cpuSecondsPer1000: ratio(o.cpuSecondsPer1000, u.cpuSecondsPer1000), answeredPerSecond: ratio(o.answeredPerSecond, u.answeredPerSecond) },
+      ours: o,
+      upstream: u,
+      ratio: {
+        p50: ratio(o.p50Ms, u.p50Ms),
+        p99: ratio(o.p99Ms, u.p99Ms),
+        max: ratio(o.maxMs, u.maxMs),
+        cpuSecondsPer1000: ratio(o.cpuSecondsPer1000, u.cpuSecondsPer1000),
+        answeredPerSecond: ratio(o.answeredPerSecond, u.answeredPerSecond),
+      },
     };
   }
   const apiServer: Record<string, unknown> = {};
   for (const k of Object.keys(results.ours.apiServer ?? {})) {
     const o = pick(results.ours.apiServer[k]);
     const u = results.upstream.apiServer?.[k] ? pick(results.upstream.apiServer[k]) : undefined;
-    apiServer[k] = { ours: o, upstream: u, ratio: u ? { p50: ratio(o.p50Ms, u.p50Ms), p99: ratio(o.p99Ms, u.p99Ms) } : undefined };
+    apiServer[k] = {
+      ours: o,
+      upstream: u,
+      ratio: u ? { p50: ratio(o.p50Ms, u.p50Ms), p99: ratio(o.p99Ms, u.p99Ms) } : undefined,
+    };
   }
   const scaleSummary = scale ? summarizeScale(scale, results) : undefined;
-  const rss = (r: SubjectResults) => ({ idleMB: round(r.idle.rssBytes / 1e6, 1), underLoadPeakMB: round(r.underLoadPeakRssBytes / 1e6, 1), afterMB: round(r.after.rssBytes / 1e6, 1) });
-  const memory = { ours: rss(results.ours), upstream: rss(results.upstream), ratioIdle: ratio(results.ours.idle.rssBytes, results.upstream.idle.rssBytes) };
+  const rss = (r: SubjectResults) => ({
+    idleMB: round(r.idle.rssBytes / 1e6, 1),
+    underLoadPeakMB: round(r.underLoadPeakRssBytes / 1e6, 1),
+    afterMB: round(r.after.rssBytes / 1e6, 1),
+  });
+  const memory = {
+    ours: rss(results.ours),
+    upstream: rss(results.upstream),
+    ratioIdle: ratio(results.ours.idle.rssBytes, results.upstream.idle.rssBytes),
+  };
   const oursAt1000 = results.ours.runs['1000PerSecond'];
-  const worseAt = RATES.filter((r) => results.ours.runs[`${r}PerSecond`].p99Ms > results.upstream.runs[`${r}PerSecond`].p99Ms);
+  const worseAt = RATES.filter(
+    (r) => results.ours.runs[`${r}PerSecond`].p99Ms > results.upstream.runs[`${r}PerSecond`].p99Ms,
+  );
   const goals: Record<string, string> = {
-    [`webhook p99 <= ${GOALS.oursP99At1000Ms} ms at 1,000 req/s (ours: ${oursAt1000.p99Ms} ms)`]: oursAt1000.p99Ms <= GOALS.oursP99At1000Ms && oursAt1000.errors === 0 ? 'met' : 'NOT met',
-    [`webhook p99 no worse than upstream's at every fixed rate${worseAt.length ? ` (worse at ${worseAt.join(', ')}/s)` : ''}`]: worseAt.length ? 'NOT met' : 'met',
-    [`idle RSS <= ${GOALS.oursIdleRssBytes / 1e6} MB, bundled runtime (ours: ${memory.ours.idleMB} MB)`]: results.ours.idle.rssBytes <= GOALS.oursIdleRssBytes ? 'met' : 'NOT met',
+    [`webhook p99 <= ${GOALS.oursP99At1000Ms} ms at 1,000 req/s (ours: ${oursAt1000.p99Ms} ms)`]:
+      oursAt1000.p99Ms <= GOALS.oursP99At1000Ms && oursAt1000.errors === 0 ? 'met' : 'NOT met',
+    [`webhook p99 no worse than upstream's at every fixed rate${worseAt.length ? ` (worse at ${worseAt.join(', ')}/s)` : ''}`]:
+      worseAt.length ? 'NOT met' : 'met',
+    [`idle RSS <= ${GOALS.oursIdleRssBytes / 1e6} MB, bundled runtime (ours: ${memory.ours.idleMB} MB)`]:
+      results.ours.idle.rssBytes <= GOALS.oursIdleRssBytes ? 'met' : 'NOT met',
     [`RSS comes back after load (ours: idle ${memory.ours.idleMB}, peak ${memory.ours.underLoadPeakMB}, 10 s after ${memory.ours.afterMB} MB)`]:
       results.ours.after.rssBytes <= results.ours.idle.rssBytes * 1.1 ? 'met' : 'NOT met',
-    'graceful handover <= 1 s median over 20 runs': 'judged by `npm run bench -- failover` (BENCH_FAILOVER_RUNS=20 BENCH_FAILOVER_SETS=default)',
-    'failover side by side, 1,000-pod rollout': 'not measured by this command (failover: `bench failover`; rollout: `bench sidecarset`)',
+    'graceful handover <= 1 s median over 20 runs':
+      'judged by `npm run bench -- failover` (BENCH_FAILOVER_RUNS=20 BENCH_FAILOVER_SETS=default)',
+    'failover side by side, 1,000-pod rollout':
+      'not measured by this command (failover: `bench failover`; rollout: `bench sidecarset`)',
   };
   for (const name of ['ours', 'upstream'] as const) {
     if (results[name].exitedUnderLoad) goals[`${name} exited under load (its later runs are missing)`] = 'observed';
   }
   if (scaleSummary) {
     const o = scaleSummary.ours;
-    goals[`scale: ${scaleSummary.pods} pods + ${scaleSummary.sidecarSets} SidecarSets: ready ${o.readySeconds} s (upstream ${scaleSummary.upstream.readySeconds} s), idle RSS ${o.idleRssMB} MB (upstream ${scaleSummary.upstream.idleRssMB} MB), ${o.rssPerCachedPodKB} KB RSS per cached pod, admission p99 at 100/s ${o.admission['100PerSecond']?.p99Ms} ms`] = 'measured';
+    goals[
+      `scale: ${scaleSummary.pods} pods + ${scaleSummary.sidecarSets} SidecarSets: ready ${o.readySeconds} s (upstream ${scaleSummary.upstream.readySeconds} s), idle RSS ${o.idleRssMB} MB (upstream ${scaleSummary.upstream.idleRssMB} MB), ${o.rssPerCachedPodKB} KB RSS per cached pod, admission p99 at 100/s ${o.admission['100PerSecond']?.p99Ms} ms`
+    ] = 'measured';
   }
   const labelOf = (k: string) => (k === 'saturation' ? 'saturation' : `${k.replace('PerSecond', '')}/s`);
-  const svg = chart((['upstream', 'ours'] as const).map((name) => ({
-    name, points: keys.map((k) => ({ label: labelOf(k), p50: results[name].runs[k].p50Ms, p99: results[name].runs[k].p99Ms, answeredPerSecond: pick(results[name].runs[k]).answeredPerSecond })),
-  })), `SidecarSet injection, direct over loopback TLS: ours vs upstream kruise-manager ${upstreamVersion}`);
+  const svg = chart(
+    (['upstream', 'ours'] as const).map((name) => ({
+      name,
+      points: keys.map((k) => ({
+        label: labelOf(k),
+        p50: results[name].runs[k].p50Ms,
+        p99: results[name].runs[k].p99Ms,
+        answeredPerSecond: pick(results[name].runs[k]).answeredPerSecond,
+      })),
+    })),
+    `SidecarSet injection, direct over loopback TLS: ours vs upstream kruise-manager ${upstreamVersion}`,
+  );
   return { latency, apiServer, memory, goals, svg, scaleSummary };
 }
 
@@ -254,8 +405,14 @@ function writeChart(svg: string): void {
 export async function run(): Promise<BenchmarkResult> {
   // Re-renders the table, goals and chart of a saved run without measuring again.
   if (process.env.BENCH_COMPARE_FROM) {
-    const saved = JSON.parse(readFileSync(process.env.BENCH_COMPARE_FROM, 'utf8')) as BenchmarkResult & { figures: { raw: Record<'ours' | 'upstream', SubjectResults>; upstreamVersion?: string; rawScale?: ScaleResults } };
-    const { svg, ...sum } = summarize(saved.figures.raw, saved.figures.upstreamVersion ?? 'v1.8.3', saved.figures.rawScale);
+    const saved = JSON.parse(readFileSync(process.env.BENCH_COMPARE_FROM, 'utf8')) as BenchmarkResult & {
+      figures: { raw: Record<'ours' | 'upstream', SubjectResults>; upstreamVersion?: string; rawScale?: ScaleResults };
+    };
+    const { svg, ...sum } = summarize(
+      saved.figures.raw,
+      saved.figures.upstreamVersion ?? 'v1.8.3',
+      saved.figures.rawScale,
+    );
     writeChart(svg);
     printTable(sum);
     return { ...saved, figures: { ...saved.figures, ...sum, scale: sum.scaleSummary } };
@@ -274,27 +431,45 @@ export async function run(): Promise<BenchmarkResult> {
   const kc = new KubeConfig();
   try {
     const info = await controlPlane.start();
-    // The harness helpers (upstream replica, kubectl) find the control plane through the state file the test setup writes.
+    // The harness helpers (upstream replica, kubectl) find the control plane through the state file the test setup
+    // writes.
     const statePath = join(dir, 'state.json');
     writeFileSync(statePath, JSON.stringify({ ...info, controlUrl: '' }));
     process.env[STATE_ENV] = statePath;
-    // After the control plane started (its processes keep floating over every core); children inherit CPU 0 until pinned.
+    // After the control plane started (its processes keep floating over every core); children inherit CPU 0 until
+    // pinned.
     pin(process.pid, 0);
     kc.loadFromFile(info.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: PODS_NS } } });
     const inject = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
     const results: Partial<Record<'ours' | 'upstream', SubjectResults>> = {};
-    const createSidecarSet = (via: string) => until(`the SidecarSet to be created through ${via} webhooks`, async () => {
-      await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', body: benchSidecarSet() });
-      return true;
-    }, 60_000, 500);
+    const createSidecarSet = (via: string) =>
+      until(
+        `the SidecarSet to be created through ${via} webhooks`,
+        async () => {
+          await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+            group: KRUISE_APPS_GROUP,
+            version: 'v1alpha1',
+            plural: 'sidecarsets',
+            body: benchSidecarSet(),
+          });
+          return true;
+        },
+        60_000,
+        500,
+      );
     const startOursSubject = async (): Promise<Subject> => {
       await installRuntime(kc, OURS_NS);
       ours = await startOurs(info.kubeconfigPath, dir);
       await addEndpoint(kc, OURS_NS, 'compare-ours-0', ours.webhookPort);
       const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: OURS_NS });
-      return { name: 'ours', pid: ours.child.pid!, metricsPort: ours.metricsPort, target: { port: ours.webhookPort, ca: Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8') } };
+      return {
+        name: 'ours',
+        pid: ours.child.pid!,
+        metricsPort: ours.metricsPort,
+        target: { port: ours.webhookPort, ca: Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8') },
+      };
     };
 
     // BENCH_COMPARE_ONLY=ours: measure our runtime alone (profiling runs); no ratios, goals or chart.
@@ -302,7 +477,12 @@ export async function run(): Promise<BenchmarkResult> {
       const subject = await startOursSubject();
       await createSidecarSet('our');
       const alone = await measureSubject(subject, inject, kc);
-      return { figures: { ours: { ...alone, runs: Object.fromEntries(Object.entries(alone.runs).map(([k, r]) => [k, pick(r)])) } }, notes: ['BENCH_COMPARE_ONLY=ours: our runtime alone'] };
+      return {
+        figures: {
+          ours: { ...alone, runs: Object.fromEntries(Object.entries(alone.runs).map(([k, r]) => [k, pick(r)])) },
+        },
+        notes: ['BENCH_COMPARE_ONLY=ours: our runtime alone'],
+      };
     }
 
     // ---- upstream
@@ -311,25 +491,48 @@ export async function run(): Promise<BenchmarkResult> {
     let upstreamRun = 0;
     const startUpstream = async (): Promise<{ subject: Subject; readySeconds: number }> => {
       if (upstreamRun === 0) {
-        const applied = await kubectlApply(objects, join(dir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
+        const applied = await kubectlApply(objects, join(dir, 'install.yaml'), {
+          serverSide: true,
+          fieldManager: 'kruise-ha',
+        });
         if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
       } else {
         // Again after ours, whose install forced its own versions of the shared names (RBAC, CRDs,
         // webhook configurations): each object forced back, but the Secret, which holds upstream's certificates.
         for (const o of objects.filter((x) => x.kind !== 'Secret')) await serverSideApply(kc, o);
       }
-      await until('the SidecarSet CRD to be established', async () => {
-        const crd = await fetchCrd(kc, 'sidecarsets.apps.kruise.io');
-        return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      }, 60_000, 200);
+      await until(
+        'the SidecarSet CRD to be established',
+        async () => {
+          const crd = await fetchCrd(kc, 'sidecarsets.apps.kruise.io');
+          return crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+        },
+        60_000,
+        200,
+      );
       const started = performance.now();
-      upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-compare-${upstreamRun++}`, dir);
+      upstream = await UpstreamManager.start(
+        rendered,
+        `${rendered.deployment.metadata!.name}-compare-${upstreamRun++}`,
+        dir,
+      );
       pin(upstream.child.pid!, MANAGER_CPU);
       await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
       await upstream.waitReady(300_000);
       const readySeconds = round((performance.now() - started) / 1000);
       log(`upstream ${info.kruiseVersion} ready after ${readySeconds}s`);
-      return { readySeconds, subject: { name: 'upstream', pid: upstream.child.pid!, target: { port: upstream.webhookPort, ca: upstream.caPem(), servername: `${Names.webhookService}.${rendered.namespace}.svc` } } };
+      return {
+        readySeconds,
+        subject: {
+          name: 'upstream',
+          pid: upstream.child.pid!,
+          target: {
+            port: upstream.webhookPort,
+            ca: upstream.caPem(),
+            servername: `${Names.webhookService}.${rendered.namespace}.svc`,
+          },
+        },
+      };
     };
     const stopUpstream = async () => {
       await upstream!.stop();
@@ -338,7 +541,7 @@ export async function run(): Promise<BenchmarkResult> {
       upstream = undefined;
     };
     const up = await startUpstream();
-    await createSidecarSet('upstream\'s');
+    await createSidecarSet("upstream's");
     results.upstream = await measureSubject(up.subject, inject, kc);
     await stopUpstream();
 
@@ -347,7 +550,8 @@ export async function run(): Promise<BenchmarkResult> {
     const oursReadyS = ours!.readySeconds;
     results.ours = await measureSubject(oursSubject, inject, kc);
 
-    // ---- scale (BENCH_COMPARE_SCALE=0 skips it): the same managers restarted over 10,000 pods and 100 more SidecarSets
+    // ---- scale (BENCH_COMPARE_SCALE=0 skips it): the same managers restarted over 10,000 pods and 100 more
+    // SidecarSets
     let scale: Record<string, unknown> | undefined;
     if (process.env.BENCH_COMPARE_SCALE !== '0') {
       await stopOurs();
@@ -361,24 +565,48 @@ export async function run(): Promise<BenchmarkResult> {
       const upScale = await startUpstream();
       const upstreamScale = await measureScale(upScale.subject, inject, upScale.readySeconds);
       await stopUpstream();
-      scale = { populated, pods: SCALE.pods, sidecarSets: SCALE.sidecarSets + 1, ours: oursScale, upstream: upstreamScale };
+      scale = {
+        populated,
+        pods: SCALE.pods,
+        sidecarSets: SCALE.sidecarSets + 1,
+        ours: oursScale,
+        upstream: upstreamScale,
+      };
     }
 
     // ---- side by side
-    const { svg, ...sum } = summarize(results as Record<'ours' | 'upstream', SubjectResults>, info.kruiseVersion, scale as ScaleResults | undefined);
+    const { svg, ...sum } = summarize(
+      results as Record<'ours' | 'upstream', SubjectResults>,
+      info.kruiseVersion,
+      scale as ScaleResults | undefined,
+    );
     const { latency, apiServer, memory, goals, scaleSummary } = sum;
     writeChart(svg);
     printTable(sum);
     return {
-      figures: { goals, latency, apiServer, memory, scale: scaleSummary, readySeconds: { ours: oursReadyS, upstream: up.readySeconds }, upstreamVersion: info.kruiseVersion, loadAverage1mAtEnd: load1m(), pinned: PIN, raw: results, rawScale: scale },
+      figures: {
+        goals,
+        latency,
+        apiServer,
+        memory,
+        scale: scaleSummary,
+        readySeconds: { ours: oursReadyS, upstream: up.readySeconds },
+        upstreamVersion: info.kruiseVersion,
+        loadAverage1mAtEnd: load1m(),
+        pinned: PIN,
+        raw: results,
+        rawScale: scale,
+      },
       notes: [
         `one control plane (envtest kube-apiserver ${info.kubernetesVersion}, etcd, loopback); upstream kruise-manager ${info.kruiseVersion} measured first, then ours, each alone (they share webhook configuration names)`,
         `direct AdmissionReviews (${Buffer.byteLength(inject[0])} bytes, a pod the SidecarSet selects: the answer injects a sidecar) over keep-alive TLS; open loop at ${RATES.join('/')} per second for ${RATE_SECONDS}s each, latency from the scheduled send time; saturation: ${SATURATION_CONNECTIONS} connections closed loop`,
         `through the API server: pod creates with dryRun=All (admission runs, nothing is stored) at ${API_RATES.join('/')} per second for ${RATE_SECONDS}s each, open loop, one keep-alive client`,
         `scale: ${SCALE.pods} pods and ${SCALE.sidecarSets} SidecarSets (selecting no pod) created with no webhook configured, then each manager started fresh: ready time, idle RSS, direct admission at ${SCALE_RATES.join('/')} per second; memory per cached pod = (RSS at scale - RSS idle in the small run) / pods`,
         'CPU seconds (utime + stime) and RSS from /proc of each manager process; RSS idle after start + 5 s, peak sampled every 250 ms under load, and 10 s after the last run',
-        'ours runs as the image runs it (esbuild bundle, plain node with the image\'s flags and environment, every role); upstream as the synthesized Deployment runs it (support/upstream-manager.ts adapts only ports, dirs and credentials)',
-        PIN ? `pinned: the load generator on CPU 0, the manager under test on CPU ${MANAGER_CPU} (taskset); kube-apiserver, etcd and other work float` : 'not pinned (BENCH_COMPARE_PIN=0)',
+        "ours runs as the image runs it (esbuild bundle, plain node with the image's flags and environment, every role); upstream as the synthesized Deployment runs it (support/upstream-manager.ts adapts only ports, dirs and credentials)",
+        PIN
+          ? `pinned: the load generator on CPU 0, the manager under test on CPU ${MANAGER_CPU} (taskset); kube-apiserver, etcd and other work float`
+          : 'not pinned (BENCH_COMPARE_PIN=0)',
         `loadAverage1m is recorded with every figure: the load generator, both managers, kube-apiserver and etcd share ${availableParallelism()} cores with whatever else runs on the machine`,
         'chart: bench/results/compare.svg',
       ],
@@ -396,9 +624,18 @@ export async function run(): Promise<BenchmarkResult> {
 
 const pick = (r: RunFigures) => ({
   // Runs recorded before wallSeconds existed only know the offered rate.
-  answeredPerSecond: r.answeredPerSecond ?? NaN, p50Ms: r.p50Ms, p90Ms: r.p90Ms, p99Ms: r.p99Ms, maxMs: r.maxMs, errors: r.errors,
-  cpuSecondsPer1000: r.cpuSecondsPer1000, peakRssMB: round(r.peakRssBytes / 1e6, 1), loadAverage1m: r.loadAverage1m,
-  managerLoopDelayMaxMs: r.managerLoopDelayMaxMs, managerLoopDelayP99Ms: r.managerLoopDelayP99Ms, clientLoopDelayMaxMs: r.clientLoopDelayMaxMs,
+  answeredPerSecond: r.answeredPerSecond ?? NaN,
+  p50Ms: r.p50Ms,
+  p90Ms: r.p90Ms,
+  p99Ms: r.p99Ms,
+  maxMs: r.maxMs,
+  errors: r.errors,
+  cpuSecondsPer1000: r.cpuSecondsPer1000,
+  peakRssMB: round(r.peakRssBytes / 1e6, 1),
+  loadAverage1m: r.loadAverage1m,
+  managerLoopDelayMaxMs: r.managerLoopDelayMaxMs,
+  managerLoopDelayP99Ms: r.managerLoopDelayP99Ms,
+  clientLoopDelayMaxMs: r.clientLoopDelayMaxMs,
   managerRunQueueWaitShare: r.managerRunQueueWaitShare,
 });
 
@@ -406,26 +643,42 @@ type Picked = ReturnType<typeof pick>;
 type Row = { ours: Picked; upstream?: Picked; ratio?: { p99: number } };
 
 function printTable(sum: Omit<ReturnType<typeof summarize>, 'svg'>): void {
-  const f = (r?: Picked) => (r ? `${r.p50Ms}/${r.p90Ms}/${r.p99Ms}/${r.maxMs} (${r.answeredPerSecond})` : '-').padEnd(38);
-  const stall = (r: Picked) => `${r.managerLoopDelayP99Ms ?? '-'}/${r.managerLoopDelayMaxMs ?? '-'} | ${r.clientLoopDelayMaxMs ?? '-'} | ${r.managerRunQueueWaitShare ?? '-'}`;
+  const f = (r?: Picked) =>
+    (r ? `${r.p50Ms}/${r.p90Ms}/${r.p99Ms}/${r.maxMs} (${r.answeredPerSecond})` : '-').padEnd(38);
+  const stall = (r: Picked) =>
+    `${r.managerLoopDelayP99Ms ?? '-'}/${r.managerLoopDelayMaxMs ?? '-'} | ${r.clientLoopDelayMaxMs ?? '-'} | ${r.managerRunQueueWaitShare ?? '-'}`;
   const rows = (title: string, table: Record<string, unknown>) => [
-    '', title,
+    '',
+    title,
     'load            | ours p50/p90/p99/max ms (req/s)        | upstream p50/p90/p99/max ms (req/s)    | p99 ours/upstream | CPU s/1000 ours / upstream | ours loop stall p99/max ms | generator max | ours run-queue wait share | load1m',
-    ...(Object.entries(table) as Array<[string, Row]>).map(([k, v]) =>
-      `${k.padEnd(15)} | ${f(v.ours)} | ${f(v.upstream)} | ${String(v.ratio?.p99 ?? '-').padEnd(17)} | ${v.ours.cpuSecondsPer1000} / ${v.upstream?.cpuSecondsPer1000 ?? '-'} | ${stall(v.ours)} | ${v.ours.loadAverage1m} / ${v.upstream?.loadAverage1m ?? '-'}`),
+    ...(Object.entries(table) as Array<[string, Row]>).map(
+      ([k, v]) =>
+        `${k.padEnd(15)} | ${f(v.ours)} | ${f(v.upstream)} | ${String(v.ratio?.p99 ?? '-').padEnd(17)} | ${v.ours.cpuSecondsPer1000} / ${v.upstream?.cpuSecondsPer1000 ?? '-'} | ${stall(v.ours)} | ${v.ours.loadAverage1m} / ${v.upstream?.loadAverage1m ?? '-'}`,
+    ),
   ];
   const lines = [
     ...rows('direct AdmissionReviews over loopback TLS', sum.latency),
-    ...(Object.keys(sum.apiServer).length ? rows('through the API server (pod creates, dryRun=All)', sum.apiServer) : []),
+    ...(Object.keys(sum.apiServer).length
+      ? rows('through the API server (pod creates, dryRun=All)', sum.apiServer)
+      : []),
     `RSS MB: ${JSON.stringify(sum.memory)}`,
     ...(sum.scaleSummary ? [`scale: ${JSON.stringify(sum.scaleSummary)}`] : []),
-    'goals:', ...Object.entries(sum.goals).map(([g, st]) => `  [${st}] ${g}`), '',
+    'goals:',
+    ...Object.entries(sum.goals).map(([g, st]) => `  [${st}] ${g}`),
+    '',
   ];
   process.stdout.write(lines.join('\n'));
 }
 
-
-async function fetchCrd(kc: KubeConfig, name: string): Promise<{ status?: { conditions?: Array<{ type: string; status: string }> } } | undefined> {
+async function fetchCrd(
+  kc: KubeConfig,
+  name: string,
+): Promise<{ status?: { conditions?: Array<{ type: string; status: string }> } } | undefined> {
   const { ApiextensionsV1Api } = await import('@kubernetes/client-node');
-  return kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name }).catch(() => undefined) as Promise<{ status?: { conditions?: Array<{ type: string; status: string }> } } | undefined>;
+  return kc
+    .makeApiClient(ApiextensionsV1Api)
+    .readCustomResourceDefinition({ name })
+    .catch(() => undefined) as Promise<
+    { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined
+  >;
 }

@@ -35,13 +35,23 @@ const KINDS = (process.env.BENCH_FAILOVER_KINDS ?? 'graceful,crash').split(',') 
 const GRACEFUL_GOAL_S = 1;
 const log = (msg: string) => process.stderr.write(`bench failover: ${msg}\n`);
 
-interface TimingSet { name: string; leaseS: number; renewS: number; retryS: number }
+interface TimingSet {
+  name: string;
+  leaseS: number;
+  renewS: number;
+  retryS: number;
+}
 const TIMING_SETS: TimingSet[] = [
   { name: 'default', leaseS: 15, renewS: 10, retryS: 2 },
   { name: 'short', leaseS: 4, renewS: 3, retryS: 1 },
 ];
 
-interface Stats { medianS: number; minS: number; maxS: number; runs: number[] }
+interface Stats {
+  medianS: number;
+  minS: number;
+  maxS: number;
+  runs: number[];
+}
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -62,18 +72,30 @@ async function measure(kc: KubeConfig, kubeconfigPath: string, t: TimingSet) {
   let seq = 0;
   const start = async () => {
     const m = await ManagerProcess.start({
-      name: `fo-${t.name}-${seq++}`, kubeconfigPath, namespace: ns,
-      args: [`--leader-election-lease-duration=${t.leaseS}s`, `--leader-election-renew-deadline=${t.renewS}s`, `--leader-election-retry-period=${t.retryS}s`],
+      name: `fo-${t.name}-${seq++}`,
+      kubeconfigPath,
+      namespace: ns,
+      args: [
+        `--leader-election-lease-duration=${t.leaseS}s`,
+        `--leader-election-renew-deadline=${t.renewS}s`,
+        `--leader-election-retry-period=${t.retryS}s`,
+      ],
     });
     live.add(m);
     await m.waitReady();
     return m;
   };
   const bound = (t.leaseS + 4 * t.retryS) * 1000 + 30_000;
-  const leaderOf = async (): Promise<ManagerProcess> => until('one leader, by gauge and Lease', async () => {
-    for (const m of live) if (history.latest()?.holder === identityOf(m) && (await m.leading())) return m;
-    return undefined;
-  }, bound, 20);
+  const leaderOf = async (): Promise<ManagerProcess> =>
+    until(
+      'one leader, by gauge and Lease',
+      async () => {
+        for (const m of live) if (history.latest()?.holder === identityOf(m) && (await m.leading())) return m;
+        return undefined;
+      },
+      bound,
+      20,
+    );
 
   const graceful = { signalToLeader: [] as number[], releaseToAcquire: [] as number[] };
   const crash = { signalToLeader: [] as number[], lastRenewToAcquire: [] as number[] };
@@ -87,10 +109,15 @@ async function measure(kc: KubeConfig, kubeconfigPath: string, t: TimingSet) {
       const oldId = identityOf(leader)!;
       const signalledAt = Date.now();
       leader.signal(kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
-      const next = await until('the standby to take the Lease', () => {
-        const r = history.latest();
-        return r && r.holder !== '' && r.holder !== oldId ? r : undefined;
-      }, bound, 10);
+      const next = await until(
+        'the standby to take the Lease',
+        () => {
+          const r = history.latest();
+          return r && r.holder !== '' && r.holder !== oldId ? r : undefined;
+        },
+        bound,
+        10,
+      );
       const exit = await leader.exited;
       live.delete(leader);
       await leader.stop(); // removes its cert dir
@@ -98,14 +125,17 @@ async function measure(kc: KubeConfig, kubeconfigPath: string, t: TimingSet) {
       const lastByOld = records[records.findLastIndex((r) => r.holder === oldId)];
       if (kind === 'graceful') {
         const release = records.findLast((r) => r.holder === '');
-        if (exit.code !== 0 || !release || release.renewTime < lastByOld.renewTime) throw new Error(`graceful stop did not release: ${JSON.stringify(exit)}`);
+        if (exit.code !== 0 || !release || release.renewTime < lastByOld.renewTime)
+          throw new Error(`graceful stop did not release: ${JSON.stringify(exit)}`);
         graceful.signalToLeader.push(next.acquireTime - signalledAt);
         graceful.releaseToAcquire.push(next.acquireTime - release.renewTime);
       } else {
         crash.signalToLeader.push(next.acquireTime - signalledAt);
         crash.lastRenewToAcquire.push(next.acquireTime - lastByOld.renewTime);
       }
-      log(`${t.name} #${run} ${kind} (load ${loadavg()[0].toFixed(2)}): new leader ${((next.acquireTime - signalledAt) / 1000).toFixed(2)}s after ${kind === 'graceful' ? 'SIGTERM' : 'SIGKILL'} (transitions ${next.leaseTransitions})`);
+      log(
+        `${t.name} #${run} ${kind} (load ${loadavg()[0].toFixed(2)}): new leader ${((next.acquireTime - signalledAt) / 1000).toFixed(2)}s after ${kind === 'graceful' ? 'SIGTERM' : 'SIGKILL'} (transitions ${next.leaseTransitions})`,
+      );
       await start(); // the replacement pod: the next standby
     }
   } finally {
@@ -131,12 +161,24 @@ export async function run(): Promise<BenchmarkResult> {
       const crashBoundS = t.leaseS + t.retryS;
       figures[key] = {
         gracefulSigtermToNewLeaderSeconds: sigterm,
-        gracefulReleaseToNewLeaderSeconds: graceful.releaseToAcquire.length ? stats(graceful.releaseToAcquire) : undefined,
+        gracefulReleaseToNewLeaderSeconds: graceful.releaseToAcquire.length
+          ? stats(graceful.releaseToAcquire)
+          : undefined,
         crashSigkillToNewLeaderSeconds: sigkill,
         crashLastRenewToNewLeaderSeconds: crash.lastRenewToAcquire.length ? stats(crash.lastRenewToAcquire) : undefined,
         goals: {
-          ...(sigterm && t.name === 'default' ? { [`graceful median <= ${GRACEFUL_GOAL_S}s over ${RUNS} runs`]: sigterm.medianS <= GRACEFUL_GOAL_S ? 'met' : 'NOT met' } : {}),
-          ...(sigkill ? { [`crash takeover median <= lease + retry (${crashBoundS}s)`]: sigkill.medianS <= crashBoundS ? 'met' : 'NOT met' } : {}),
+          ...(sigterm && t.name === 'default'
+            ? {
+                [`graceful median <= ${GRACEFUL_GOAL_S}s over ${RUNS} runs`]:
+                  sigterm.medianS <= GRACEFUL_GOAL_S ? 'met' : 'NOT met',
+              }
+            : {}),
+          ...(sigkill
+            ? {
+                [`crash takeover median <= lease + retry (${crashBoundS}s)`]:
+                  sigkill.medianS <= crashBoundS ? 'met' : 'NOT met',
+              }
+            : {}),
         },
         loadAverage1m: { before: round2(loadBefore[0]), after: round2(loadavg()[0]) },
       };

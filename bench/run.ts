@@ -24,7 +24,12 @@ async function runOne(name: string): Promise<void> {
   if (!load) throw new Error(`unknown benchmark "${name}". Fix: use one of ${Object.keys(BENCHMARKS).join(', ')}`);
   const startedAt = new Date().toISOString();
   const result = await (await load()).run();
-  const record = { name, startedAt, machine: { cores: availableParallelism(), node: process.version, platform: `${process.platform}/${process.arch}` }, ...result };
+  const record = {
+    name,
+    startedAt,
+    machine: { cores: availableParallelism(), node: process.version, platform: `${process.platform}/${process.arch}` },
+    ...result,
+  };
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   writeFileSync(new URL(`./results/${name}.json`, import.meta.url), `${JSON.stringify(record, null, 2)}\n`);
   process.stdout.write(`\n== ${name}\n${JSON.stringify(record.figures, null, 2)}\n`);

@@ -4,7 +4,13 @@
  */
 import { CoreV1Api, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
-import { kubeletStatus, patchPodStatus, reportedImage, sidecarSetClient, waitFor } from '../test/integration/support/sidecarset.js';
+import {
+  kubeletStatus,
+  patchPodStatus,
+  reportedImage,
+  sidecarSetClient,
+  waitFor,
+} from '../test/integration/support/sidecarset.js';
 
 export const ROLLOUT_NS = 'bench-rollout';
 export const ROLLOUT_PODS = 1_000;
@@ -19,9 +25,11 @@ export function pod(name: string, labels: Record<string, string>): V1Pod {
 /** Runs `task` over `items` with at most `limit` in flight. */
 export async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await task(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await task(items[next++]);
+    }),
+  );
 }
 
 /** The rollout SidecarSet (created through the manager's webhooks), then 1,000 injected, Ready pods it counts. */
@@ -29,22 +37,49 @@ export async function createFleet(kc: KubeConfig, who: string): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const sidecarSets = sidecarSetClient(kc);
   await sidecarSets.create({
-    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'bench-rollout' },
-    spec: { selector: { matchLabels: { app: 'fleet' } }, namespace: ROLLOUT_NS, containers: [{ name: 'fleet-proxy', image: 'proxy:1' }], updateStrategy: { maxUnavailable: '10%' } },
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'bench-rollout' },
+    spec: {
+      selector: { matchLabels: { app: 'fleet' } },
+      namespace: ROLLOUT_NS,
+      containers: [{ name: 'fleet-proxy', image: 'proxy:1' }],
+      updateStrategy: { maxUnavailable: '10%' },
+    },
   });
-  await waitFor('the rollout SidecarSet to reach the webhook', async () => {
-    const probe = await core.createNamespacedPod({ namespace: ROLLOUT_NS, body: pod('probe', { app: 'fleet' }), dryRun: 'All' });
-    return probe.spec!.containers.some((c) => c.name === 'fleet-proxy') ? true : undefined;
-  }, 60_000);
+  await waitFor(
+    'the rollout SidecarSet to reach the webhook',
+    async () => {
+      const probe = await core.createNamespacedPod({
+        namespace: ROLLOUT_NS,
+        body: pod('probe', { app: 'fleet' }),
+        dryRun: 'All',
+      });
+      return probe.spec!.containers.some((c) => c.name === 'fleet-proxy') ? true : undefined;
+    },
+    60_000,
+  );
   const started = performance.now();
-  await pool(Array.from({ length: ROLLOUT_PODS }, (_, i) => i), CONCURRENCY, async (i) => {
-    const created = await core.createNamespacedPod({ namespace: ROLLOUT_NS, body: pod(`fleet-${i}`, { app: 'fleet' }) });
-    await patchPodStatus(core, created, kubeletStatus(created, true));
-  });
-  await waitFor(`status to count ${ROLLOUT_PODS} ready pods`, async () => {
-    const { status } = await sidecarSets.get('bench-rollout');
-    return status?.matchedPods === ROLLOUT_PODS && status.updatedReadyPods === ROLLOUT_PODS ? true : undefined;
-  }, 180_000, 100);
+  await pool(
+    Array.from({ length: ROLLOUT_PODS }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const created = await core.createNamespacedPod({
+        namespace: ROLLOUT_NS,
+        body: pod(`fleet-${i}`, { app: 'fleet' }),
+      });
+      await patchPodStatus(core, created, kubeletStatus(created, true));
+    },
+  );
+  await waitFor(
+    `status to count ${ROLLOUT_PODS} ready pods`,
+    async () => {
+      const { status } = await sidecarSets.get('bench-rollout');
+      return status?.matchedPods === ROLLOUT_PODS && status.updatedReadyPods === ROLLOUT_PODS ? true : undefined;
+    },
+    180_000,
+    100,
+  );
   log(`${who}: ${ROLLOUT_PODS} pods created, injected and ready in ${Math.round(performance.now() - started)}ms`);
 }
 
@@ -65,20 +100,36 @@ export function startKubelet(kc: KubeConfig, container: string): { stop(): void;
     if (!spec || reported === reportedImage(spec) || inFlight.has(name)) return;
     inFlight.add(name);
     patchPodStatus(core, p, kubeletStatus(p, true))
-      .then(() => { patches++; }, (err: Error) => log(`kubelet: patching ${name} failed: ${err.message}`))
+      .then(
+        () => {
+          patches++;
+        },
+        (err: Error) => log(`kubelet: patching ${name} failed: ${err.message}`),
+      )
       .finally(() => inFlight.delete(name));
   };
   const watch = async (resourceVersion?: string): Promise<void> => {
     if (stopped) return;
-    abort = await new Watch(kc).watch(`/api/v1/namespaces/${ROLLOUT_NS}/pods`, { resourceVersion, allowWatchBookmarks: true },
+    abort = await new Watch(kc).watch(
+      `/api/v1/namespaces/${ROLLOUT_NS}/pods`,
+      { resourceVersion, allowWatchBookmarks: true },
       (type, obj: V1Pod) => {
         resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
         if (type === 'ADDED' || type === 'MODIFIED') handle(obj);
       },
-      () => { if (!stopped) void watch(resourceVersion).catch((err: Error) => log(`kubelet: rewatch failed: ${err.message}`)); });
+      () => {
+        if (!stopped) void watch(resourceVersion).catch((err: Error) => log(`kubelet: rewatch failed: ${err.message}`));
+      },
+    );
   };
   void watch();
-  return { stop: () => { stopped = true; abort?.abort(); }, patches: () => patches };
+  return {
+    stop: () => {
+      stopped = true;
+      abort?.abort();
+    },
+    patches: () => patches,
+  };
 }
 
 export interface RolloutFigures {
@@ -87,27 +138,46 @@ export interface RolloutFigures {
   finished: boolean;
   /** Pods updated and ready when it finished or was given up. */
   updatedReady: number;
-  peakInFlight: number; reconciles: number; reconcileSeconds: number; reconcileErrors: number;
+  peakInFlight: number;
+  reconciles: number;
+  reconcileSeconds: number;
+  reconcileErrors: number;
 }
 
 /** Sum of every series of `name` (any labels) in a Prometheus text page. */
 export function metricSum(page: string, name: string): number {
-  return page.split('\n').filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+  return page
+    .split('\n')
+    .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 /** The SidecarSet controller's reconcile counters on a manager's /metrics (controller-runtime names, both managers). */
 function reconcileMetrics(page: string) {
-  const only = (name: string) => page.split('\n').filter((l) => !l.startsWith(name) || /controller="sidecarset(-controller)?"/.test(l)).join('\n');
+  const only = (name: string) =>
+    page
+      .split('\n')
+      .filter((l) => !l.startsWith(name) || /controller="sidecarset(-controller)?"/.test(l))
+      .join('\n');
   return {
     total: metricSum(only('controller_runtime_reconcile_total'), 'controller_runtime_reconcile_total'),
-    seconds: metricSum(only('controller_runtime_reconcile_time_seconds_sum'), 'controller_runtime_reconcile_time_seconds_sum'),
+    seconds: metricSum(
+      only('controller_runtime_reconcile_time_seconds_sum'),
+      'controller_runtime_reconcile_time_seconds_sum',
+    ),
     errors: metricSum(only('controller_runtime_reconcile_errors_total'), 'controller_runtime_reconcile_errors_total'),
   };
 }
 
 /** Changes the sidecar image (with maxUnavailable) and times until the status reports every pod updated and ready. */
-export async function rollout(kc: KubeConfig, metrics: () => Promise<string>, who: string, image: string, maxUnavailable: number | string, limitMs = 600_000): Promise<RolloutFigures> {
+export async function rollout(
+  kc: KubeConfig,
+  metrics: () => Promise<string>,
+  who: string,
+  image: string,
+  maxUnavailable: number | string,
+  limitMs = 600_000,
+): Promise<RolloutFigures> {
   const sidecarSets = sidecarSetClient(kc);
   const before = reconcileMetrics(await metrics());
   await sidecarSets.jsonPatch('bench-rollout', [
@@ -117,19 +187,29 @@ export async function rollout(kc: KubeConfig, metrics: () => Promise<string>, wh
   const started = performance.now();
   let peakInFlight = 0;
   let updatedReady = 0;
-  const finished = await waitFor(`${who}: bench-rollout to roll ${image} through ${ROLLOUT_PODS} pods`, async () => {
-    const { metadata, status } = await sidecarSets.get('bench-rollout');
-    if (status?.observedGeneration !== metadata.generation) return undefined;
-    // Patched but not yet reported running the new image: what maxUnavailable bounds here.
-    peakInFlight = Math.max(peakInFlight, (status.updatedPods ?? 0) - (status.updatedReadyPods ?? 0));
-    updatedReady = status.updatedReadyPods ?? 0;
-    return status.updatedPods === ROLLOUT_PODS && updatedReady === ROLLOUT_PODS ? true : undefined;
-  }, limitMs, 50).catch(() => false);
+  const finished = await waitFor(
+    `${who}: bench-rollout to roll ${image} through ${ROLLOUT_PODS} pods`,
+    async () => {
+      const { metadata, status } = await sidecarSets.get('bench-rollout');
+      if (status?.observedGeneration !== metadata.generation) return undefined;
+      // Patched but not yet reported running the new image: what maxUnavailable bounds here.
+      peakInFlight = Math.max(peakInFlight, (status.updatedPods ?? 0) - (status.updatedReadyPods ?? 0));
+      updatedReady = status.updatedReadyPods ?? 0;
+      return status.updatedPods === ROLLOUT_PODS && updatedReady === ROLLOUT_PODS ? true : undefined;
+    },
+    limitMs,
+    50,
+  ).catch(() => false);
   const seconds = Math.round((performance.now() - started) / 10) / 100;
   const after = reconcileMetrics(await metrics());
   const figures = {
-    seconds, finished, updatedReady, peakInFlight,
-    reconciles: after.total - before.total, reconcileSeconds: Math.round((after.seconds - before.seconds) * 100) / 100, reconcileErrors: after.errors - before.errors,
+    seconds,
+    finished,
+    updatedReady,
+    peakInFlight,
+    reconciles: after.total - before.total,
+    reconcileSeconds: Math.round((after.seconds - before.seconds) * 100) / 100,
+    reconcileErrors: after.errors - before.errors,
   };
   log(`${who}: rollout of ${image} (maxUnavailable ${maxUnavailable}): ${JSON.stringify(figures)}`);
   return figures;

@@ -16,7 +16,12 @@ import { addEndpoint } from '../test/integration/support/runtime-cluster.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
 import { createFleet, log, ROLLOUT_NS, rollout, startKubelet, type RolloutFigures } from './sidecarset-rollout.js';
 
-export interface UpstreamRollouts { tenPercent: RolloutFigures; one: RolloutFigures; version: string; loadAverage1m: number[] }
+export interface UpstreamRollouts {
+  tenPercent: RolloutFigures;
+  one: RolloutFigures;
+  version: string;
+  loadAverage1m: number[];
+}
 
 export async function upstreamRollouts(): Promise<UpstreamRollouts> {
   const controlPlane = new ControlPlane({ log });
@@ -33,7 +38,10 @@ export async function upstreamRollouts(): Promise<UpstreamRollouts> {
     writeFileSync(process.env[STATE_ENV], JSON.stringify({ ...info, controlUrl: '' }));
     const objects = synthesizeDefault();
     const rendered = renderedManager(objects);
-    const applied = await kubectlApply(objects, join(dir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
+    const applied = await kubectlApply(objects, join(dir, 'install.yaml'), {
+      serverSide: true,
+      fieldManager: 'kruise-ha',
+    });
     if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
     upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-bench-0`, dir);
     await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
@@ -48,7 +56,14 @@ export async function upstreamRollouts(): Promise<UpstreamRollouts> {
     load.push(loadavg()[0]);
     // Upstream reconciles a consistency change only after 5 s (its pod event handler): at
     // maxUnavailable 1 that is up to 5 s a pod, so this run is bounded and its progress reported.
-    const one = await rollout(kc, metrics, 'upstream', 'proxy:3', 1, Number(process.env.BENCH_SIDECARSET_UPSTREAM_LIMIT_S ?? 300) * 1000);
+    const one = await rollout(
+      kc,
+      metrics,
+      'upstream',
+      'proxy:3',
+      1,
+      Number(process.env.BENCH_SIDECARSET_UPSTREAM_LIMIT_S ?? 300) * 1000,
+    );
     load.push(loadavg()[0]);
     return { tenPercent, one, version: info.kruiseVersion, loadAverage1m: load };
   } finally {

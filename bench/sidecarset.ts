@@ -27,7 +27,17 @@ import { ManagerProcess } from '../test/integration/support/manager-process.js';
 import { addEndpoint, installRuntime } from '../test/integration/support/runtime-cluster.js';
 import { sidecarSetClient, waitFor } from '../test/integration/support/sidecarset.js';
 import type { BenchmarkResult } from './run.js';
-import { createFleet, log, metricSum, pod, ROLLOUT_NS, ROLLOUT_PODS, rollout, startKubelet, type RolloutFigures } from './sidecarset-rollout.js';
+import {
+  createFleet,
+  log,
+  metricSum,
+  pod,
+  ROLLOUT_NS,
+  ROLLOUT_PODS,
+  rollout,
+  startKubelet,
+  type RolloutFigures,
+} from './sidecarset-rollout.js';
 
 const INSTALL_NS = 'kruise-bench';
 const LATENCY_NS = 'bench-latency';
@@ -40,8 +50,17 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
-interface Series { name: string; namespace: string; labels: Record<string, string>; check: (p: V1Pod) => void }
-interface Latency { p50Ms: number; p99Ms: number; meanMs: number }
+interface Series {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  check: (p: V1Pod) => void;
+}
+interface Latency {
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+}
 
 /**
  * Sequential pod creations, the series taking turns (so drift in the API server's state hits
@@ -61,7 +80,11 @@ async function createLatency(core: CoreV1Api, series: Series[]): Promise<Record<
   const result: Record<string, Latency> = {};
   for (const [name, list] of samples) {
     list.sort((a, b) => a - b);
-    result[name] = { p50Ms: round(percentile(list, 50)), p99Ms: round(percentile(list, 99)), meanMs: round(list.reduce((a, b) => a + b, 0) / list.length) };
+    result[name] = {
+      p50Ms: round(percentile(list, 50)),
+      p99Ms: round(percentile(list, 99)),
+      meanMs: round(list.reduce((a, b) => a + b, 0) / list.length),
+    };
     log(`pod create, ${name}: ${JSON.stringify(result[name])}`);
   }
   return result;
@@ -78,21 +101,41 @@ async function latencyPhases(kc: KubeConfig, manager: () => Promise<ManagerProce
     if (p.spec!.containers.length !== 1) throw new Error(`pod ${p.metadata!.name} was injected`);
   };
   // 1. No webhook configuration at all: the API server and etcd alone.
-  const { 'no-webhook-configuration': noWebhook } = await createLatency(core, [{ name: 'no-webhook-configuration', namespace: LATENCY_NS, labels: { app: 'plain' }, check: unchanged }]);
+  const { 'no-webhook-configuration': noWebhook } = await createLatency(core, [
+    { name: 'no-webhook-configuration', namespace: LATENCY_NS, labels: { app: 'plain' }, check: unchanged },
+  ]);
   // 2. The runtime installed and serving: every pod create now calls the manager.
   await manager();
   await sidecarSetClient(kc).create({
-    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'bench-latency' },
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'bench-latency' },
     spec: {
-      selector: { matchLabels: { app: 'meshed' } }, namespace: LATENCY_NS,
-      containers: [{ name: 'proxy', image: 'proxy:1', shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }] }],
+      selector: { matchLabels: { app: 'meshed' } },
+      namespace: LATENCY_NS,
+      containers: [
+        {
+          name: 'proxy',
+          image: 'proxy:1',
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+        },
+      ],
       volumes: [{ name: 'proxy-certs', emptyDir: {} }],
     },
   });
-  await waitFor('the webhook to inject', async () => {
-    const probe = await core.createNamespacedPod({ namespace: LATENCY_NS, body: pod('probe', { app: 'meshed' }), dryRun: 'All' });
-    return probe.spec!.containers.length === 2 ? true : undefined;
-  }, 60_000);
+  await waitFor(
+    'the webhook to inject',
+    async () => {
+      const probe = await core.createNamespacedPod({
+        namespace: LATENCY_NS,
+        body: pod('probe', { app: 'meshed' }),
+        dryRun: 'All',
+      });
+      return probe.spec!.containers.length === 2 ? true : undefined;
+    },
+    60_000,
+  );
   // With the runtime installed: pods in its own namespace (excluded by the configuration's
   // namespaceSelector, so the webhook is not called), pods the webhook sees but no SidecarSet
   // selects, and pods it injects; taking turns.
@@ -100,22 +143,40 @@ async function latencyPhases(kc: KubeConfig, manager: () => Promise<ManagerProce
     { name: 'webhook-not-called', namespace: INSTALL_NS, labels: { app: 'meshed' }, check: unchanged },
     { name: 'webhook-no-match', namespace: LATENCY_NS, labels: { app: 'plain' }, check: unchanged },
     {
-      name: 'webhook-inject', namespace: LATENCY_NS, labels: { app: 'meshed' }, check: (p) => {
+      name: 'webhook-inject',
+      namespace: LATENCY_NS,
+      labels: { app: 'meshed' },
+      check: (p) => {
         if (p.spec!.containers[0].name !== 'proxy') throw new Error(`pod ${p.metadata!.name} was not injected`);
       },
     },
   ]);
-  return { noWebhook, notCalled: latency['webhook-not-called'], noMatch: latency['webhook-no-match'], inject: latency['webhook-inject'] };
+  return {
+    noWebhook,
+    notCalled: latency['webhook-not-called'],
+    noMatch: latency['webhook-no-match'],
+    inject: latency['webhook-inject'],
+  };
 }
 
-const ratio = (ours: number, upstream: number | undefined) => (upstream ? Math.round((ours / upstream) * 100) / 100 : undefined);
+const ratio = (ours: number, upstream: number | undefined) =>
+  upstream ? Math.round((ours / upstream) * 100) / 100 : undefined;
 
 export async function run(): Promise<BenchmarkResult> {
   const rolloutOnly = process.env.BENCH_SIDECARSET_ROLLOUT_ONLY === '1';
   const controlPlane = new ControlPlane({ log });
   let manager: ManagerProcess | undefined;
   let kubelet: { stop(): void; patches(): number } | undefined;
-  let ours: { latency?: Latencies; tenPercent: RolloutFigures; one: RolloutFigures; kubeletPatches: number; rss: number[]; heap: number; load: number[]; kubernetesVersion: string };
+  let ours: {
+    latency?: Latencies;
+    tenPercent: RolloutFigures;
+    one: RolloutFigures;
+    kubeletPatches: number;
+    rss: number[];
+    heap: number;
+    load: number[];
+    kubernetesVersion: string;
+  };
   try {
     const info = await controlPlane.start();
     const kc = new KubeConfig();
@@ -124,7 +185,11 @@ export async function run(): Promise<BenchmarkResult> {
     for (const name of [LATENCY_NS, ROLLOUT_NS]) await core.createNamespace({ body: { metadata: { name } } });
     const start = async () => {
       await installRuntime(kc, INSTALL_NS);
-      manager = await ManagerProcess.start({ name: 'bench-m0', kubeconfigPath: info.kubeconfigPath, namespace: INSTALL_NS });
+      manager = await ManagerProcess.start({
+        name: 'bench-m0',
+        kubeconfigPath: info.kubeconfigPath,
+        namespace: INSTALL_NS,
+      });
       await manager.waitReady();
       await addEndpoint(kc, INSTALL_NS, manager.name, manager.ports.webhook);
       return manager;
@@ -144,10 +209,26 @@ export async function run(): Promise<BenchmarkResult> {
     const one = await rollout(kc, metrics, 'ours', 'proxy:3', 1);
     load.push(loadavg()[0]);
     // What failed, if anything did (reconcile errors are retried with backoff and cost time).
-    for (const line of manager!.logs().split('\n').filter((l) => /"level":"error"|reconcile failed/i.test(l)).slice(0, 5)) log(`ours: manager: ${line.slice(0, 400)}`);
+    for (const line of manager!
+      .logs()
+      .split('\n')
+      .filter((l) => /"level":"error"|reconcile failed/i.test(l))
+      .slice(0, 5))
+      log(`ours: manager: ${line.slice(0, 400)}`);
     const page = await metrics();
-    ours = { latency, tenPercent, one, kubeletPatches: kubelet.patches(), rss: [rssBefore, metricSum(page, 'process_resident_memory_bytes')], heap: metricSum(page, 'nodejs_heap_size_used_bytes'), load, kubernetesVersion: info.kubernetesVersion };
-    log(`ours: manager memory: rss ${mib(ours.rss[0])} MiB before the rollouts, ${mib(ours.rss[1])} MiB after (heap used ${mib(ours.heap)} MiB)`);
+    ours = {
+      latency,
+      tenPercent,
+      one,
+      kubeletPatches: kubelet.patches(),
+      rss: [rssBefore, metricSum(page, 'process_resident_memory_bytes')],
+      heap: metricSum(page, 'nodejs_heap_size_used_bytes'),
+      load,
+      kubernetesVersion: info.kubernetesVersion,
+    };
+    log(
+      `ours: manager memory: rss ${mib(ours.rss[0])} MiB before the rollouts, ${mib(ours.rss[1])} MiB after (heap used ${mib(ours.heap)} MiB)`,
+    );
   } finally {
     kubelet?.stop();
     await manager?.stop().catch(() => undefined);
@@ -155,16 +236,25 @@ export async function run(): Promise<BenchmarkResult> {
   }
   // 4. The same rollout under upstream's kruise-manager, on its own control plane.
   // Loaded only when run: the upstream harness needs the built package (dist/) to synthesize the install.
-  const upstream = process.env.BENCH_SIDECARSET_UPSTREAM === '0' ? undefined : await (await import('./sidecarset-upstream.js')).upstreamRollouts();
+  const upstream =
+    process.env.BENCH_SIDECARSET_UPSTREAM === '0'
+      ? undefined
+      : await (await import('./sidecarset-upstream.js')).upstreamRollouts();
   const l = ours.latency;
   return {
     figures: {
-      ...(l ? {
-        podCreateNoWebhookConfigurationP50Ms: l.noWebhook.p50Ms, podCreateNoWebhookConfigurationP99Ms: l.noWebhook.p99Ms,
-        podCreateWebhookNotCalledP50Ms: l.notCalled.p50Ms, podCreateWebhookNotCalledP99Ms: l.notCalled.p99Ms,
-        podCreateWebhookNoMatchP50Ms: l.noMatch.p50Ms, podCreateWebhookNoMatchP99Ms: l.noMatch.p99Ms,
-        podCreateWebhookInjectP50Ms: l.inject.p50Ms, podCreateWebhookInjectP99Ms: l.inject.p99Ms,
-      } : {}),
+      ...(l
+        ? {
+            podCreateNoWebhookConfigurationP50Ms: l.noWebhook.p50Ms,
+            podCreateNoWebhookConfigurationP99Ms: l.noWebhook.p99Ms,
+            podCreateWebhookNotCalledP50Ms: l.notCalled.p50Ms,
+            podCreateWebhookNotCalledP99Ms: l.notCalled.p99Ms,
+            podCreateWebhookNoMatchP50Ms: l.noMatch.p50Ms,
+            podCreateWebhookNoMatchP99Ms: l.noMatch.p99Ms,
+            podCreateWebhookInjectP50Ms: l.inject.p50Ms,
+            podCreateWebhookInjectP99Ms: l.inject.p99Ms,
+          }
+        : {}),
       rollout1000PodsMaxUnavailable10PercentSeconds: ours.tenPercent.seconds,
       rollout1000PodsMaxUnavailable1Seconds: ours.one.seconds,
       upstreamRollout1000PodsMaxUnavailable10PercentSeconds: upstream?.tenPercent.seconds,
@@ -173,8 +263,12 @@ export async function run(): Promise<BenchmarkResult> {
       rolloutRatioOursToUpstream1: upstream?.one.finished ? ratio(ours.one.seconds, upstream.one.seconds) : undefined,
       upstreamRollout1PodsUpdatedWithinLimit: upstream?.one.updatedReady,
       // Pods per second, so that an upstream run cut at its time limit still compares.
-      rolloutGoalAtLeastAsFastAsUpstream: upstream ? [[ours.tenPercent, upstream.tenPercent], [ours.one, upstream.one]]
-        .every(([o, u]) => o.finished && o.updatedReady / o.seconds >= u.updatedReady / u.seconds) : undefined,
+      rolloutGoalAtLeastAsFastAsUpstream: upstream
+        ? [
+            [ours.tenPercent, upstream.tenPercent],
+            [ours.one, upstream.one],
+          ].every(([o, u]) => o.finished && o.updatedReady / o.seconds >= u.updatedReady / u.seconds)
+        : undefined,
       rolloutPeakInFlightPods10Percent: ours.tenPercent.peakInFlight,
       rolloutPeakInFlightPods1: ours.one.peakInFlight,
       rolloutReconciles10Percent: ours.tenPercent.reconciles,
@@ -190,9 +284,9 @@ export async function run(): Promise<BenchmarkResult> {
       loadAverage1mBeforeBetweenAfterRollouts: ours.load,
     },
     notes: [
-      `latency: ${LATENCY_SAMPLES} sequential creates per series after ${WARMUP} warm-up rounds, measured at the client (client-node over loopback TLS); `
-        + 'no-webhook-configuration runs first, alone; the three others take turns once the runtime is installed',
-      'webhook-not-called: pods in the manager\'s namespace, which the pod webhook\'s namespaceSelector excludes',
+      `latency: ${LATENCY_SAMPLES} sequential creates per series after ${WARMUP} warm-up rounds, measured at the client (client-node over loopback TLS); ` +
+        'no-webhook-configuration runs first, alone; the three others take turns once the runtime is installed',
+      "webhook-not-called: pods in the manager's namespace, which the pod webhook's namespaceSelector excludes",
       'webhook phases: the API server calls the manager over TLS on 127.0.0.1 (EndpointSlice routing, --enable-aggregator-routing)',
       `rollout: ${ROLLOUT_PODS} pods; the benchmark kubelet reports a patched pod Ready on the new image at once (no container restart time), with a new imageID`,
       'upstream: kruise-manager v1.8.3 as the synthesized Deployment runs it, the same fleet and kubelet on a fresh control plane, after ours',

@@ -46,15 +46,24 @@ export const PODS_NS = 'bench-webhook';
 /** The SidecarSet every webhook benchmark injects (ours and, in compare, upstream's). */
 export function benchSidecarSet() {
   return {
-    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet', metadata: { name: 'bench-mesh' },
+    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
+    kind: 'SidecarSet',
+    metadata: { name: 'bench-mesh' },
     spec: {
-      namespace: PODS_NS, selector: { matchLabels: { tier: 'backend', mesh: 'on' } },
-      containers: [{
-        name: 'mesh-proxy', image: 'registry.example.com/proxy:1.30', podInjectPolicy: 'BeforeAppContainer',
-        args: ['proxy', '--config=/etc/proxy'], resources: { requests: { cpu: '100m', memory: '64Mi' } },
-        shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
-        volumeMounts: [{ name: 'proxy-config', mountPath: '/etc/proxy' }],
-      }],
+      namespace: PODS_NS,
+      selector: { matchLabels: { tier: 'backend', mesh: 'on' } },
+      containers: [
+        {
+          name: 'mesh-proxy',
+          image: 'registry.example.com/proxy:1.30',
+          podInjectPolicy: 'BeforeAppContainer',
+          args: ['proxy', '--config=/etc/proxy'],
+          resources: { requests: { cpu: '100m', memory: '64Mi' } },
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+          volumeMounts: [{ name: 'proxy-config', mountPath: '/etc/proxy' }],
+        },
+      ],
       volumes: [{ name: 'proxy-config', emptyDir: {} }],
     },
   };
@@ -79,106 +88,197 @@ export function realisticPod(app: string, i: number): V1Pod {
   return {
     metadata: {
       generateName: `${app}-7d9f8c6b5-`,
-      labels: { app, 'pod-template-hash': '7d9f8c6b5', 'app.kubernetes.io/name': app, 'app.kubernetes.io/version': '1.4.2', tier: 'backend' },
-      annotations: {
-        'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090',
-        'kubectl.kubernetes.io/restartedAt': '2026-11-20T10:00:00Z', 'example.com/request': String(i),
+      labels: {
+        app,
+        'pod-template-hash': '7d9f8c6b5',
+        'app.kubernetes.io/name': app,
+        'app.kubernetes.io/version': '1.4.2',
+        tier: 'backend',
       },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-7d9f8c6b5`, uid: '0b6f3c2e-8d1a-4c55-9a0e-4f2d7c1e9b10', controller: true, blockOwnerDeletion: true }],
+      annotations: {
+        'prometheus.io/scrape': 'true',
+        'prometheus.io/port': '9090',
+        'kubectl.kubernetes.io/restartedAt': '2026-11-20T10:00:00Z',
+        'example.com/request': String(i),
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `${app}-7d9f8c6b5`,
+          uid: '0b6f3c2e-8d1a-4c55-9a0e-4f2d7c1e9b10',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: {
       serviceAccountName: 'default',
       terminationGracePeriodSeconds: 30,
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, fsGroup: 2000, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        fsGroup: 2000,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
       containers: [
         {
-          name: 'app', image: `registry.example.com/${app}:1.4.2`, imagePullPolicy: 'IfNotPresent',
-          ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
+          name: 'app',
+          image: `registry.example.com/${app}:1.4.2`,
+          imagePullPolicy: 'IfNotPresent',
+          ports: [
+            { name: 'http', containerPort: 8080 },
+            { name: 'metrics', containerPort: 9090 },
+          ],
           env: [
-            { name: 'TZ', value: 'UTC' }, { name: 'LOG_LEVEL', value: 'info' },
+            { name: 'TZ', value: 'UTC' },
+            { name: 'LOG_LEVEL', value: 'info' },
             { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
             { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: `${app}-db`, key: 'password' } } },
           ],
           resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
           readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 5 },
           livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, failureThreshold: 3 },
-          volumeMounts: [{ name: 'config', mountPath: '/etc/app' }, { name: 'tmp', mountPath: '/tmp' }],
-          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          volumeMounts: [
+            { name: 'config', mountPath: '/etc/app' },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
         },
         {
-          name: 'log-shipper', image: 'registry.example.com/shipper:2.1', args: ['--path=/var/log/app'],
+          name: 'log-shipper',
+          image: 'registry.example.com/shipper:2.1',
+          args: ['--path=/var/log/app'],
           resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
           volumeMounts: [{ name: 'tmp', mountPath: '/var/log/app' }],
         },
       ],
-      volumes: [{ name: 'config', configMap: { name: `${app}-config` } }, { name: 'tmp', emptyDir: {} }],
-      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+      volumes: [
+        { name: 'config', configMap: { name: `${app}-config` } },
+        { name: 'tmp', emptyDir: {} },
+      ],
+      tolerations: [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      ],
     },
   };
 }
 
 /** The same pod, selected by the benchmark's SidecarSet. */
-export const withMesh = (p: V1Pod): V1Pod => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, mesh: 'on' } } });
+export const withMesh = (p: V1Pod): V1Pod => ({
+  ...p,
+  metadata: { ...p.metadata, labels: { ...p.metadata!.labels, mesh: 'on' } },
+});
 
 export function review(pod: V1Pod): string {
   return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid: randomUUID(), kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
-      requestKind: { group: '', version: 'v1', kind: 'Pod' }, requestResource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: PODS_NS, operation: 'CREATE',
-      userInfo: { username: 'system:serviceaccount:kube-system:replicaset-controller', uid: randomUUID(), groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'] },
+      uid: randomUUID(),
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      requestKind: { group: '', version: 'v1', kind: 'Pod' },
+      requestResource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: PODS_NS,
+      operation: 'CREATE',
+      userInfo: {
+        username: 'system:serviceaccount:kube-system:replicaset-controller',
+        uid: randomUUID(),
+        groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'],
+      },
       object: { apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...pod.metadata, namespace: PODS_NS } },
-      oldObject: null, dryRun: false, options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
+      oldObject: null,
+      dryRun: false,
+      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
     },
   });
 }
 
-export interface Check { inject: boolean }
+export interface Check {
+  inject: boolean;
+}
 
 /** A webhook server to load: its port on 127.0.0.1, the CA its certificate chains to, and the name it is valid for. */
-export interface Target { port: number; ca: string; servername?: string }
+export interface Target {
+  port: number;
+  ca: string;
+  servername?: string;
+}
 
 /** One POST on `agent`; resolves with whether the answer was the expected one. */
 export function post(target: Target, agent: Agent, body: string, check: Check): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({
-      host: '127.0.0.1', servername: target.servername ?? 'localhost', port: target.port, path: Paths.mutatePod, method: 'POST', ca: target.ca, agent,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        try {
-          const answer = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean; patch?: string } }).response;
-          resolve(res.statusCode === 200 && answer?.allowed === true && Boolean(answer.patch) === check.inject);
-        } catch {
-          resolve(false);
-        }
-      });
-      res.on('error', () => resolve(false));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        servername: target.servername ?? 'localhost',
+        port: target.port,
+        path: Paths.mutatePod,
+        method: 'POST',
+        ca: target.ca,
+        agent,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          try {
+            const answer = (
+              JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean; patch?: string } }
+            ).response;
+            resolve(res.statusCode === 200 && answer?.allowed === true && Boolean(answer.patch) === check.inject);
+          } catch {
+            resolve(false);
+          }
+        });
+        res.on('error', () => resolve(false));
+      },
+    );
     req.on('error', () => resolve(false));
     req.end(body);
   });
 }
 
 export interface LoadFigures {
-  requests: number; errors: number; achievedPerSecond: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number;
+  requests: number;
+  errors: number;
+  achievedPerSecond: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
   /** Longest event-loop stall of the manager and of this load generator during the run: a latency outlier is theirs. */
-  managerLoopDelayMaxMs?: number; clientLoopDelayMaxMs?: number;
+  managerLoopDelayMaxMs?: number;
+  clientLoopDelayMaxMs?: number;
 }
 
 function figuresOf(latencies: number[], errors: number, seconds: number): LoadFigures {
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
-    requests: latencies.length + errors, errors, achievedPerSecond: round(latencies.length / seconds, 1),
-    p50Ms: round(percentile(sorted, 50)), p90Ms: round(percentile(sorted, 90)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted.at(-1) ?? NaN),
+    requests: latencies.length + errors,
+    errors,
+    achievedPerSecond: round(latencies.length / seconds, 1),
+    p50Ms: round(percentile(sorted, 50)),
+    p90Ms: round(percentile(sorted, 90)),
+    p99Ms: round(percentile(sorted, 99)),
+    maxMs: round(sorted.at(-1) ?? NaN),
   };
 }
 
 /** Open loop: `rate` requests per second for `seconds`, each timed from its scheduled send time. */
-export async function fixedRate(target: Target, bodies: string[], check: Check, rate: number, seconds: number): Promise<LoadFigures> {
+export async function fixedRate(
+  target: Target,
+  bodies: string[],
+  check: Check,
+  rate: number,
+  seconds: number,
+): Promise<LoadFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   try {
     return await openLoop((i) => post(target, agent, bodies[i % bodies.length], check), rate, seconds);
@@ -192,7 +292,11 @@ export async function fixedRate(target: Target, bodies: string[], check: Check, 
  * finished (a stalled server cannot slow the client down and hide), and each latency counts from
  * its scheduled time. `send` resolves with whether the answer was the expected one.
  */
-export async function openLoop(send: (i: number) => Promise<boolean>, rate: number, seconds: number): Promise<LoadFigures> {
+export async function openLoop(
+  send: (i: number) => Promise<boolean>,
+  rate: number,
+  seconds: number,
+): Promise<LoadFigures> {
   const latencies: number[] = [];
   let errors = 0;
   const inFlight: Array<Promise<void>> = [];
@@ -204,10 +308,17 @@ export async function openLoop(send: (i: number) => Promise<boolean>, rate: numb
     const due = Math.min(total, Math.floor(((now - start) / 1000) * rate) + 1);
     for (; sent < due; sent++) {
       const scheduled = start + (sent / rate) * 1000;
-      inFlight.push(send(sent).then((ok) => {
-        if (ok) latencies.push(performance.now() - scheduled);
-        else errors++;
-      }, () => { errors++; }));
+      inFlight.push(
+        send(sent).then(
+          (ok) => {
+            if (ok) latencies.push(performance.now() - scheduled);
+            else errors++;
+          },
+          () => {
+            errors++;
+          },
+        ),
+      );
     }
     await sleep(1);
   }
@@ -216,20 +327,28 @@ export async function openLoop(send: (i: number) => Promise<boolean>, rate: numb
 }
 
 /** Closed loop: `connections` clients, each sending its next request as soon as the last answered. */
-export async function maxThroughput(target: Target, bodies: string[], check: Check, connections: number, seconds: number): Promise<LoadFigures> {
+export async function maxThroughput(
+  target: Target,
+  bodies: string[],
+  check: Check,
+  connections: number,
+  seconds: number,
+): Promise<LoadFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const latencies: number[] = [];
   let errors = 0;
   const start = performance.now();
   const end = start + seconds * 1000;
   let i = 0;
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      if (await post(target, agent, bodies[i++ % bodies.length], check)) latencies.push(performance.now() - t0);
-      else errors++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        if (await post(target, agent, bodies[i++ % bodies.length], check)) latencies.push(performance.now() - t0);
+        else errors++;
+      }
+    }),
+  );
   agent.destroy();
   return figuresOf(latencies, errors, (performance.now() - start) / 1000);
 }
@@ -239,7 +358,10 @@ export async function maxThroughput(target: Target, bodies: string[], check: Che
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
-/** Runs `load` while recording both sides' longest event-loop stall (the manager's from its prom-client gauge, reset per scrape). */
+/**
+ * Runs `load` while recording both sides' longest event-loop stall (the manager's from its prom-client gauge, reset per
+ * scrape).
+ */
 async function observed(manager: ManagerProcess, load: () => Promise<LoadFigures>): Promise<LoadFigures> {
   collectGarbage();
   await scrape(manager); // resets the manager's lag histogram
@@ -248,36 +370,58 @@ async function observed(manager: ManagerProcess, load: () => Promise<LoadFigures
   const figures = await load();
   client.disable();
   const lagMax = metricValue(await scrape(manager), 'nodejs_eventloop_lag_max_seconds');
-  return { ...figures, managerLoopDelayMaxMs: round((lagMax ?? NaN) * 1000, 1), clientLoopDelayMaxMs: round(client.max / 1e6, 1) };
+  return {
+    ...figures,
+    managerLoopDelayMaxMs: round((lagMax ?? NaN) * 1000, 1),
+    clientLoopDelayMaxMs: round(client.max / 1e6, 1),
+  };
 }
 
 /** C concurrent clients creating pods through the API server for `seconds`. */
-async function apiCreates(core: CoreV1Api, makePod: (i: number) => V1Pod, expectSidecar: boolean, clients: number, seconds: number) {
+async function apiCreates(
+  core: CoreV1Api,
+  makePod: (i: number) => V1Pod,
+  expectSidecar: boolean,
+  clients: number,
+  seconds: number,
+) {
   const latencies: number[] = [];
   let errors = 0;
   let wrong = 0;
   let i = 0;
   const start = performance.now();
   const end = start + seconds * 1000;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      try {
-        const pod = await core.createNamespacedPod({ namespace: PODS_NS, body: makePod(i++) });
-        latencies.push(performance.now() - t0);
-        if (pod.spec!.containers.some((c) => c.name === 'mesh-proxy') !== expectSidecar) wrong++;
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        try {
+          const pod = await core.createNamespacedPod({ namespace: PODS_NS, body: makePod(i++) });
+          latencies.push(performance.now() - t0);
+          if (pod.spec!.containers.some((c) => c.name === 'mesh-proxy') !== expectSidecar) wrong++;
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const f = figuresOf(latencies, errors, (performance.now() - start) / 1000);
-  return { podsPerSecond: f.achievedPerSecond, created: latencies.length, errors, wrongInjection: wrong, p50Ms: f.p50Ms, p99Ms: f.p99Ms };
+  return {
+    podsPerSecond: f.achievedPerSecond,
+    created: latencies.length,
+    errors,
+    wrongInjection: wrong,
+    p50Ms: f.p50Ms,
+    p99Ms: f.p99Ms,
+  };
 }
 
 async function memory(m: ManagerProcess): Promise<{ rssBytes: number; heapUsedBytes: number }> {
   const text = await scrape(m);
-  return { rssBytes: metricValue(text, 'process_resident_memory_bytes') ?? NaN, heapUsedBytes: metricValue(text, 'nodejs_heap_size_used_bytes') ?? NaN };
+  return {
+    rssBytes: metricValue(text, 'process_resident_memory_bytes') ?? NaN,
+    heapUsedBytes: metricValue(text, 'nodejs_heap_size_used_bytes') ?? NaN,
+  };
 }
 
 /**
@@ -287,7 +431,12 @@ async function memory(m: ManagerProcess): Promise<{ rssBytes: number; heapUsedBy
  */
 async function idleRss(kubeconfigPath: string): Promise<{ tsxBytes: number; bundledBytes: number }> {
   const settle = () => sleep(5_000); // let start-up garbage be collected
-  const viaTsx = await ManagerProcess.start({ name: 'rss-tsx', kubeconfigPath, namespace: INSTALL_NS, args: ['--role=webhook'] });
+  const viaTsx = await ManagerProcess.start({
+    name: 'rss-tsx',
+    kubeconfigPath,
+    namespace: INSTALL_NS,
+    args: ['--role=webhook'],
+  });
   let tsxBytes: number;
   try {
     await viaTsx.waitReady();
@@ -300,14 +449,36 @@ async function idleRss(kubeconfigPath: string): Promise<{ tsxBytes: number; bund
   const bundle = bundleRuntime(fileURLToPath(new URL('../lib/runtime/main.ts', import.meta.url)), 'main.mjs');
   writeFileSync(join(dir, 'main.mjs'), bundle.code);
   const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
-  const child = spawn(process.execPath, [join(dir, 'main.mjs'), `--kubeconfig=${kubeconfigPath}`, '--role=webhook',
-    `--metrics-addr=127.0.0.1:${ports.metrics}`, `--health-probe-addr=127.0.0.1:${ports.health}`], {
-    env: { ...process.env, NODE_OPTIONS: '', POD_NAMESPACE: INSTALL_NS, POD_NAME: 'rss-bundled', WEBHOOK_PORT: String(ports.webhook), WEBHOOK_HOST: '127.0.0.1', WEBHOOK_CERT_DIR: join(dir, 'certs') },
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(dir, 'main.mjs'),
+      `--kubeconfig=${kubeconfigPath}`,
+      '--role=webhook',
+      `--metrics-addr=127.0.0.1:${ports.metrics}`,
+      `--health-probe-addr=127.0.0.1:${ports.health}`,
+    ],
+    {
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        POD_NAMESPACE: INSTALL_NS,
+        POD_NAME: 'rss-bundled',
+        WEBHOOK_PORT: String(ports.webhook),
+        WEBHOOK_HOST: '127.0.0.1',
+        WEBHOOK_CERT_DIR: join(dir, 'certs'),
+      },
+      stdio: 'ignore',
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
-    await until('the bundled manager to be ready', async () => (await fetch(`http://127.0.0.1:${ports.health}/readyz`)).status === 200, 60_000, 200);
+    await until(
+      'the bundled manager to be ready',
+      async () => (await fetch(`http://127.0.0.1:${ports.health}/readyz`)).status === 200,
+      60_000,
+      200,
+    );
     await settle();
     const text = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
     return { tsxBytes, bundledBytes: metricValue(text, 'process_resident_memory_bytes') ?? NaN };
@@ -331,27 +502,49 @@ export async function run(): Promise<BenchmarkResult> {
 
     // Through the API server, before any webhook configuration exists.
     log(`API server alone: ${API_CLIENTS} clients creating pods for ${API_SECONDS}s`);
-    figures.apiServerPodCreatesNoWebhook = await apiCreates(core, (i) => realisticPod('plain', i), false, API_CLIENTS, API_SECONDS);
+    figures.apiServerPodCreatesNoWebhook = await apiCreates(
+      core,
+      (i) => realisticPod('plain', i),
+      false,
+      API_CLIENTS,
+      API_SECONDS,
+    );
 
     await installRuntime(kc, INSTALL_NS);
-    manager = await ManagerProcess.start({ name: 'bench-webhook-0', kubeconfigPath: info.kubeconfigPath, namespace: INSTALL_NS });
+    manager = await ManagerProcess.start({
+      name: 'bench-webhook-0',
+      kubeconfigPath: info.kubeconfigPath,
+      namespace: INSTALL_NS,
+    });
     await manager.waitReady();
     await addEndpoint(kc, INSTALL_NS, manager.name, manager.ports.webhook);
     const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: INSTALL_NS });
     const ca = Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8');
     const target: Target = { port: manager.ports.webhook, ca };
-    await until('the SidecarSet to be created through the webhooks', async () => {
-      await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
-        group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets',
-        body: benchSidecarSet(),
-      });
-      return true;
-    }, 60_000, 200);
+    await until(
+      'the SidecarSet to be created through the webhooks',
+      async () => {
+        await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+          group: KRUISE_APPS_GROUP,
+          version: 'v1alpha1',
+          plural: 'sidecarsets',
+          body: benchSidecarSet(),
+        });
+        return true;
+      },
+      60_000,
+      200,
+    );
 
     const injectBodies = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
     const plainBodies = Array.from({ length: 64 }, (_, i) => review(realisticPod('shop', i)));
     figures.reviewBytes = Buffer.byteLength(injectBodies[0]);
-    await until('the manager to inject', async () => post(target, new Agent(), injectBodies[0], { inject: true }), 60_000, 200);
+    await until(
+      'the manager to inject',
+      async () => post(target, new Agent(), injectBodies[0], { inject: true }),
+      60_000,
+      200,
+    );
 
     // Warm-up (JIT, TLS session state, caches), both kinds of review, not measured.
     await maxThroughput(target, injectBodies, { inject: true }, 8, WARMUP_SECONDS);
@@ -359,21 +552,37 @@ export async function run(): Promise<BenchmarkResult> {
     figures.managerMemoryBefore = await memory(manager);
 
     const direct: Record<string, unknown> = {};
-    for (const [name, bodies, check] of [['inject', injectBodies, { inject: true }], ['noMatch', plainBodies, { inject: false }]] as const) {
+    for (const [name, bodies, check] of [
+      ['inject', injectBodies, { inject: true }],
+      ['noMatch', plainBodies, { inject: false }],
+    ] as const) {
       for (const rate of RATES) {
         log(`direct ${name}: ${rate}/s for ${RATE_SECONDS}s`);
-        direct[`${name}At${rate}PerSecond`] = await observed(manager, () => fixedRate(target, [...bodies], check, rate, RATE_SECONDS));
+        direct[`${name}At${rate}PerSecond`] = await observed(manager, () =>
+          fixedRate(target, [...bodies], check, rate, RATE_SECONDS),
+        );
       }
       log(`direct ${name}: max throughput, ${MAX_CONNECTIONS} connections for ${MAX_SECONDS}s`);
-      direct[`${name}Max${MAX_CONNECTIONS}Connections`] = await observed(manager, () => maxThroughput(target, [...bodies], check, MAX_CONNECTIONS, MAX_SECONDS));
+      direct[`${name}Max${MAX_CONNECTIONS}Connections`] = await observed(manager, () =>
+        maxThroughput(target, [...bodies], check, MAX_CONNECTIONS, MAX_SECONDS),
+      );
     }
     figures.directWebhook = direct;
 
     // Through the API server with the webhook: every create calls the manager (and injects).
-    await until('the API server to call the manager', async () => {
-      const probe = await core.createNamespacedPod({ namespace: PODS_NS, body: withMesh(realisticPod('probe', 0)), dryRun: 'All' });
-      return probe.spec!.containers.some((c) => c.name === 'mesh-proxy');
-    }, 60_000, 200);
+    await until(
+      'the API server to call the manager',
+      async () => {
+        const probe = await core.createNamespacedPod({
+          namespace: PODS_NS,
+          body: withMesh(realisticPod('probe', 0)),
+          dryRun: 'All',
+        });
+        return probe.spec!.containers.some((c) => c.name === 'mesh-proxy');
+      },
+      60_000,
+      200,
+    );
     log(`API server + webhook (injecting): ${API_CLIENTS} clients creating pods for ${API_SECONDS}s`);
     const injecting = await apiCreates(core, (i) => withMesh(realisticPod('mesh', i)), true, API_CLIENTS, API_SECONDS);
     figures.apiServerPodCreatesWebhookInjecting = injecting;
@@ -381,8 +590,12 @@ export async function run(): Promise<BenchmarkResult> {
     log('idle RSS of a webhook-only replica: via tsx and as bundled for the image');
     figures.webhookOnlyReplicaIdleRss = await idleRss(info.kubeconfigPath);
     figures.webhookLatencyHistogramOnManager = {
-      count: metricValue(await scrape(manager), 'controller_runtime_webhook_latency_seconds_count', { webhook: Paths.mutatePod }),
-      sumSeconds: metricValue(await scrape(manager), 'controller_runtime_webhook_latency_seconds_sum', { webhook: Paths.mutatePod }),
+      count: metricValue(await scrape(manager), 'controller_runtime_webhook_latency_seconds_count', {
+        webhook: Paths.mutatePod,
+      }),
+      sumSeconds: metricValue(await scrape(manager), 'controller_runtime_webhook_latency_seconds_sum', {
+        webhook: Paths.mutatePod,
+      }),
     };
     return {
       figures,

@@ -23,7 +23,8 @@ export class SplitWebhookControllerChart extends Chart {
   }
 }
 
-// Synthesize when run as the app (`cdk8s synth`, `npx ts-node split-webhook-controller.ts`), not when a test imports the chart.
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node split-webhook-controller.ts`), not when a test imports
+// the chart.
 if (/split-webhook-controller\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new SplitWebhookControllerChart(app, 'kruise-split-webhook-controller');

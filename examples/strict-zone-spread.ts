@@ -24,7 +24,8 @@ export class StrictZoneSpreadChart extends Chart {
   }
 }
 
-// Synthesize when run as the app (`cdk8s synth`, `npx ts-node strict-zone-spread.ts`), not when a test imports the chart.
+// Synthesize when run as the app (`cdk8s synth`, `npx ts-node strict-zone-spread.ts`), not when a test imports the
+// chart.
 if (/strict-zone-spread\.[jt]s$/.test(process.argv[1] ?? '')) {
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'cdk8s.out' });
   new StrictZoneSpreadChart(app, 'kruise-strict-zone-spread');

@@ -18,7 +18,9 @@ export class UpstreamImageChart extends Chart {
       // Installed and upgraded by another pipeline; the manager still assumes all 18 are present.
       crds: CrdSource.none(),
       // A PodUnavailableBudget guards a custom workload kind: the manager must read its scale.
-      customResourceAccess: CustomResourceAccess.including([{ apiGroup: 'games.example.com', resource: 'gameservers' }]),
+      customResourceAccess: CustomResourceAccess.including([
+        { apiGroup: 'games.example.com', resource: 'gameservers' },
+      ]),
       // Needs the prometheus-operator CRDs in the cluster.
       monitoring: { serviceMonitor: true },
       // Most CNIs do not apply NetworkPolicy to host-network pods, so the policy would be

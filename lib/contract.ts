@@ -186,7 +186,10 @@ export const SidecarSetAnnotations = {
 export const SidecarSetLabels = {
   /** The SidecarSet a ControllerRevision belongs to. */
   sidecarSetName: 'kruise.io/sidecarset-name',
-  /** The user's name for a revision, copied from the SidecarSet's own label; injectionStrategy.revision.customVersion selects by it. */
+  /**
+   * The user's name for a revision, copied from the SidecarSet's own label; injectionStrategy.revision.customVersion
+   * selects by it.
+   */
   customVersion: 'apps.kruise.io/sidecarset-custom-version',
 } as const;
 
@@ -196,9 +199,13 @@ export const SidecarSetLabels = {
  * the runtime.
  */
 export function isEmptySelector(selector: { matchLabels?: object; matchExpressions?: unknown[] } | undefined): boolean {
-  return !selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
+  return (
+    !selector ||
+    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
+  );
 }
-export const SIDECARSET_SELECTOR_FIX = 'select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)';
+export const SIDECARSET_SELECTOR_FIX =
+  'select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)';
 
 /** Where two SidecarSets can conflict. */
 export type SidecarSetConflictField = 'containers' | 'initContainers' | 'volumes' | 'patchPodMetadata';
@@ -211,7 +218,10 @@ export interface SidecarSetConflictView {
   containers: string[];
   initContainers: string[];
   volumes: Array<{ name: string }>;
-  patchPodMetadata?: ReadonlyArray<{ readonly annotations?: { readonly [key: string]: string }; readonly patchPolicy?: string }>;
+  patchPodMetadata?: ReadonlyArray<{
+    readonly annotations?: { readonly [key: string]: string };
+    readonly patchPolicy?: string;
+  }>;
 }
 
 /** Annotation keys a SidecarSet patches other than with Retain, and the policy of each. */
@@ -229,7 +239,11 @@ function sortedJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`)
+    .join(',')}}`;
 }
 
 /**
@@ -237,14 +251,23 @@ function sortedJson(v: unknown): string {
  * source besides the name. A problem message, or undefined. For the construct and the runtime.
  */
 export function volumeSourceProblem(volume: object): string | undefined {
-  const sources = Object.entries(volume).filter(([k, v]) => k !== 'name' && v !== undefined).map(([k]) => k);
+  const sources = Object.entries(volume)
+    .filter(([k, v]) => k !== 'name' && v !== undefined)
+    .map(([k]) => k);
   if (sources.length === 1) return undefined;
-  return sources.length ? `sets ${sources.join(', ')}; a volume may have only one source` : 'has no volume source; set one, e.g. emptyDir: {}';
+  return sources.length
+    ? `sets ${sources.join(', ')}; a volume may have only one source`
+    : 'has no volume source; set one, e.g. emptyDir: {}';
 }
 
-/** spec.patchPodMetadata[].patchPolicy values (upstream SidecarSetPatchPolicyType); the defaulting webhook fills Retain. */
+/**
+ * spec.patchPodMetadata[].patchPolicy values (upstream SidecarSetPatchPolicyType); the defaulting webhook fills Retain.
+ */
 export const SIDECARSET_PATCH_POLICIES: readonly string[] = ['Retain', 'Overwrite', 'MergePatchJson'];
-/** spec.injectionStrategy.revision.policy values (upstream SidecarSetInjectRevisionPolicy); the defaulting webhook fills Always. */
+/**
+ * spec.injectionStrategy.revision.policy values (upstream SidecarSetInjectRevisionPolicy); the defaulting webhook fills
+ * Always.
+ */
 export const SIDECARSET_INJECT_REVISION_POLICIES: readonly string[] = ['Always', 'Partial'];
 
 /**
@@ -252,21 +275,32 @@ export const SIDECARSET_INJECT_REVISION_POLICIES: readonly string[] = ['Always',
  * entry has annotations with valid keys and a patch policy, and no key is patched twice. Problems
  * as `[path, message]`, the path under `spec.patchPodMetadata`. For the construct and the runtime.
  */
-export function patchPodMetadataProblems(patches: ReadonlyArray<{ readonly annotations?: unknown; readonly patchPolicy?: unknown }>): Array<[string, string]> {
+export function patchPodMetadataProblems(
+  patches: ReadonlyArray<{ readonly annotations?: unknown; readonly patchPolicy?: unknown }>,
+): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const seen = new Set<string>();
   patches.forEach((p, i) => {
     const at = `spec.patchPodMetadata[${i}]`;
-    const annotations = p.annotations !== null && typeof p.annotations === 'object' ? Object.entries(p.annotations as object) : [];
+    const annotations =
+      p.annotations !== null && typeof p.annotations === 'object' ? Object.entries(p.annotations as object) : [];
     if (annotations.length === 0) out.push([`${at}.annotations`, 'is required: the pod annotations to patch']);
     for (const [key, value] of annotations) {
-      if (!isValidLabelKey(key.toLowerCase())) out.push([`${at}.annotations`, `key ${JSON.stringify(key)} is not a valid annotation key ([prefix/]name)`]);
+      if (!isValidLabelKey(key.toLowerCase()))
+        out.push([`${at}.annotations`, `key ${JSON.stringify(key)} is not a valid annotation key ([prefix/]name)`]);
       if (typeof value !== 'string') out.push([`${at}.annotations[${JSON.stringify(key)}]`, 'must be a string']);
-      if (seen.has(key)) out.push([`${at}.annotations`, `key ${JSON.stringify(key)} is already patched by an earlier entry; patch each key once`]);
+      if (seen.has(key))
+        out.push([
+          `${at}.annotations`,
+          `key ${JSON.stringify(key)} is already patched by an earlier entry; patch each key once`,
+        ]);
       seen.add(key);
     }
     if (!SIDECARSET_PATCH_POLICIES.includes(p.patchPolicy as string)) {
-      out.push([`${at}.patchPolicy`, `${JSON.stringify(p.patchPolicy)} must be one of ${SIDECARSET_PATCH_POLICIES.join(', ')}`]);
+      out.push([
+        `${at}.patchPolicy`,
+        `${JSON.stringify(p.patchPolicy)} must be one of ${SIDECARSET_PATCH_POLICIES.join(', ')}`,
+      ]);
     }
   });
   return out;
@@ -277,24 +311,37 @@ export function patchPodMetadataProblems(patches: ReadonlyArray<{ readonly annot
  * version v1 and a subscripted pod label or annotation, e.g. `metadata.labels['app']`. A problem
  * message, or undefined.
  */
-export function sourceContainerFieldRefProblem(fieldRef: { readonly apiVersion?: unknown; readonly fieldPath?: unknown }): string | undefined {
+export function sourceContainerFieldRefProblem(fieldRef: {
+  readonly apiVersion?: unknown;
+  readonly fieldPath?: unknown;
+}): string | undefined {
   if (!fieldRef.apiVersion) return 'apiVersion: is required (v1)';
-  if (!fieldRef.fieldPath) return 'fieldPath: is required, e.g. metadata.labels[\'sidecar-source\']';
-  if (fieldRef.apiVersion !== 'v1') return `apiVersion: ${JSON.stringify(fieldRef.apiVersion)} is not supported; use v1`;
+  if (!fieldRef.fieldPath) return "fieldPath: is required, e.g. metadata.labels['sidecar-source']";
+  if (fieldRef.apiVersion !== 'v1')
+    return `apiVersion: ${JSON.stringify(fieldRef.apiVersion)} is not supported; use v1`;
   const match = /^(metadata\.(?:annotations|labels))\['(.*)'\]$/.exec(String(fieldRef.fieldPath));
-  if (!match) return `fieldPath: ${JSON.stringify(fieldRef.fieldPath)} is not supported; use metadata.labels['<key>'] or metadata.annotations['<key>']`;
+  if (!match)
+    return `fieldPath: ${JSON.stringify(fieldRef.fieldPath)} is not supported; use metadata.labels['<key>'] or metadata.annotations['<key>']`;
   const key = match[1] === 'metadata.annotations' ? match[2].toLowerCase() : match[2];
-  return isValidLabelKey(key) ? undefined : `fieldPath: ${JSON.stringify(match[2])} is not a valid ${match[1] === 'metadata.labels' ? 'label' : 'annotation'} key`;
+  return isValidLabelKey(key)
+    ? undefined
+    : `fieldPath: ${JSON.stringify(match[2])} is not a valid ${match[1] === 'metadata.labels' ? 'label' : 'annotation'} key`;
 }
 
 /**
  * Upstream's SidecarSet conflicts (validateSidecarConflict) of candidate `a` with existing `b`,
  * for the construct and the runtime: when upstream deems that both select the same pods,
  * containers and init containers of the same name (each compared with its own kind)
- * volumes of the same name that differ, and pod annotations one overwrites and the other patches. Empty when there is none.
+ * volumes of the same name that differ, and pod annotations one overwrites and the other patches. Empty when there is
+ * none.
  */
-export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConflictView, namespaceSelected?: NamespaceSelected): Array<{ field: SidecarSetConflictField; names: string[] }> {
-  // Upstream's own overlap rules (lib/contract/sidecarset.ts), not selectorsMayOverlap: they decide what upstream admits.
+export function sidecarSetConflicts(
+  a: SidecarSetConflictView,
+  b: SidecarSetConflictView,
+  namespaceSelected?: NamespaceSelected,
+): Array<{ field: SidecarSetConflictField; names: string[] }> {
+  // Upstream's own overlap rules (lib/contract/sidecarset.ts), not selectorsMayOverlap: they decide what upstream
+  // admits.
   if (!upstreamNamespacesOverlap(a, b, namespaceSelected)) return [];
   if (!a.selector || !b.selector || !upstreamSelectorsOverlap(a.selector, b.selector)) return [];
   const out: Array<{ field: SidecarSetConflictField; names: string[] }> = [];
@@ -303,14 +350,18 @@ export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConf
     const names = a[field].filter((n) => theirs.has(n));
     if (names.length) out.push({ field, names });
   }
-  const differing = a.volumes.filter((v) => {
-    const theirs = b.volumes.find((o) => o.name === v.name);
-    return theirs !== undefined && sortedJson(theirs) !== sortedJson(v);
-  }).map((v) => v.name);
+  const differing = a.volumes
+    .filter((v) => {
+      const theirs = b.volumes.find((o) => o.name === v.name);
+      return theirs !== undefined && sortedJson(theirs) !== sortedJson(v);
+    })
+    .map((v) => v.name);
   if (differing.length) out.push({ field: 'volumes', names: differing });
   // Two SidecarSets may both merge JSON into one annotation; neither may overwrite one the other patches.
   const theirKeys = patchedKeys(b);
-  const clashing = [...patchedKeys(a)].filter(([key, policy]) => theirKeys.has(key) && (policy === 'Overwrite' || theirKeys.get(key) === 'Overwrite')).map(([key]) => key);
+  const clashing = [...patchedKeys(a)]
+    .filter(([key, policy]) => theirKeys.has(key) && (policy === 'Overwrite' || theirKeys.get(key) === 'Overwrite'))
+    .map(([key]) => key);
   if (clashing.length) out.push({ field: 'patchPodMetadata', names: clashing });
   return out;
 }
@@ -318,9 +369,11 @@ export function sidecarSetConflicts(a: SidecarSetConflictView, b: SidecarSetConf
 /** SidecarSet rules upstream's validating webhook enforces, worded once for the construct and the runtime. */
 export const SidecarSetRules = {
   partitionWithSelector: 'partition and selector cannot be used together (upstream refuses it); set one',
-  nativeSidecarRolling: 'is a native sidecar (restartPolicy: Always), which cannot be updated in place as RollingUpdate does (upstream refuses it); use updateStrategy NotUpdate',
+  nativeSidecarRolling:
+    'is a native sidecar (restartPolicy: Always), which cannot be updated in place as RollingUpdate does (upstream refuses it); use updateStrategy NotUpdate',
   mountWithoutVolume: 'is not a volume of the SidecarSet; add it to volumes or remove the mount',
-  patchConflictFix: 'patch the key with MergePatchJson in both (or Retain in one), or patch different keys, or make the selectors disjoint',
+  patchConflictFix:
+    'patch the key with MergePatchJson in both (or Retain in one), or patch different keys, or make the selectors disjoint',
 } as const;
 
 /**
@@ -366,39 +419,82 @@ const VALUE_FIX = 'use at most 63 letters, digits, "-", "_", ".", starting and e
  * webhooks (a denial naming the field): every problem with `selector`, fields under `field`.
  */
 export function selectorProblems(field: string, selector: unknown): Problem[] {
-  const problem = (f: string, value: unknown, message: string, fix: string): Problem => ({ field: f, value, message, fix });
+  const problem = (f: string, value: unknown, message: string, fix: string): Problem => ({
+    field: f,
+    value,
+    message,
+    fix,
+  });
   if (selector === null || typeof selector !== 'object' || Array.isArray(selector)) {
-    return [problem(field, selector, 'must be an object with matchLabels and/or matchExpressions', 'e.g. { matchLabels: { app: "web" } }')];
+    return [
+      problem(
+        field,
+        selector,
+        'must be an object with matchLabels and/or matchExpressions',
+        'e.g. { matchLabels: { app: "web" } }',
+      ),
+    ];
   }
   const s = selector as { matchLabels?: unknown; matchExpressions?: unknown };
   const out: Problem[] = [];
   if (s.matchLabels !== undefined) {
     if (typeof s.matchLabels !== 'object' || s.matchLabels === null || Array.isArray(s.matchLabels)) {
-      out.push(problem(`${field}.matchLabels`, s.matchLabels, 'must be a map of label to value', 'e.g. { app: "web" }'));
+      out.push(
+        problem(`${field}.matchLabels`, s.matchLabels, 'must be a map of label to value', 'e.g. { app: "web" }'),
+      );
     } else {
       for (const [k, v] of Object.entries(s.matchLabels)) {
         if (!isValidLabelKey(k)) out.push(problem(`${field}.matchLabels`, k, 'is not a valid label key', KEY_FIX));
-        if (typeof v !== 'string' || !isValidLabelValue(v)) out.push(problem(`${field}.matchLabels["${k}"]`, v, 'is not a valid label value', VALUE_FIX));
+        if (typeof v !== 'string' || !isValidLabelValue(v))
+          out.push(problem(`${field}.matchLabels["${k}"]`, v, 'is not a valid label value', VALUE_FIX));
       }
     }
   }
   if (s.matchExpressions === undefined) return out;
-  if (!Array.isArray(s.matchExpressions)) return [...out, problem(`${field}.matchExpressions`, s.matchExpressions, 'must be a list', 'e.g. [{ key: "app", operator: "In", values: ["web"] }]')];
+  if (!Array.isArray(s.matchExpressions))
+    return [
+      ...out,
+      problem(
+        `${field}.matchExpressions`,
+        s.matchExpressions,
+        'must be a list',
+        'e.g. [{ key: "app", operator: "In", values: ["web"] }]',
+      ),
+    ];
   s.matchExpressions.forEach((e: { key?: unknown; operator?: unknown; values?: unknown } | null | undefined, i) => {
     const at = `${field}.matchExpressions[${i}]`;
-    if (typeof e?.key !== 'string' || !isValidLabelKey(e.key)) out.push(problem(`${at}.key`, e?.key, 'is not a valid label key', KEY_FIX));
+    if (typeof e?.key !== 'string' || !isValidLabelKey(e.key))
+      out.push(problem(`${at}.key`, e?.key, 'is not a valid label key', KEY_FIX));
     const operator = e?.operator;
-    if (!SELECTOR_OPERATORS.includes(operator as string)) out.push(problem(`${at}.operator`, operator, 'is not a selector operator', `use one of ${SELECTOR_OPERATORS.join(', ')}`));
+    if (!SELECTOR_OPERATORS.includes(operator as string))
+      out.push(
+        problem(
+          `${at}.operator`,
+          operator,
+          'is not a selector operator',
+          `use one of ${SELECTOR_OPERATORS.join(', ')}`,
+        ),
+      );
     const values = e?.values;
     const count = Array.isArray(values) ? values.length : 0;
     if ((operator === 'In' || operator === 'NotIn') && count === 0) {
-      out.push(problem(`${at}.values`, values, `must not be empty for ${operator}`, 'list at least one value, or use Exists/DoesNotExist'));
+      out.push(
+        problem(
+          `${at}.values`,
+          values,
+          `must not be empty for ${operator}`,
+          'list at least one value, or use Exists/DoesNotExist',
+        ),
+      );
     }
-    if ((operator === 'Exists' || operator === 'DoesNotExist') && count > 0) out.push(problem(`${at}.values`, values, `must be empty for ${operator}`, 'remove values, or use In/NotIn'));
-    if (values !== undefined && !Array.isArray(values)) out.push(problem(`${at}.values`, values, 'must be a list of label values', 'e.g. ["web"]'));
+    if ((operator === 'Exists' || operator === 'DoesNotExist') && count > 0)
+      out.push(problem(`${at}.values`, values, `must be empty for ${operator}`, 'remove values, or use In/NotIn'));
+    if (values !== undefined && !Array.isArray(values))
+      out.push(problem(`${at}.values`, values, 'must be a list of label values', 'e.g. ["web"]'));
     if (Array.isArray(values)) {
       values.forEach((v: unknown, j) => {
-        if (typeof v !== 'string' || !isValidLabelValue(v)) out.push(problem(`${at}.values[${j}]`, v, 'is not a valid label value', VALUE_FIX));
+        if (typeof v !== 'string' || !isValidLabelValue(v))
+          out.push(problem(`${at}.values[${j}]`, v, 'is not a valid label value', VALUE_FIX));
       });
     }
   });
@@ -411,11 +507,16 @@ export function selectorProblems(field: string, selector: unknown): Problem[] {
  */
 export interface SelectorLike {
   readonly matchLabels?: { readonly [key: string]: string };
-  readonly matchExpressions?: ReadonlyArray<{ readonly key: string; readonly operator: string; readonly values?: readonly string[] }>;
+  readonly matchExpressions?: ReadonlyArray<{
+    readonly key: string;
+    readonly operator: string;
+    readonly values?: readonly string[];
+  }>;
 }
 
 /** What a selector demands of one label key. */
-type KeyConstraint = { kind: 'any' } | { kind: 'absent' } | { kind: 'present' } | { kind: 'values'; values: Set<string> };
+type KeyConstraint =
+  { kind: 'any' } | { kind: 'absent' } | { kind: 'present' } | { kind: 'values'; values: Set<string> };
 
 function constraintOn(s: SelectorLike, key: string): KeyConstraint {
   let values: Set<string> | undefined = s.matchLabels?.[key] !== undefined ? new Set([s.matchLabels[key]]) : undefined;
@@ -450,8 +551,12 @@ function compatible(x: KeyConstraint, y: KeyConstraint): boolean {
  * synth-time check of the SidecarSet construct and the runtime's webhook can never disagree.
  */
 export function selectorsMayOverlap(a: SelectorLike, b: SelectorLike): boolean {
-  const keys = new Set([...Object.keys(a.matchLabels ?? {}), ...Object.keys(b.matchLabels ?? {}),
-    ...(a.matchExpressions ?? []).map((e) => e.key), ...(b.matchExpressions ?? []).map((e) => e.key)]);
+  const keys = new Set([
+    ...Object.keys(a.matchLabels ?? {}),
+    ...Object.keys(b.matchLabels ?? {}),
+    ...(a.matchExpressions ?? []).map((e) => e.key),
+    ...(b.matchExpressions ?? []).map((e) => e.key),
+  ]);
   return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
 }
 
@@ -509,8 +614,16 @@ export function runtimeClusterRules(resources: readonly RuntimeResource[] = Runt
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
     { apiGroups: [''], resources: ['namespaces'], verbs: READ_VERBS },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: READ_VERBS },
-    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+      verbs: READ_VERBS,
+    },
+    {
+      apiGroups: ['apps'],
+      resources: ['controllerrevisions'],
+      verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    },
     ...resources.flatMap((r) => [
       { apiGroups: [r.group], resources: [r.plural], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
       { apiGroups: [r.group], resources: [`${r.plural}/finalizers`], verbs: ['update'] },
@@ -521,7 +634,11 @@ export function runtimeClusterRules(resources: readonly RuntimeResource[] = Runt
 
 /** The runtime's Lease lock and the events it records about leadership (in the Lease namespace). */
 export const RUNTIME_LEADER_ELECTION_RULES: readonly RbacRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 

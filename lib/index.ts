@@ -27,7 +27,14 @@ export { CustomResourceAccess } from './constructs/upstream/permissions.js';
 export type { GroupResource } from './constructs/upstream/permissions.js';
 export type { UpstreamProfile } from './constructs/upstream/profile.js';
 export type {
-  Condition, PolicyRule, UpstreamController, UpstreamCrd, UpstreamFeatureGate, UpstreamRelease, UpstreamWebhook, WebhookRule,
+  Condition,
+  PolicyRule,
+  UpstreamController,
+  UpstreamCrd,
+  UpstreamFeatureGate,
+  UpstreamRelease,
+  UpstreamWebhook,
+  WebhookRule,
 } from './constructs/upstream/release.js';
 export { resolveLeaderElection, renderManagerArgs } from './constructs/manager-args.js';
 export type { ResolvedLeaderElection, ManagerArgsInput } from './constructs/manager-args.js';

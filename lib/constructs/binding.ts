@@ -9,7 +9,10 @@ import { kplus } from './api.js';
 export function bindRole(scope: Construct, role: kplus.Role | kplus.ClusterRole, subject: kplus.ISubject): ApiObject {
   const name = `${role.name}binding`;
   if (role instanceof kplus.Role) {
-    const binding = new kplus.RoleBinding(scope, `${role.node.id}Binding`, { metadata: { name, namespace: role.metadata.namespace }, role });
+    const binding = new kplus.RoleBinding(scope, `${role.node.id}Binding`, {
+      metadata: { name, namespace: role.metadata.namespace },
+      role,
+    });
     binding.addSubjects(subject);
     return ApiObject.of(binding);
   }

@@ -45,10 +45,16 @@ export class WebhookCertificates {
   /** cert-manager issues the certificate and injects `caBundle` (`inject-ca-from`). */
   public static certManager(options: CertManagerOptions = {}): WebhookCertificates {
     const duration = options.duration ? wholeSeconds('certificates.duration', options.duration) : 90 * 86400;
-    const renewBefore = options.renewBefore ? wholeSeconds('certificates.renewBefore', options.renewBefore) : 30 * 86400;
+    const renewBefore = options.renewBefore
+      ? wholeSeconds('certificates.renewBefore', options.renewBefore)
+      : 30 * 86400;
     if (renewBefore >= duration) {
-      throw propError('certificates.renewBefore', `${renewBefore}s`, `is not shorter than the certificate duration (${duration}s), so cert-manager would renew forever`,
-        'set renewBefore well below duration, e.g. 30 days of 90');
+      throw propError(
+        'certificates.renewBefore',
+        `${renewBefore}s`,
+        `is not shorter than the certificate duration (${duration}s), so cert-manager would renew forever`,
+        'set renewBefore well below duration, e.g. 30 days of 90',
+      );
     }
     return new WebhookCertificates(true, options);
   }
@@ -64,13 +70,28 @@ export class WebhookCertificates {
    * cert-manager's issuers and Certificate; and the annotations the webhook configurations need.
    * @internal
    */
-  public _render(scope: Construct, ns: string): { apiObjects: ApiObject[]; webhookAnnotations: { [key: string]: string } } {
+  public _render(
+    scope: Construct,
+    ns: string,
+  ): { apiObjects: ApiObject[]; webhookAnnotations: { [key: string]: string } } {
     if (!this.external) {
-      return { apiObjects: [new ApiObject(scope, 'Secret', { apiVersion: 'v1', kind: 'Secret', metadata: { name: Names.webhookSecret, namespace: ns }, type: 'Opaque' })], webhookAnnotations: {} };
+      return {
+        apiObjects: [
+          new ApiObject(scope, 'Secret', {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: Names.webhookSecret, namespace: ns },
+            type: 'Opaque',
+          }),
+        ],
+        webhookAnnotations: {},
+      };
     }
     const options = this.options;
     const apiObjects: ApiObject[] = [];
-    let issuerRef = options.issuer ? { name: options.issuer.name, kind: options.issuer.kind ?? 'Issuer', group: 'cert-manager.io' } : undefined;
+    let issuerRef = options.issuer
+      ? { name: options.issuer.name, kind: options.issuer.kind ?? 'Issuer', group: 'cert-manager.io' }
+      : undefined;
     if (!issuerRef) {
       // A private CA keeps caBundle stable across serving-certificate renewals.
       const cm = (name: string, kind: string, spec: object) =>
@@ -78,27 +99,33 @@ export class WebhookCertificates {
       apiObjects.push(
         cm('kruise-selfsigned', 'Issuer', { selfSigned: {} }),
         cm('kruise-webhook-ca', 'Certificate', {
-          isCA: true, commonName: 'kruise-webhook-ca', secretName: 'kruise-webhook-ca', duration: `${5 * 365 * 24}h`,
-          privateKey: { algorithm: 'ECDSA', size: 256 }, issuerRef: { name: 'kruise-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
+          isCA: true,
+          commonName: 'kruise-webhook-ca',
+          secretName: 'kruise-webhook-ca',
+          duration: `${5 * 365 * 24}h`,
+          privateKey: { algorithm: 'ECDSA', size: 256 },
+          issuerRef: { name: 'kruise-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
         }),
         cm('kruise-webhook-ca-issuer', 'Issuer', { ca: { secretName: 'kruise-webhook-ca' } }),
       );
       issuerRef = { name: 'kruise-webhook-ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
     }
     const svc = Names.webhookService;
-    apiObjects.push(new ApiObject(scope, 'Certificate', {
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'Certificate',
-      metadata: { name: Names.webhookSecret, namespace: ns },
-      spec: {
-        secretName: Names.webhookSecret,
-        dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
-        duration: goDuration(options.duration?.toMilliseconds() ?? 90 * 86400_000),
-        renewBefore: goDuration(options.renewBefore?.toMilliseconds() ?? 30 * 86400_000),
-        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
-        issuerRef,
-      },
-    }));
+    apiObjects.push(
+      new ApiObject(scope, 'Certificate', {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name: Names.webhookSecret, namespace: ns },
+        spec: {
+          secretName: Names.webhookSecret,
+          dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
+          duration: goDuration(options.duration?.toMilliseconds() ?? 90 * 86400_000),
+          renewBefore: goDuration(options.renewBefore?.toMilliseconds() ?? 30 * 86400_000),
+          privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+          issuerRef,
+        },
+      }),
+    );
     return { apiObjects, webhookAnnotations: { [Labels.certManagerInjectCaFrom]: `${ns}/${Names.webhookSecret}` } };
   }
 }
@@ -122,7 +149,10 @@ export class CertificateResources extends Construct {
 
   constructor(scope: Construct, id: string, props: CertificateResourcesProps) {
     super(scope, id);
-    ({ apiObjects: this.apiObjects, webhookAnnotations: this.webhookAnnotations } = props.certificates._render(this, props.namespace));
+    ({ apiObjects: this.apiObjects, webhookAnnotations: this.webhookAnnotations } = props.certificates._render(
+      this,
+      props.namespace,
+    ));
   }
 }
 

@@ -27,7 +27,13 @@ export class CrdSource {
    * `fromFile` in CI.
    */
   public static fromUrl(url: string): CrdSource {
-    if (!/^https:\/\//.test(url)) throw propError('crds', url, 'is not an https URL', 'use an https:// URL of a CRD YAML file, or CrdSource.fromFile');
+    if (!/^https:\/\//.test(url))
+      throw propError(
+        'crds',
+        url,
+        'is not an https URL',
+        'use an https:// URL of a CRD YAML file, or CrdSource.fromFile',
+      );
     return new CrdSource(url, undefined);
   }
 
@@ -41,7 +47,10 @@ export class CrdSource {
     return new CrdSource(undefined, []);
   }
 
-  private constructor(private readonly location: string | undefined, private readonly manifests: CrdManifest[] | undefined) {}
+  private constructor(
+    private readonly location: string | undefined,
+    private readonly manifests: CrdManifest[] | undefined,
+  ) {}
 
   /** @internal */
   public _render(scope: Construct): ApiObject[] {
@@ -50,13 +59,23 @@ export class CrdSource {
       const objects = include.apiObjects;
       const notCrd = objects.find((o) => o.kind !== 'CustomResourceDefinition');
       if (notCrd) {
-        throw propError('crds', this.location, `contains a ${notCrd.kind} "${notCrd.name}", not only CustomResourceDefinitions`, 'point at a file with CRDs only');
+        throw propError(
+          'crds',
+          this.location,
+          `contains a ${notCrd.kind} "${notCrd.name}", not only CustomResourceDefinitions`,
+          'point at a file with CRDs only',
+        );
       }
       return objects;
     }
     return (this.manifests ?? []).map((m, i) => {
       if (m.manifest.kind !== 'CustomResourceDefinition') {
-        throw propError(`crds[${i}].kind`, m.manifest.kind, 'is not CustomResourceDefinition', 'pass CRD manifests only');
+        throw propError(
+          `crds[${i}].kind`,
+          m.manifest.kind,
+          'is not CustomResourceDefinition',
+          'pass CRD manifests only',
+        );
       }
       const { apiVersion, kind, ...rest } = m.manifest as { apiVersion: string; kind: string };
       return new ApiObject(scope, `Crd${i}`, { apiVersion, kind, ...(rest as object) });

@@ -64,15 +64,20 @@ export class KruiseDaemon extends Construct {
   constructor(scope: Construct, id: string, props: KruiseDaemonProps) {
     super(scope, id);
     const port = props.port ?? 10221;
-    const pprofPort = props.pprof ? props.pprofPort ?? 10222 : undefined;
+    const pprofPort = props.pprof ? (props.pprofPort ?? 10222) : undefined;
     checkDistinctPorts({ port, pprofPort }, 'give the health/metrics and pprof listeners different ports', '');
     const labels = { [Labels.controlPlane]: LabelValues.daemon };
-    this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', { metadata: { name: Names.daemonServiceAccount, namespace: props.namespace }, automountToken: false });
+    this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', {
+      metadata: { name: Names.daemonServiceAccount, namespace: props.namespace },
+      automountToken: false,
+    });
     // Upstream's own daemon role (config/rbac/daemon_role.yaml, from the generated release data).
     const role = new kplus.ClusterRole(this, 'Role', { metadata: { name: 'kruise-daemon-role' } });
     setRules(role, KRUISE_RELEASE.daemonRbac);
     const r = (apiGroup: string, resourceType: string) => kplus.ApiResource.custom({ apiGroup, resourceType });
-    const secrets = new kplus.Role(this, 'SecretRole', { metadata: { name: 'kruise-daemon-secret-role', namespace: Names.daemonConfigNamespace } });
+    const secrets = new kplus.Role(this, 'SecretRole', {
+      metadata: { name: 'kruise-daemon-secret-role', namespace: Names.daemonConfigNamespace },
+    });
     secrets.allow(['get', 'list', 'watch'], r('', 'secrets'));
 
     this.daemonSet = new kplus.DaemonSet(this, 'DaemonSet', {
@@ -90,31 +95,62 @@ export class KruiseDaemon extends Construct {
       podMetadata: { labels },
     });
     this.daemonSet.select(kplus.LabelSelector.of({ labels }));
-    const gates = Object.keys(props.featureGates ?? {}).sort().map((g) => `${g}=${props.featureGates![g]}`).join(',');
+    const gates = Object.keys(props.featureGates ?? {})
+      .sort()
+      .map((g) => `${g}=${props.featureGates![g]}`)
+      .join(',');
     const container = this.daemonSet.addContainer({
       name: 'daemon',
       image: props.image.reference,
       imagePullPolicy: IMAGE_PULL_POLICY,
       command: ['/kruise-daemon'],
-      args: ['--logtostderr=true', '--v=4', `--addr=:${port}`, ...pprofArgs(pprofPort), ...(gates ? [`--feature-gates=${gates}`] : [])],
+      args: [
+        '--logtostderr=true',
+        '--v=4',
+        `--addr=:${port}`,
+        ...pprofArgs(pprofPort),
+        ...(gates ? [`--feature-gates=${gates}`] : []),
+      ],
       envVariables: { NODE_NAME: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.NODE_NAME) },
-      ports: [{ name: 'http', number: port }, ...(pprofPort !== undefined ? [{ name: 'pprof', number: pprofPort }] : [])],
+      ports: [
+        { name: 'http', number: port },
+        ...(pprofPort !== undefined ? [{ name: 'pprof', number: pprofPort }] : []),
+      ],
       // Upstream's HTTP check, not just an open port: /healthz fails until the informers sync.
       // Readiness paces the rollout (maxUnavailable 10%, minReadySeconds 3); liveness is slower
       // to give up, so a slow first sync on a large node is not a restart loop.
-      readiness: kplus.Probe.fromHttpGet(HEALTHZ, { port, periodSeconds: Duration.seconds(5), failureThreshold: 3, timeoutSeconds: Duration.seconds(3) }),
+      readiness: kplus.Probe.fromHttpGet(HEALTHZ, {
+        port,
+        periodSeconds: Duration.seconds(5),
+        failureThreshold: 3,
+        timeoutSeconds: Duration.seconds(3),
+      }),
       liveness: kplus.Probe.fromHttpGet(HEALTHZ, {
-        port, initialDelaySeconds: Duration.seconds(60), periodSeconds: Duration.seconds(10), failureThreshold: 3, timeoutSeconds: Duration.seconds(5),
+        port,
+        initialDelaySeconds: Duration.seconds(60),
+        periodSeconds: Duration.seconds(10),
+        failureThreshold: 3,
+        timeoutSeconds: Duration.seconds(5),
       }),
       resources: {
         cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(50) },
         memory: { request: Size.mebibytes(64), limit: Size.mebibytes(128) },
       },
-      securityContext: { ensureNonRoot: false, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, privileged: false,
-        capabilities: { drop: [kplus.Capability.ALL] }, seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT } },
+      securityContext: {
+        ensureNonRoot: false,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        privileged: false,
+        capabilities: { drop: [kplus.Capability.ALL] },
+        seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT },
+      },
     });
     // Read-only, as upstream: connecting to the runtime socket needs no write access to the mount.
-    container.mount('/hostvarrun', kplus.Volume.fromHostPath(this, 'runtime-socket', 'runtime-socket', { path: props.socketLocation ?? '/var/run' }), { readOnly: true });
+    container.mount(
+      '/hostvarrun',
+      kplus.Volume.fromHostPath(this, 'runtime-socket', 'runtime-socket', { path: props.socketLocation ?? '/var/run' }),
+      { readOnly: true },
+    );
     const ds = ApiObject.of(this.daemonSet);
     // Read-only root filesystem and no emptyDir: only its kubelet-rotated logs count.
     setEphemeralStorage(ds, Size.mebibytes(32), Size.mebibytes(128));
@@ -122,14 +158,39 @@ export class KruiseDaemon extends Construct {
     // The L1 KubeDaemonSet re-serializes the patched spec through its typed toJson, which reads
     // an IntOrString's `.value`: a bare '10%' here renders `rollingUpdate: {}` (the API then
     // defaults to one node at a time), so the value must be an IntOrString.
-    ds.addJsonPatch(JsonPatch.add('/spec/updateStrategy', { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: k8s.IntOrString.fromString('10%') } }));
+    ds.addJsonPatch(
+      JsonPatch.add('/spec/updateStrategy', {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxUnavailable: k8s.IntOrString.fromString('10%') },
+      }),
+    );
     // Virtual nodes have no container runtime to manage.
-    ds.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: {
-      nodeSelectorTerms: [{ matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] }] } } }));
+    ds.addJsonPatch(
+      JsonPatch.add('/spec/template/spec/affinity', {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] }] },
+            ],
+          },
+        },
+      }),
+    );
     if (props.imagePullSecrets?.length) {
-      ds.addJsonPatch(JsonPatch.add('/spec/template/spec/imagePullSecrets', props.imagePullSecrets.map((name) => ({ name }))));
+      ds.addJsonPatch(
+        JsonPatch.add(
+          '/spec/template/spec/imagePullSecrets',
+          props.imagePullSecrets.map((name) => ({ name })),
+        ),
+      );
     }
-    this.apiObjects = [ApiObject.of(this.serviceAccount), ApiObject.of(role), bindRole(this, role, this.serviceAccount), ApiObject.of(secrets),
-      bindRole(this, secrets, this.serviceAccount), ApiObject.of(this.daemonSet)];
+    this.apiObjects = [
+      ApiObject.of(this.serviceAccount),
+      ApiObject.of(role),
+      bindRole(this, role, this.serviceAccount),
+      ApiObject.of(secrets),
+      bindRole(this, secrets, this.serviceAccount),
+      ApiObject.of(this.daemonSet),
+    ];
   }
 }

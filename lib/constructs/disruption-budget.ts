@@ -7,7 +7,12 @@ export class DisruptionBudget {
   /** At most `count` replicas down at once. `maxUnavailable(1)` is the default. */
   public static maxUnavailable(count: number): DisruptionBudget {
     if (!Number.isInteger(count) || count < 0) {
-      throw propError('disruptionBudget.maxUnavailable', count, 'must be a whole number', 'use DisruptionBudget.maxUnavailable(1)');
+      throw propError(
+        'disruptionBudget.maxUnavailable',
+        count,
+        'must be a whole number',
+        'use DisruptionBudget.maxUnavailable(1)',
+      );
     }
     return new DisruptionBudget(count, undefined);
   }
@@ -15,7 +20,12 @@ export class DisruptionBudget {
   /** At least `count` replicas up. Follows replica changes less well than maxUnavailable. */
   public static minAvailable(count: number): DisruptionBudget {
     if (!Number.isInteger(count) || count < 0) {
-      throw propError('disruptionBudget.minAvailable', count, 'must be a whole number', 'prefer DisruptionBudget.maxUnavailable(1)');
+      throw propError(
+        'disruptionBudget.minAvailable',
+        count,
+        'must be a whole number',
+        'prefer DisruptionBudget.maxUnavailable(1)',
+      );
     }
     return new DisruptionBudget(undefined, count);
   }
@@ -34,12 +44,20 @@ export class DisruptionBudget {
   /** Throws when the budget could never allow an eviction, so node drains would hang forever. */
   public checkDrainable(replicas: number): void {
     if (this.maxUnavailableCount === 0) {
-      throw propError('disruptionBudget', 'maxUnavailable: 0', 'allows no eviction, so draining any node that runs a replica blocks forever',
-        'use DisruptionBudget.maxUnavailable(1)');
+      throw propError(
+        'disruptionBudget',
+        'maxUnavailable: 0',
+        'allows no eviction, so draining any node that runs a replica blocks forever',
+        'use DisruptionBudget.maxUnavailable(1)',
+      );
     }
     if (this.minAvailableCount !== undefined && this.minAvailableCount >= replicas) {
-      throw propError('disruptionBudget', `minAvailable: ${this.minAvailableCount}`, `is not below replicas (${replicas}), so no eviction is ever allowed and node drains block forever`,
-        `use DisruptionBudget.maxUnavailable(1) or minAvailable of at most ${replicas - 1}`);
+      throw propError(
+        'disruptionBudget',
+        `minAvailable: ${this.minAvailableCount}`,
+        `is not below replicas (${replicas}), so no eviction is ever allowed and node drains block forever`,
+        `use DisruptionBudget.maxUnavailable(1) or minAvailable of at most ${replicas - 1}`,
+      );
     }
   }
 }

@@ -35,7 +35,12 @@ export function checkPositiveInt(prop: string, value: number, min = 1): void {
 export function wholeSeconds(prop: string, duration: { toMilliseconds(): number }): number {
   const ms = duration.toMilliseconds();
   if (!Number.isInteger(ms / 1000) || ms < 1000) {
-    throw propError(prop, `${ms}ms`, 'must be a whole number of seconds >= 1', 'use Duration.seconds(n) with a whole n >= 1');
+    throw propError(
+      prop,
+      `${ms}ms`,
+      'must be a whole number of seconds >= 1',
+      'use Duration.seconds(n) with a whole n >= 1',
+    );
   }
   return ms / 1000;
 }

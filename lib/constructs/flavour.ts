@@ -1,5 +1,13 @@
 import { Duration } from 'cdk8s';
-import { FeatureGates, Flags, Paths, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_NAMESPACED_RULES, RUNTIME_UID, runtimeClusterRules } from '../contract.js';
+import {
+  FeatureGates,
+  Flags,
+  Paths,
+  RUNTIME_LEADER_ELECTION_RULES,
+  RUNTIME_NAMESPACED_RULES,
+  RUNTIME_UID,
+  runtimeClusterRules,
+} from '../contract.js';
 import { kplus } from './api.js';
 import type { CrdManifest } from './crds.js';
 import { propError } from './errors.js';
@@ -95,7 +103,11 @@ export function pprofArgs(port: number | undefined): string[] {
     : [`--${UpstreamFlags.enablePprof}=true`, `--${UpstreamFlags.pprofAddr}=:${port}`];
 }
 
-const LIVENESS_TIMING = { initialDelaySeconds: Duration.seconds(10), periodSeconds: Duration.seconds(10), failureThreshold: 3 };
+const LIVENESS_TIMING = {
+  initialDelaySeconds: Duration.seconds(10),
+  periodSeconds: Duration.seconds(10),
+  failureThreshold: 3,
+};
 const UPSTREAM_FIX = 'or use ManagerImage.upstream()';
 
 /** openkruise/kruise-manager (Go), as the official chart runs it. */
@@ -103,30 +115,57 @@ export const UPSTREAM_FLAVOUR: ManagerFlavourProfile = {
   command: ['/manager'],
   // The image's `nobody`, as the chart's securityContext.
   uid: 65534,
-  writablePaths: [{ name: 'tmp', path: '/tmp', sizeMi: 64 }, { name: 'log', path: '/log', sizeMi: 256 }],
+  writablePaths: [
+    { name: 'tmp', path: '/tmp', sizeMi: 64 },
+    { name: 'log', path: '/log', sizeMi: 256 },
+  ],
   webhookTemplate: true,
   _check(input) {
     if (input.split) {
-      throw propError('topology', 'split', 'needs a manager that can run its webhook without its controllers; this library supports that for the runtime image only',
-        'use ManagerTopology.colocated() with the upstream image, or ManagerImage.runtime(...)');
+      throw propError(
+        'topology',
+        'split',
+        'needs a manager that can run its webhook without its controllers; this library supports that for the runtime image only',
+        'use ManagerTopology.colocated() with the upstream image, or ManagerImage.runtime(...)',
+      );
     }
   },
   _resolve(input) {
     const protection = input.uninstallProtection ?? UninstallProtection.deletionProtection();
     const profile = resolveUpstreamProfile({
-      namespace: input.namespace, featureGates: input.featureGates, externalCertificates: input.externalCertificates,
-      customResourceAccess: input.customResourceAccess, protectionGates: protection.featureGates, crdLabels: protection.crdLabels,
+      namespace: input.namespace,
+      featureGates: input.featureGates,
+      externalCertificates: input.externalCertificates,
+      customResourceAccess: input.customResourceAccess,
+      protectionGates: protection.featureGates,
+      crdLabels: protection.crdLabels,
     });
     return {
-      featureGates: profile.flags, crds: profile.crds, clusterRules: profile.clusterRules, namespacedRules: profile.namespacedRules,
-      leaderElectionRules: profile.leaderElectionRules, conversionCrds: profile.conversionCrds,
-      aggregated: profile.release.crds.map((c) => ({ apiGroup: c.group, resource: c.plural, adminOnly: SECRET_CARRYING_KINDS.includes(c.kind) })),
-      webhooks: profile.webhooks, uninstallProtection: protection, daemon: input.daemon ?? true, upstreamProfile: profile,
+      featureGates: profile.flags,
+      crds: profile.crds,
+      clusterRules: profile.clusterRules,
+      namespacedRules: profile.namespacedRules,
+      leaderElectionRules: profile.leaderElectionRules,
+      conversionCrds: profile.conversionCrds,
+      aggregated: profile.release.crds.map((c) => ({
+        apiGroup: c.group,
+        resource: c.plural,
+        adminOnly: SECRET_CARRYING_KINDS.includes(c.kind),
+      })),
+      webhooks: profile.webhooks,
+      uninstallProtection: protection,
+      daemon: input.daemon ?? true,
+      upstreamProfile: profile,
     };
   },
   _args(input) {
-    return [`--${Flags.leaderElectionResourceLock}=leases`, `--${Flags.logToStderr}=true`, `--${Flags.verbosity}=4`, `--${Flags.syncPeriod}=0`,
-      ...pprofArgs(input.pprofPort)];
+    return [
+      `--${Flags.leaderElectionResourceLock}=leases`,
+      `--${Flags.logToStderr}=true`,
+      `--${Flags.verbosity}=4`,
+      `--${Flags.syncPeriod}=0`,
+      ...pprofArgs(input.pprofPort),
+    ];
   },
   // Upstream 1.7/1.8 register no healthz check (its /healthz answers 404): a TCP check of the
   // health listener is what can be probed.
@@ -144,33 +183,58 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
     const onlyUpstream = (prop: string, value: unknown, problem: string, fix: string) => {
       throw propError(prop, value, problem, `${fix}, ${UPSTREAM_FIX}`);
     };
-    if (input.customResourceAccess) onlyUpstream('customResourceAccess', 'set', 'only narrows the upstream manager\'s wildcard grants; the runtime needs none', 'remove customResourceAccess');
+    if (input.customResourceAccess)
+      onlyUpstream(
+        'customResourceAccess',
+        'set',
+        "only narrows the upstream manager's wildcard grants; the runtime needs none",
+        'remove customResourceAccess',
+      );
     if (input.daemon) onlyUpstream('daemon', true, 'kruise-daemon ships only in the upstream image', 'remove daemon');
     // The runtime refuses any other gate at start (a crash loop): refuse it here, by name.
     const readable: readonly string[] = Object.values(FeatureGates);
     for (const [gate, enabled] of Object.entries(input.featureGates ?? {})) {
       if (!readable.includes(gate)) {
-        onlyUpstream(`featureGates.${gate}`, enabled, `is not a gate of this project's runtime, which reads only ${readable.join(' and ')}`, `remove ${gate}`);
+        onlyUpstream(
+          `featureGates.${gate}`,
+          enabled,
+          `is not a gate of this project's runtime, which reads only ${readable.join(' and ')}`,
+          `remove ${gate}`,
+        );
       }
     }
     const protection = input.uninstallProtection;
     if (protection && protection.kind !== 'none') {
-      onlyUpstream('uninstallProtection', `UninstallProtection.${protection.kind}()`, 'guards upstream Kruise workloads only', 'remove uninstallProtection');
+      onlyUpstream(
+        'uninstallProtection',
+        `UninstallProtection.${protection.kind}()`,
+        'guards upstream Kruise workloads only',
+        'remove uninstallProtection',
+      );
     }
   },
   _resolve(input) {
     return {
-      featureGates: { ...input.featureGates }, crds: runtimeCrds(), clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
+      featureGates: { ...input.featureGates },
+      crds: runtimeCrds(),
+      clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
       namespacedRules: { [input.namespace]: [...RUNTIME_NAMESPACED_RULES] },
-      leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES], conversionCrds: [],
+      leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES],
+      conversionCrds: [],
       aggregated: RUNTIME_RESOURCES.map((r) => ({ apiGroup: r.group, resource: r.plural, adminOnly: false })),
-      webhooks: runtimeWebhooks(input.featureGates), uninstallProtection: UninstallProtection.none(), daemon: false,
+      webhooks: runtimeWebhooks(input.featureGates),
+      uninstallProtection: UninstallProtection.none(),
+      daemon: false,
     };
   },
   _args(input) {
     if (input.pprofPort !== undefined) {
-      throw propError('pprof', true, 'is served by upstream kruise-manager only; this project\'s runtime has no pprof listener',
-        'remove pprof, or use ManagerImage.upstream() (profile the runtime with node --cpu-prof / --heap-prof instead)');
+      throw propError(
+        'pprof',
+        true,
+        "is served by upstream kruise-manager only; this project's runtime has no pprof listener",
+        'remove pprof, or use ManagerImage.upstream() (profile the runtime with node --cpu-prof / --heap-prof instead)',
+      );
     }
     return [`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`];
   },

@@ -47,11 +47,20 @@ export class ManagerImage {
     const registry = (options.registry ?? 'openkruise').replace(/\/+$/, '');
     checkReferencePart('image.registry', registry);
     if (!/^[\w][\w.-]{0,127}$/.test(version)) {
-      throw propError('image.version', version, 'is not a valid image tag', `use the release tag "${UPSTREAM_VERSION}"`);
+      throw propError(
+        'image.version',
+        version,
+        'is not a valid image tag',
+        `use the release tag "${UPSTREAM_VERSION}"`,
+      );
     }
     if (version !== UPSTREAM_VERSION) {
-      throw propError('image.version', version, `is not ${UPSTREAM_VERSION}, the release whose own definitions (webhooks, RBAC, CRDs) this library renders; another release serves other webhook paths and needs other permissions`,
-        `use "${UPSTREAM_VERSION}", or regenerate the definitions for ${version} with \`npm run upstream:generate -- --version ${version}\``);
+      throw propError(
+        'image.version',
+        version,
+        `is not ${UPSTREAM_VERSION}, the release whose own definitions (webhooks, RBAC, CRDs) this library renders; another release serves other webhook paths and needs other permissions`,
+        `use "${UPSTREAM_VERSION}", or regenerate the definitions for ${version} with \`npm run upstream:generate -- --version ${version}\``,
+      );
     }
     return new ManagerImage(ManagerFlavor.UPSTREAM, `${registry}/kruise-manager:${version}`);
   }
@@ -60,7 +69,12 @@ export class ManagerImage {
   public static runtime(reference: string): ManagerImage {
     checkReferencePart('image', reference);
     if (!/[:@]/.test(reference.split('/').pop()!)) {
-      throw propError('image', reference, 'has no tag or digest', 'pin the image, e.g. "registry.example.com/kruise-ts:1.0.0" or "...@sha256:<digest>"');
+      throw propError(
+        'image',
+        reference,
+        'has no tag or digest',
+        'pin the image, e.g. "registry.example.com/kruise-ts:1.0.0" or "...@sha256:<digest>"',
+      );
     }
     return new ManagerImage(ManagerFlavor.RUNTIME, reference);
   }
@@ -89,6 +103,11 @@ export class ManagerImage {
 
 function checkReferencePart(prop: string, value: string): void {
   if (value === '' || /\s/.test(value) || value !== value.trim() || /[A-Z]/.test(value.split(/[:@]/)[0])) {
-    throw propError(prop, value, 'is not a valid image reference', 'use lower-case "registry/path[:tag]" with no spaces');
+    throw propError(
+      prop,
+      value,
+      'is not a valid image reference',
+      'use lower-case "registry/path[:tag]" with no spaces',
+    );
   }
 }

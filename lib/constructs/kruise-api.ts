@@ -22,9 +22,19 @@ export const RUNTIME_RESOURCES: KruiseResource[] = [...RuntimeApi.resources];
  */
 export function runtimeWebhooks(gates: { readonly [gate: string]: boolean } = {}): WebhookDefinition[] {
   const [sidecarSet] = RUNTIME_RESOURCES;
-  const sidecarSetRules = [{ apiGroups: [sidecarSet.group], apiVersions: sidecarSet.versions, resources: [sidecarSet.plural], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }];
+  const sidecarSetRules = [
+    {
+      apiGroups: [sidecarSet.group],
+      apiVersions: sidecarSet.versions,
+      resources: [sidecarSet.plural],
+      operations: ['CREATE', 'UPDATE'],
+      scope: 'Cluster',
+    },
+  ];
   const podRules = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }];
-  return servedRuntimeWebhooks(gates).map((w) => w.path === Paths.mutatePod
-    ? { ...w, group: WebhookGroup.PODS, rules: podRules }
-    : { ...w, group: WebhookGroup.RESOURCES, rules: sidecarSetRules });
+  return servedRuntimeWebhooks(gates).map((w) =>
+    w.path === Paths.mutatePod
+      ? { ...w, group: WebhookGroup.PODS, rules: podRules }
+      : { ...w, group: WebhookGroup.RESOURCES, rules: sidecarSetRules },
+  );
 }

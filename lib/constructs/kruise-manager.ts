@@ -152,46 +152,80 @@ export class KruiseManager extends Construct {
     const rollout = props.rollout ?? Rollout.fullSurge();
     const zoneSpread = props.zoneSpread ?? ZoneSpread.preferred();
     const flavourInput = {
-      namespace: ns, featureGates: props.featureGates, externalCertificates: certificates.external, customResourceAccess: props.customResourceAccess,
-      uninstallProtection: props.uninstallProtection, split: topology.split, daemon: props.daemon,
+      namespace: ns,
+      featureGates: props.featureGates,
+      externalCertificates: certificates.external,
+      customResourceAccess: props.customResourceAccess,
+      uninstallProtection: props.uninstallProtection,
+      split: topology.split,
+      daemon: props.daemon,
     };
     this.checkProps(props, topology, replicas);
     flavourProfile._check(flavourInput);
     const ports = resolvePorts(props);
-    if (props.expectedNodes !== undefined) this.checkNodes(props.expectedNodes, props.hostNetwork ?? true, topology, replicas, rollout);
+    if (props.expectedNodes !== undefined)
+      this.checkNodes(props.expectedNodes, props.hostNetwork ?? true, topology, replicas, rollout);
     const flavour = flavourProfile._resolve(flavourInput);
     this.upstreamProfile = flavour.upstreamProfile;
     const leaderElection = resolveLeaderElection(props.leaderElection, ns);
 
     if (props.createNamespace ?? true) {
-      const namespace = new kplus.Namespace(this, 'Namespace', { metadata: { name: ns, labels: { [Labels.controlPlane]: LabelValues.openkruise, ...props.labels } } });
+      const namespace = new kplus.Namespace(this, 'Namespace', {
+        metadata: { name: ns, labels: { [Labels.controlPlane]: LabelValues.openkruise, ...props.labels } },
+      });
       this.wave(Wave.FOUNDATION, ApiObject.of(namespace));
     }
     // The daemon reads pull secrets there, and the manager's image-pull controllers (which run
     // with the KruiseDaemon gate, daemon rendered or not) copy them there.
     if (flavour.daemon || Names.daemonConfigNamespace in (flavour.namespacedRules ?? {})) {
-      const daemonConfig = new kplus.Namespace(this, 'DaemonConfigNamespace', { metadata: { name: Names.daemonConfigNamespace } });
+      const daemonConfig = new kplus.Namespace(this, 'DaemonConfigNamespace', {
+        metadata: { name: Names.daemonConfigNamespace },
+      });
       this.wave(Wave.FOUNDATION, ApiObject.of(daemonConfig));
     }
     this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(flavour.crds));
     this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
     this.rbac = new ManagerRbac(this, 'Rbac', {
-      namespace: ns, leaseNamespace: leaderElection.namespace, selfManagedCertificates, clusterRules: flavour.clusterRules,
-      namespacedRules: flavour.namespacedRules, leaderElectionRules: flavour.leaderElectionRules, conversionCrds: flavour.conversionCrds, aggregated: flavour.aggregated,
+      namespace: ns,
+      leaseNamespace: leaderElection.namespace,
+      selfManagedCertificates,
+      clusterRules: flavour.clusterRules,
+      namespacedRules: flavour.namespacedRules,
+      leaderElectionRules: flavour.leaderElectionRules,
+      conversionCrds: flavour.conversionCrds,
+      aggregated: flavour.aggregated,
     });
     this.certificates = new CertificateResources(this, 'Certificates', { namespace: ns, certificates });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
 
     const roles = topology.split ? [ManagerRole.WEBHOOK, ManagerRole.CONTROLLERS] : [ManagerRole.ALL];
     for (const role of roles) {
-      const count = role === ManagerRole.CONTROLLERS ? topology.controllerReplicas ?? 2 : topology.webhookReplicas ?? replicas;
+      const count =
+        role === ManagerRole.CONTROLLERS ? (topology.controllerReplicas ?? 2) : (topology.webhookReplicas ?? replicas);
       const name = role === ManagerRole.ALL ? 'kruise-controller-manager' : `kruise-${role}`;
       const workload = new ManagerWorkload(this, `Manager-${role}`, {
-        namespace: ns, name, role, image, serviceAccount: this.rbac.serviceAccount, replicas: count, leaderElection, ports,
-        featureGates: flavour.featureGates, zoneSpread, rollout, selfManagedCertificates, pod: props,
+        namespace: ns,
+        name,
+        role,
+        image,
+        serviceAccount: this.rbac.serviceAccount,
+        replicas: count,
+        leaderElection,
+        ports,
+        featureGates: flavour.featureGates,
+        zoneSpread,
+        rollout,
+        selfManagedCertificates,
+        pod: props,
       });
       this.workloads.push(workload);
-      const pdb = new ManagerDisruptionBudget(this, `Pdb-${role}`, { name, namespace: ns, selectorLabels: workload.selectorLabels, replicas: count, budget: props.disruptionBudget });
+      const pdb = new ManagerDisruptionBudget(this, `Pdb-${role}`, {
+        name,
+        namespace: ns,
+        selectorLabels: workload.selectorLabels,
+        replicas: count,
+        budget: props.disruptionBudget,
+      });
       this.disruptionBudgets.push(pdb);
       this.wave(Wave.WORKLOAD, workload.apiObject, pdb.pdb);
     }
@@ -200,16 +234,27 @@ export class KruiseManager extends Construct {
       type: kplus.ServiceType.CLUSTER_IP,
       ports: [{ name: 'https', port: Ports.webhookService, targetPort: ports.webhook }],
     });
-    for (const [key, value] of Object.entries(this.workloads[0].selectorLabels)) this.webhookService.selectLabel(key, value);
+    for (const [key, value] of Object.entries(this.workloads[0].selectorLabels))
+      this.webhookService.selectLabel(key, value);
     this.monitoring = new ManagerMonitoring(this, 'Monitoring', {
-      ...props.monitoring, name: 'kruise-manager-metrics', namespace: ns, metricsPort: ports.metrics,
+      ...props.monitoring,
+      name: 'kruise-manager-metrics',
+      namespace: ns,
+      metricsPort: ports.metrics,
       selectorLabels: { [Labels.controlPlane]: LabelValues.controllerManager },
-      deployments: this.workloads.map((w) => w.deployment.name), replicas: Math.min(...this.workloads.map((w) => w.deployment.replicas ?? replicas)),
-      leaseName: leaderElection.id, webhookNames: flavour.webhooks.map((w) => w.name),
+      deployments: this.workloads.map((w) => w.deployment.name),
+      replicas: Math.min(...this.workloads.map((w) => w.deployment.replicas ?? replicas)),
+      leaseName: leaderElection.id,
+      webhookNames: flavour.webhooks.map((w) => w.name),
     });
     this.wave(Wave.WORKLOAD, ApiObject.of(this.webhookService), ...this.monitoring.apiObjects);
     if (flavour.daemon) {
-      this.daemon = new KruiseDaemon(this, 'Daemon', { namespace: ns, image, featureGates: flavour.featureGates, imagePullSecrets: props.imagePullSecrets });
+      this.daemon = new KruiseDaemon(this, 'Daemon', {
+        namespace: ns,
+        image,
+        featureGates: flavour.featureGates,
+        imagePullSecrets: props.imagePullSecrets,
+      });
       this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
     }
     if (props.networkPolicy) {
@@ -217,11 +262,19 @@ export class KruiseManager extends Construct {
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
     // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
-    this.uninstallGuard = flavour.uninstallProtection.renderGuard(this, 'UninstallGuard', { namespace: ns, image, imagePullSecrets: props.imagePullSecrets });
+    this.uninstallGuard = flavour.uninstallProtection.renderGuard(this, 'UninstallGuard', {
+      namespace: ns,
+      image,
+      imagePullSecrets: props.imagePullSecrets,
+    });
     if (this.uninstallGuard) this.wave(Wave.ACCESS, ...this.uninstallGuard.accessObjects);
     // Last: the webhook configurations block matching writes until a replica answers.
     this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
-      ...props.webhooks, namespace: ns, definitions: flavour.webhooks, template: flavourProfile.webhookTemplate, annotations: this.certificates.webhookAnnotations,
+      ...props.webhooks,
+      namespace: ns,
+      definitions: flavour.webhooks,
+      template: flavourProfile.webhookTemplate,
+      annotations: this.certificates.webhookAnnotations,
     });
     this.wave(Wave.ADMISSION, ...this.webhooks.apiObjects);
     if (props.argoCdSyncWaves) {
@@ -237,10 +290,17 @@ export class KruiseManager extends Construct {
   private checkProps(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
     checkPositiveInt('replicas', replicas);
     if (replicas < 2 && !props.allowSingleReplica) {
-      throw propError('replicas', replicas, 'gives no high availability: admission fails cluster-wide while the only replica restarts',
-        'use replicas >= 2, or set allowSingleReplica: true for a throwaway cluster');
+      throw propError(
+        'replicas',
+        replicas,
+        'gives no high availability: admission fails cluster-wide while the only replica restarts',
+        'use replicas >= 2, or set allowSingleReplica: true for a throwaway cluster',
+      );
     }
-    for (const [prop, value] of [['topology.webhookReplicas', topology.webhookReplicas], ['topology.controllerReplicas', topology.controllerReplicas]] as const) {
+    for (const [prop, value] of [
+      ['topology.webhookReplicas', topology.webhookReplicas],
+      ['topology.controllerReplicas', topology.controllerReplicas],
+    ] as const) {
       if (value === undefined) continue;
       checkPositiveInt(prop, value);
       if (value < 2 && !props.allowSingleReplica) {
@@ -253,9 +313,17 @@ export class KruiseManager extends Construct {
    * Every pod of a Deployment repels the others (hostname anti-affinity), surge pods included;
    * with host network all manager pods also collide on their ports.
    */
-  private checkNodes(nodes: number, hostNetwork: boolean, topology: ManagerTopology, replicas: number, rollout: Rollout): void {
+  private checkNodes(
+    nodes: number,
+    hostNetwork: boolean,
+    topology: ManagerTopology,
+    replicas: number,
+    rollout: Rollout,
+  ): void {
     checkPositiveInt('expectedNodes', nodes);
-    const counts = topology.split ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2] : [replicas];
+    const counts = topology.split
+      ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2]
+      : [replicas];
     const steady = counts.reduce((a, b) => a + b, 0);
     // One apply that changes the image rolls every Deployment at once, and with host network
     // all their surge pods need nodes beside the old ones.
@@ -263,8 +331,12 @@ export class KruiseManager extends Construct {
       ? steady + counts.reduce((sum, n) => sum + rollout.surgePods(n), 0)
       : Math.max(...counts.map((n) => n + rollout.surgePods(n)));
     if (nodes < needed) {
-      throw propError('expectedNodes', nodes, `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${hostNetwork ? ', host ports' : ''})`,
-        `reduce the surge (rollout: Rollout.surge(1)), add nodes, or lower the replicas`);
+      throw propError(
+        'expectedNodes',
+        nodes,
+        `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${hostNetwork ? ', host ports' : ''})`,
+        `reduce the surge (rollout: Rollout.surge(1)), add nodes, or lower the replicas`,
+      );
     }
   }
 
@@ -275,10 +347,18 @@ export class KruiseManager extends Construct {
     // ports are open to every source (no `from`) and every other port is denied.
     const policy = new kplus.NetworkPolicy(this, 'NetworkPolicy', {
       metadata: { name: 'kruise-manager', namespace: ns },
-      selector: kplus.Pods.select(this, 'ManagerPods', { labels: { [Labels.controlPlane]: LabelValues.controllerManager }, namespaces: kplus.Namespaces.select(this, 'Own', { names: [ns] }) }),
+      selector: kplus.Pods.select(this, 'ManagerPods', {
+        labels: { [Labels.controlPlane]: LabelValues.controllerManager },
+        namespaces: kplus.Namespaces.select(this, 'Own', { names: [ns] }),
+      }),
       ingress: {
         default: kplus.NetworkPolicyTrafficDefault.DENY,
-        rules: [{ peer: kplus.NetworkPolicyIpBlock.anyIpv4(this, 'Any4'), ports: ports.map((p) => kplus.NetworkPolicyPort.tcp(p)) }],
+        rules: [
+          {
+            peer: kplus.NetworkPolicyIpBlock.anyIpv4(this, 'Any4'),
+            ports: ports.map((p) => kplus.NetworkPolicyPort.tcp(p)),
+          },
+        ],
       },
     });
     ApiObject.of(policy).addJsonPatch(JsonPatch.remove('/spec/ingress/0/from'));
@@ -291,6 +371,8 @@ export class KruiseManager extends Construct {
     const others = root.node.findAll().filter((c: IConstruct) => c instanceof KruiseManager && c !== this);
     if (others.length === 0) return [];
     const paths = others.map((o) => o.node.path).join(', ');
-    return [`KruiseManager at ${this.node.path} shares the App with ${paths}: both render the cluster-scoped webhook configurations and ClusterRoles with the same names. Fix: keep one KruiseManager per App (one per cluster).`];
+    return [
+      `KruiseManager at ${this.node.path} shares the App with ${paths}: both render the cluster-scoped webhook configurations and ClusterRoles with the same names. Fix: keep one KruiseManager per App (one per cluster).`,
+    ];
   }
 }

@@ -1,6 +1,15 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import {
-  controllerNameProblems, distinctPortProblems, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, Names, Roles, workersFlag, workersProblems,
+  controllerNameProblems,
+  distinctPortProblems,
+  featureGateNameProblems,
+  Flags,
+  LeaderElectionDefaults,
+  leaseTimingProblems,
+  Names,
+  Roles,
+  workersFlag,
+  workersProblems,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsSubdomain, propError, throwProblems, wholeSeconds } from './errors.js';
@@ -17,25 +26,44 @@ export interface ResolvedLeaderElection {
 }
 
 /** Applies defaults and checks LeaseDuration > RenewDeadline > 1.2 x RetryPeriod (client-go's rule). */
-export function resolveLeaderElection(options: LeaderElectionOptions | undefined, installNamespace: string): ResolvedLeaderElection {
-  const seconds = (prop: string, d: Duration | undefined, fallback: number) => (d ? wholeSeconds(`leaderElection.${prop}`, d) : fallback);
+export function resolveLeaderElection(
+  options: LeaderElectionOptions | undefined,
+  installNamespace: string,
+): ResolvedLeaderElection {
+  const seconds = (prop: string, d: Duration | undefined, fallback: number) =>
+    d ? wholeSeconds(`leaderElection.${prop}`, d) : fallback;
   const timing = options?.timing;
   if (timing && (options.leaseDuration || options.renewDeadline || options.retryPeriod)) {
-    throw propError('leaderElection.timing', 'set with leaseDuration/renewDeadline/retryPeriod', 'gives the timing twice',
-      'use timing (e.g. LeaseTiming.fastHandover(), or LeaseTiming.of(...)) or the three durations, not both');
+    throw propError(
+      'leaderElection.timing',
+      'set with leaseDuration/renewDeadline/retryPeriod',
+      'gives the timing twice',
+      'use timing (e.g. LeaseTiming.fastHandover(), or LeaseTiming.of(...)) or the three durations, not both',
+    );
   }
   const le: ResolvedLeaderElection = {
     namespace: options?.namespace ?? installNamespace,
     id: options?.id ?? Names.leaderElectionId,
-    leaseDurationSeconds: timing?.leaseDurationSeconds ?? seconds('leaseDuration', options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
-    renewDeadlineSeconds: timing?.renewDeadlineSeconds ?? seconds('renewDeadline', options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
-    retryPeriodSeconds: timing?.retryPeriodSeconds ?? seconds('retryPeriod', options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
+    leaseDurationSeconds:
+      timing?.leaseDurationSeconds ??
+      seconds('leaseDuration', options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),
+    renewDeadlineSeconds:
+      timing?.renewDeadlineSeconds ??
+      seconds('renewDeadline', options?.renewDeadline, LeaderElectionDefaults.renewDeadlineSeconds),
+    retryPeriodSeconds:
+      timing?.retryPeriodSeconds ??
+      seconds('retryPeriod', options?.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds),
   };
   checkDnsSubdomain('leaderElection.id', le.id);
   checkDnsSubdomain('leaderElection.namespace', le.namespace);
-  throwProblems(leaseTimingProblems({
-    leaseDuration: le.leaseDurationSeconds * 1000, renewDeadline: le.renewDeadlineSeconds * 1000, retryPeriod: le.retryPeriodSeconds * 1000,
-  }), (field) => `leaderElection.${field}`);
+  throwProblems(
+    leaseTimingProblems({
+      leaseDuration: le.leaseDurationSeconds * 1000,
+      renewDeadline: le.renewDeadlineSeconds * 1000,
+      retryPeriod: le.retryPeriodSeconds * 1000,
+    }),
+    (field) => `leaderElection.${field}`,
+  );
   return le;
 }
 
@@ -43,7 +71,11 @@ export function resolveLeaderElection(options: LeaderElectionOptions | undefined
  * Checks each port and that no two share a number (the contract's rule). `ports` maps prop
  * names (after `prefix`) to numbers, in the order the error should blame.
  */
-export function checkDistinctPorts<T extends { [K in keyof T]: number | undefined }>(ports: T, fix: string, prefix = 'ports.'): void {
+export function checkDistinctPorts<T extends { [K in keyof T]: number | undefined }>(
+  ports: T,
+  fix: string,
+  prefix = 'ports.',
+): void {
   throwProblems(distinctPortProblems({ ...ports }, fix, (key) => `${prefix}${key}`));
 }
 
@@ -56,7 +88,10 @@ export function checkDistinctPorts<T extends { [K in keyof T]: number | undefine
 export function setEphemeralStorage(workload: ApiObject, request: Size, limit: Size): void {
   const resources = '/spec/template/spec/containers/0/resources';
   const mi = (size: Size) => k8s.Quantity.fromString(`${size.toMebibytes()}Mi`);
-  workload.addJsonPatch(JsonPatch.add(`${resources}/requests/ephemeral-storage`, mi(request)), JsonPatch.add(`${resources}/limits/ephemeral-storage`, mi(limit)));
+  workload.addJsonPatch(
+    JsonPatch.add(`${resources}/requests/ephemeral-storage`, mi(request)),
+    JsonPatch.add(`${resources}/limits/ephemeral-storage`, mi(limit)),
+  );
 }
 
 /** Everything the command line is rendered from. */
@@ -98,7 +133,8 @@ export function renderFlavourArgs(flavour: ManagerFlavourProfile, input: Omit<Ma
   args.push(...flavour._args({ role: input.role, certMode: input.certMode, pprofPort: input.pprofPort }));
   const gates = Object.keys(input.featureGates).sort();
   for (const gate of gates) throwProblems(featureGateNameProblems('featureGates', gate));
-  if (gates.length > 0) args.push(`--${Flags.featureGates}=${gates.map((g) => `${g}=${input.featureGates[g]}`).join(',')}`);
+  if (gates.length > 0)
+    args.push(`--${Flags.featureGates}=${gates.map((g) => `${g}=${input.featureGates[g]}`).join(',')}`);
   for (const controller of Object.keys(input.controllerWorkers).sort()) {
     const workers = input.controllerWorkers[controller];
     throwProblems(controllerNameProblems('controllerWorkers', controller));

@@ -157,7 +157,10 @@ export class ManagerWorkload extends Construct {
         ...(ports.pprof !== undefined ? [{ name: 'pprof', number: ports.pprof }] : []),
       ],
       readiness: kplus.Probe.fromHttpGet(Paths.readyz, {
-        port: ports.health, periodSeconds: Duration.seconds(5), failureThreshold: 3, timeoutSeconds: Duration.seconds(3),
+        port: ports.health,
+        periodSeconds: Duration.seconds(5),
+        failureThreshold: 3,
+        timeoutSeconds: Duration.seconds(3),
       }),
       liveness: flavour._liveness(ports.health),
       resources: pod.resources ?? {
@@ -169,7 +172,10 @@ export class ManagerWorkload extends Construct {
         readOnlyRootFilesystem: true,
         allowPrivilegeEscalation: false,
         privileged: false,
-        capabilities: { drop: [kplus.Capability.ALL], add: needsLowPort ? [kplus.Capability.NET_BIND_SERVICE] : undefined },
+        capabilities: {
+          drop: [kplus.Capability.ALL],
+          add: needsLowPort ? [kplus.Capability.NET_BIND_SERVICE] : undefined,
+        },
         seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT },
       },
     });
@@ -190,14 +196,22 @@ export class ManagerWorkload extends Construct {
   /** Fields cdk8s-plus does not model: topology spread, priority class, several pull secrets. */
   private renderL1Only(pod: ManagerWorkloadPodOptions, spread: ZoneSpread): void {
     const path = '/spec/template/spec';
-    this.apiObject.addJsonPatch(JsonPatch.add(`${path}/priorityClassName`, pod.priorityClassName ?? 'system-cluster-critical'));
+    this.apiObject.addJsonPatch(
+      JsonPatch.add(`${path}/priorityClassName`, pod.priorityClassName ?? 'system-cluster-critical'),
+    );
     const constraints = spread._toKube(this.selectorLabels);
-    if (constraints.length > 0) this.apiObject.addJsonPatch(JsonPatch.add(`${path}/topologySpreadConstraints`, constraints));
+    if (constraints.length > 0)
+      this.apiObject.addJsonPatch(JsonPatch.add(`${path}/topologySpreadConstraints`, constraints));
     if (pod.tolerations && pod.tolerations.length > 0) {
       this.apiObject.addJsonPatch(JsonPatch.add(`${path}/tolerations`, pod.tolerations));
     }
     if (pod.imagePullSecrets && pod.imagePullSecrets.length > 0) {
-      this.apiObject.addJsonPatch(JsonPatch.add(`${path}/imagePullSecrets`, pod.imagePullSecrets.map((name) => ({ name }))));
+      this.apiObject.addJsonPatch(
+        JsonPatch.add(
+          `${path}/imagePullSecrets`,
+          pod.imagePullSecrets.map((name) => ({ name })),
+        ),
+      );
     }
   }
 }

@@ -69,25 +69,41 @@ export class ManagerMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: ManagerMonitoringProps) {
     super(scope, id);
     this.service = new kplus.Service(this, 'Service', {
-      metadata: { name: props.name, namespace: props.namespace, labels: { ...props.selectorLabels, 'kruise.io/metrics': 'true' } },
+      metadata: {
+        name: props.name,
+        namespace: props.namespace,
+        labels: { ...props.selectorLabels, 'kruise.io/metrics': 'true' },
+      },
       type: kplus.ServiceType.CLUSTER_IP,
       ports: [{ name: 'metrics', port: props.metricsPort, targetPort: props.metricsPort }],
     });
     for (const [key, value] of Object.entries(props.selectorLabels)) this.service.selectLabel(key, value);
     this.apiObjects = [ApiObject.of(this.service)];
     if (props.serviceMonitor) {
-      this.apiObjects.push(new ApiObject(this, 'ServiceMonitor', {
-        apiVersion: 'monitoring.coreos.com/v1',
-        kind: 'ServiceMonitor',
-        metadata: { name: props.name, namespace: props.namespace, labels: props.serviceMonitorLabels },
-        spec: {
-          selector: { matchLabels: { ...props.selectorLabels, 'kruise.io/metrics': 'true' } },
-          endpoints: [{ port: 'metrics', path: Paths.metrics, interval: `${wholeSeconds('monitoring.interval', props.interval ?? Duration.seconds(30))}s` }],
-        },
-      }));
+      this.apiObjects.push(
+        new ApiObject(this, 'ServiceMonitor', {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'ServiceMonitor',
+          metadata: { name: props.name, namespace: props.namespace, labels: props.serviceMonitorLabels },
+          spec: {
+            selector: { matchLabels: { ...props.selectorLabels, 'kruise.io/metrics': 'true' } },
+            endpoints: [
+              {
+                port: 'metrics',
+                path: Paths.metrics,
+                interval: `${wholeSeconds('monitoring.interval', props.interval ?? Duration.seconds(30))}s`,
+              },
+            ],
+          },
+        }),
+      );
     }
     const watched = {
-      namespace: props.namespace, deployments: props.deployments ?? [], leaseName: props.leaseName ?? Names.leaderElectionId, webhookNames: props.webhookNames ?? [], metricsJob: props.name,
+      namespace: props.namespace,
+      deployments: props.deployments ?? [],
+      leaseName: props.leaseName ?? Names.leaderElectionId,
+      webhookNames: props.webhookNames ?? [],
+      metricsJob: props.name,
     };
     if (props.grafanaDashboard) {
       this.dashboard = new ManagerDashboard(this, 'Dashboard', { ...props.dashboard, ...watched });

@@ -85,7 +85,8 @@ export interface ManagerPodOptions {
   /**
    * Container resources. Ephemeral storage counts the `/tmp` and `/log` emptyDirs and the
    * container's logs.
-   * @default - requests 100m CPU / 256Mi memory / 64Mi ephemeral storage, limits 500m CPU / 512Mi memory / 512Mi ephemeral storage
+   * @default - requests 100m CPU / 256Mi memory / 64Mi ephemeral storage, limits 500m CPU / 512Mi memory / 512Mi
+   * ephemeral storage
    */
   readonly resources?: kplus.ContainerResources;
   /**

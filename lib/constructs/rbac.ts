@@ -67,25 +67,41 @@ export class ManagerRbac extends Construct {
       automountToken: false, // mounted by the pod spec only where needed
     });
 
-    const leader = new kplus.Role(this, 'LeaderElection', { metadata: { name: 'kruise-leader-election-role', namespace: props.leaseNamespace } });
+    const leader = new kplus.Role(this, 'LeaderElection', {
+      metadata: { name: 'kruise-leader-election-role', namespace: props.leaseNamespace },
+    });
     setRules(leader, props.leaderElectionRules);
     const webhook = new kplus.Role(this, 'Webhook', { metadata: { name: 'kruise-webhook-role', namespace: ns } });
-    webhook.allow([...(props.selfManagedCertificates ? CERTIFICATE_RULES.secretVerbs : CERTIFICATE_RULES.externalSecretVerbs)], res('', 'secrets'));
+    webhook.allow(
+      [...(props.selfManagedCertificates ? CERTIFICATE_RULES.secretVerbs : CERTIFICATE_RULES.externalSecretVerbs)],
+      res('', 'secrets'),
+    );
     this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: 'kruise-manager-role' } });
     setRules(this.clusterRole, props.clusterRules);
 
     const scoped = Object.entries(props.namespacedRules ?? {}).map(([namespace, rules]) => {
-      const role = new kplus.Role(this, `Namespaced-${namespace}`, { metadata: { name: 'kruise-manager-role', namespace } });
+      const role = new kplus.Role(this, `Namespaced-${namespace}`, {
+        metadata: { name: 'kruise-manager-role', namespace },
+      });
       setRules(role, rules);
       return role;
     });
-    const bound: ApiObject[] = [leader, webhook, this.clusterRole, ...scoped].flatMap((role) => [ApiObject.of(role), bindRole(this, role, this.serviceAccount)]);
+    const bound: ApiObject[] = [leader, webhook, this.clusterRole, ...scoped].flatMap((role) => [
+      ApiObject.of(role),
+      bindRole(this, role, this.serviceAccount),
+    ]);
     if (props.selfManagedCertificates) {
       const certs = new kplus.ClusterRole(this, 'Certs', { metadata: { name: 'kruise-certs-role' } });
-      certs.allow([...CERTIFICATE_RULES.caBundleVerbs],
+      certs.allow(
+        [...CERTIFICATE_RULES.caBundleVerbs],
         res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', Names.mutatingWebhookConfiguration),
-        res('admissionregistration.k8s.io', 'validatingwebhookconfigurations', Names.validatingWebhookConfiguration));
-      for (const crd of props.conversionCrds) certs.allow([...CERTIFICATE_RULES.caBundleVerbs], res('apiextensions.k8s.io', 'customresourcedefinitions', crd));
+        res('admissionregistration.k8s.io', 'validatingwebhookconfigurations', Names.validatingWebhookConfiguration),
+      );
+      for (const crd of props.conversionCrds)
+        certs.allow(
+          [...CERTIFICATE_RULES.caBundleVerbs],
+          res('apiextensions.k8s.io', 'customresourcedefinitions', crd),
+        );
       bound.push(ApiObject.of(certs), bindRole(this, certs, this.serviceAccount));
     }
     this.apiObjects.push(ApiObject.of(this.serviceAccount), ...bound, ...this.aggregateRoles(props.aggregated));
@@ -97,10 +113,14 @@ export class ManagerRbac extends Construct {
       // The label (not kplus' aggregate(), which collects other roles) merges these rules into
       // the built-in view/edit/admin ClusterRoles.
       const role = new kplus.ClusterRole(this, `Aggregate-${level}`, {
-        metadata: { name: `aggregate-kruise-${level}`, labels: { [`rbac.authorization.k8s.io/aggregate-to-${level}`]: 'true' } },
+        metadata: {
+          name: `aggregate-kruise-${level}`,
+          labels: { [`rbac.authorization.k8s.io/aggregate-to-${level}`]: 'true' },
+        },
       });
       const granted = resources.filter((r) => level === 'admin' || !r.adminOnly);
-      const verbs = level === 'view' ? READ : ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+      const verbs =
+        level === 'view' ? READ : ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
       for (const r of granted) role.allow(verbs, res(r.apiGroup, r.resource));
       for (const r of granted) role.allow(READ, res(r.apiGroup, `${r.resource}/status`));
       return ApiObject.of(role);

@@ -12,7 +12,8 @@ export interface RuntimeBundle {
 
 // CommonJS dependencies (prom-client, ...) call require(); an ESM bundle has none, so the
 // banner provides one. The alias keeps the banner from colliding with bundled names.
-const REQUIRE_BANNER = "import { createRequire as __kruiseHaCreateRequire } from 'node:module';\n" +
+const REQUIRE_BANNER =
+  "import { createRequire as __kruiseHaCreateRequire } from 'node:module';\n" +
   'const require = __kruiseHaCreateRequire(import.meta.url);';
 
 /**
@@ -46,12 +47,19 @@ export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBu
   } catch (e) {
     const errors = (e as { errors?: Esbuild.Message[] }).errors ?? [];
     const detail = errors.slice(0, 5).map(formatMessage).join('; ') || (e as Error).message;
-    throw propError('entrypoint', entrypoint, `could not be bundled by esbuild: ${detail}`,
-      'fix the import above, or point entrypoint at a module that bundles for Node (no native addons)');
+    throw propError(
+      'entrypoint',
+      entrypoint,
+      `could not be bundled by esbuild: ${detail}`,
+      'fix the import above, or point entrypoint at a module that bundles for Node (no native addons)',
+    );
   }
   const code = result.outputFiles.find((f) => f.path.endsWith(outputName));
   const map = result.outputFiles.find((f) => f.path.endsWith(`${outputName}.map`));
-  if (!code || !map) throw new Error(`esbuild returned ${result.outputFiles.map((f) => f.path).join(', ')}, not ${outputName} and its map`);
+  if (!code || !map)
+    throw new Error(
+      `esbuild returned ${result.outputFiles.map((f) => f.path).join(', ')}, not ${outputName} and its map`,
+    );
   return { code: code.contents, map: map.contents };
 }
 
@@ -67,8 +75,12 @@ function loadEsbuild(entrypoint: string): typeof Esbuild {
       if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
     }
   }
-  throw propError('entrypoint', entrypoint, 'cannot be bundled: esbuild is not installed (RuntimeImage bundles with it at synth)',
-    'npm install kruise-ha-runtime (it brings esbuild), or npm install --save-dev esbuild');
+  throw propError(
+    'entrypoint',
+    entrypoint,
+    'cannot be bundled: esbuild is not installed (RuntimeImage bundles with it at synth)',
+    'npm install kruise-ha-runtime (it brings esbuild), or npm install --save-dev esbuild',
+  );
 }
 
 function formatMessage(m: Esbuild.Message): string {

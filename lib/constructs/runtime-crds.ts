@@ -4,13 +4,23 @@ import { CrdManifest } from './crds.js';
 const obj = (properties: object, extra: object = {}) => ({ type: 'object', properties, ...extra });
 const open = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
 const intOrString = { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };
-const labelSelector = obj({
-  matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
-  matchExpressions: {
-    type: 'array',
-    items: obj({ key: { type: 'string' }, operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: { type: 'array', items: { type: 'string' } } }, { required: ['key', 'operator'] }),
+const labelSelector = obj(
+  {
+    matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+    matchExpressions: {
+      type: 'array',
+      items: obj(
+        {
+          key: { type: 'string' },
+          operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] },
+          values: { type: 'array', items: { type: 'string' } },
+        },
+        { required: ['key', 'operator'] },
+      ),
+    },
   },
-}, { 'x-kubernetes-map-type': 'atomic' });
+  { 'x-kubernetes-map-type': 'atomic' },
+);
 
 /** A field of upstream's API this runtime does not carry: kept (never pruned) and rejected by name. */
 const unsupported = (path: string, field: string) => ({
@@ -31,9 +41,13 @@ const sidecarContainer = {
     transferEnv: {
       type: 'array',
       items: obj({
-        sourceContainerName: { type: 'string' }, envName: { type: 'string' }, envNames: { type: 'array', items: { type: 'string' } },
+        sourceContainerName: { type: 'string' },
+        envName: { type: 'string' },
+        envNames: { type: 'array', items: { type: 'string' } },
         // The pod label or annotation naming the source container (the webhook checks the path).
-        sourceContainerNameFrom: obj({ fieldRef: obj({ apiVersion: { type: 'string' }, fieldPath: { type: 'string' } }, { required: ['fieldPath'] }) }),
+        sourceContainerNameFrom: obj({
+          fieldRef: obj({ apiVersion: { type: 'string' }, fieldPath: { type: 'string' } }, { required: ['fieldPath'] }),
+        }),
       }),
     },
     upgradeStrategy: { ...open, properties: { upgradeType: { type: 'string' } } },
@@ -41,7 +55,11 @@ const sidecarContainer = {
     resourcesPolicy: open,
   },
   'x-kubernetes-validations': [
-    { rule: "!has(self.upgradeStrategy) || !has(self.upgradeStrategy.upgradeType) || self.upgradeStrategy.upgradeType != 'HotUpgrade'", message: 'containers[].upgradeStrategy.upgradeType HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy' },
+    {
+      rule: "!has(self.upgradeStrategy) || !has(self.upgradeStrategy.upgradeType) || self.upgradeStrategy.upgradeType != 'HotUpgrade'",
+      message:
+        'containers[].upgradeStrategy.upgradeType HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy',
+    },
     unsupported('containers[]', 'shareVolumeDevicePolicy'),
     unsupported('containers[]', 'resourcesPolicy'),
   ],
@@ -58,76 +76,109 @@ export function sidecarSetCrd(): CrdManifest {
         group: KRUISE_APPS_GROUP,
         names: { kind: 'SidecarSet', listKind: 'SidecarSetList', plural: 'sidecarsets', singular: 'sidecarset' },
         scope: 'Cluster',
-        versions: [{
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'MATCHED', type: 'integer', jsonPath: '.status.matchedPods', description: 'Pods matched by the selector' },
-            { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedPods', description: 'Pods running the latest sidecars' },
-            { name: 'READY', type: 'integer', jsonPath: '.status.readyPods', description: 'Matched pods that are ready' },
-            { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: obj({
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec: obj({
-                selector: labelSelector,
-                namespace: { type: 'string' },
-                // Upstream's newer namespaceSelector also takes a `namespaces` list: kept and rejected.
-                namespaceSelector: {
-                  ...labelSelector,
-                  properties: { ...labelSelector.properties, namespaces: { type: 'array', items: { type: 'string' } } },
-                  'x-kubernetes-validations': [unsupported('spec.namespaceSelector', 'namespaces')],
-                },
-                containers: { type: 'array', items: sidecarContainer },
-                initContainers: { type: 'array', items: sidecarContainer },
-                volumes: { type: 'array', items: { ...open, required: ['name'], properties: { name: { type: 'string' } } } },
-                imagePullSecrets: { type: 'array', items: obj({ name: { type: 'string' } }) },
-                updateStrategy: obj({
-                  type: { type: 'string', enum: ['RollingUpdate', 'NotUpdate'] },
-                  partition: intOrString,
-                  maxUnavailable: intOrString,
-                  paused: { type: 'boolean' },
-                  selector: labelSelector,
-                  scatterStrategy: { type: 'array', items: open }, // upstream: a list of {key, value} terms
-                  priorityStrategy: open,
+        versions: [
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            additionalPrinterColumns: [
+              {
+                name: 'MATCHED',
+                type: 'integer',
+                jsonPath: '.status.matchedPods',
+                description: 'Pods matched by the selector',
+              },
+              {
+                name: 'UPDATED',
+                type: 'integer',
+                jsonPath: '.status.updatedPods',
+                description: 'Pods running the latest sidecars',
+              },
+              {
+                name: 'READY',
+                type: 'integer',
+                jsonPath: '.status.readyPods',
+                description: 'Matched pods that are ready',
+              },
+              { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            ],
+            schema: {
+              openAPIV3Schema: obj({
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: obj(
+                  {
+                    selector: labelSelector,
+                    namespace: { type: 'string' },
+                    // Upstream's newer namespaceSelector also takes a `namespaces` list: kept and rejected.
+                    namespaceSelector: {
+                      ...labelSelector,
+                      properties: {
+                        ...labelSelector.properties,
+                        namespaces: { type: 'array', items: { type: 'string' } },
+                      },
+                      'x-kubernetes-validations': [unsupported('spec.namespaceSelector', 'namespaces')],
+                    },
+                    containers: { type: 'array', items: sidecarContainer },
+                    initContainers: { type: 'array', items: sidecarContainer },
+                    volumes: {
+                      type: 'array',
+                      items: { ...open, required: ['name'], properties: { name: { type: 'string' } } },
+                    },
+                    imagePullSecrets: { type: 'array', items: obj({ name: { type: 'string' } }) },
+                    updateStrategy: obj({
+                      type: { type: 'string', enum: ['RollingUpdate', 'NotUpdate'] },
+                      partition: intOrString,
+                      maxUnavailable: intOrString,
+                      paused: { type: 'boolean' },
+                      selector: labelSelector,
+                      scatterStrategy: { type: 'array', items: open }, // upstream: a list of {key, value} terms
+                      priorityStrategy: open,
+                    }),
+                    injectionStrategy: obj({
+                      paused: { type: 'boolean' },
+                      revision: obj({
+                        customVersion: { type: 'string' },
+                        revisionName: { type: 'string' },
+                        policy: { type: 'string', enum: ['Always', 'Partial'] },
+                      }),
+                    }),
+                    revisionHistoryLimit: { type: 'integer', format: 'int32' }, // upstream keeps at least 1 whatever the value
+                    patchPodMetadata: {
+                      type: 'array',
+                      items: obj({
+                        annotations: { type: 'object', additionalProperties: { type: 'string' } },
+                        patchPolicy: { type: 'string', enum: ['Retain', 'Overwrite', 'MergePatchJson'] },
+                      }),
+                    },
+                  },
+                  {
+                    // Unknown spec fields are kept, not pruned, so the validating webhook can reject
+                    // them by name: an upstream manifest never silently loses a field.
+                    'x-kubernetes-preserve-unknown-fields': true,
+                    'x-kubernetes-validations': [
+                      {
+                        rule: '!(has(self.namespace) && has(self.namespaceSelector))',
+                        message: 'spec.namespace and spec.namespaceSelector are mutually exclusive; set one',
+                      },
+                    ],
+                  },
+                ),
+                status: obj({
+                  observedGeneration: { type: 'integer', format: 'int64' },
+                  matchedPods: { type: 'integer', format: 'int32' },
+                  updatedPods: { type: 'integer', format: 'int32' },
+                  readyPods: { type: 'integer', format: 'int32' },
+                  updatedReadyPods: { type: 'integer', format: 'int32' },
+                  latestRevision: { type: 'string' },
+                  collisionCount: { type: 'integer', format: 'int32' },
                 }),
-                injectionStrategy: obj({
-                  paused: { type: 'boolean' },
-                  revision: obj({ customVersion: { type: 'string' }, revisionName: { type: 'string' }, policy: { type: 'string', enum: ['Always', 'Partial'] } }),
-                }),
-                revisionHistoryLimit: { type: 'integer', format: 'int32' }, // upstream keeps at least 1 whatever the value
-                patchPodMetadata: {
-                  type: 'array',
-                  items: obj({
-                    annotations: { type: 'object', additionalProperties: { type: 'string' } },
-                    patchPolicy: { type: 'string', enum: ['Retain', 'Overwrite', 'MergePatchJson'] },
-                  }),
-                },
-              }, {
-                // Unknown spec fields are kept, not pruned, so the validating webhook can reject
-                // them by name: an upstream manifest never silently loses a field.
-                'x-kubernetes-preserve-unknown-fields': true,
-                'x-kubernetes-validations': [
-                  { rule: '!(has(self.namespace) && has(self.namespaceSelector))', message: 'spec.namespace and spec.namespaceSelector are mutually exclusive; set one' },
-                ],
               }),
-              status: obj({
-                observedGeneration: { type: 'integer', format: 'int64' },
-                matchedPods: { type: 'integer', format: 'int32' },
-                updatedPods: { type: 'integer', format: 'int32' },
-                readyPods: { type: 'integer', format: 'int32' },
-                updatedReadyPods: { type: 'integer', format: 'int32' },
-                latestRevision: { type: 'string' },
-                collisionCount: { type: 'integer', format: 'int32' },
-              }),
-            }),
+            },
           },
-        }],
+        ],
       },
     },
   };

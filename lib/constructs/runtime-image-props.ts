@@ -18,8 +18,12 @@ export function defaultEntrypoint(): string {
     return createRequire(import.meta.url).resolve(`${RUNTIME_PACKAGE}/main`);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
-    throw propError('entrypoint', undefined, `has no default: ${RUNTIME_PACKAGE} is not installed (kruise-ha does not depend on it, so synthesizing without RuntimeImage downloads no runtime dependencies)`,
-      `npm install ${RUNTIME_PACKAGE}, or pass entrypoint: "<path to your main module>"`);
+    throw propError(
+      'entrypoint',
+      undefined,
+      `has no default: ${RUNTIME_PACKAGE} is not installed (kruise-ha does not depend on it, so synthesizing without RuntimeImage downloads no runtime dependencies)`,
+      `npm install ${RUNTIME_PACKAGE}, or pass entrypoint: "<path to your main module>"`,
+    );
   }
 }
 
@@ -30,17 +34,29 @@ export function checkEntrypoint(entrypoint: string): string {
   }
   const path = resolve(entrypoint);
   if (!existsSync(path) || !statSync(path).isFile()) {
-    throw propError('entrypoint', entrypoint, `does not exist (resolved to ${path})`, 'pass the path of a .ts or .js module');
+    throw propError(
+      'entrypoint',
+      entrypoint,
+      `does not exist (resolved to ${path})`,
+      'pass the path of a .ts or .js module',
+    );
   }
   if (!/\.(m|c)?[jt]s$/.test(path)) {
-    throw propError('entrypoint', entrypoint, 'is not a JavaScript or TypeScript module', 'pass a .ts, .mts, .js or .mjs file');
+    throw propError(
+      'entrypoint',
+      entrypoint,
+      'is not a JavaScript or TypeScript module',
+      'pass a .ts, .mts, .js or .mjs file',
+    );
   }
   return path;
 }
 
 export function checkRepository(repository: string): string {
-  const fix = 'use a lower-case repository without tag or digest, such as "registry.example.com/team/kruise-manager"; the tag is computed from the content';
-  if (typeof repository !== 'string' || repository === '') throw propError('repository', repository, 'is required', fix);
+  const fix =
+    'use a lower-case repository without tag or digest, such as "registry.example.com/team/kruise-manager"; the tag is computed from the content';
+  if (typeof repository !== 'string' || repository === '')
+    throw propError('repository', repository, 'is required', fix);
   let ref;
   try {
     ref = parseReference(repository);
@@ -66,16 +82,27 @@ export function checkBaseImage(base: string): string {
 export function checkLabels(labels: Record<string, string>): Record<string, string> {
   for (const [key, value] of Object.entries(labels)) {
     if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(key)) {
-      throw propError(`labels["${key}"]`, key, 'is not a label key', 'use reverse-DNS keys such as "org.opencontainers.image.revision"');
+      throw propError(
+        `labels["${key}"]`,
+        key,
+        'is not a label key',
+        'use reverse-DNS keys such as "org.opencontainers.image.revision"',
+      );
     }
-    if (typeof value !== 'string') throw propError(`labels["${key}"]`, value, 'is not a string', 'pass string values only');
+    if (typeof value !== 'string')
+      throw propError(`labels["${key}"]`, value, 'is not a string', 'pass string values only');
   }
   return labels;
 }
 
 export function checkEpoch(seconds: number): string {
   if (!Number.isInteger(seconds) || seconds < 0 || seconds > 253402300799) {
-    throw propError('sourceDateEpoch', seconds, 'is not whole seconds since 1970', 'pass e.g. the commit time: git log -1 --format=%ct');
+    throw propError(
+      'sourceDateEpoch',
+      seconds,
+      'is not whole seconds since 1970',
+      'pass e.g. the commit time: git log -1 --format=%ct',
+    );
   }
   return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 }

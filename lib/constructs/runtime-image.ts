@@ -3,14 +3,32 @@ import { join, resolve } from 'node:path';
 import { App } from 'cdk8s';
 import { Construct } from 'constructs';
 import {
-  APP_DIR, BUNDLE_FILE, ConfigFragment, DOCKERFILE, IMAGE_JSON, IMAGE_JSON_SCHEMA, ImageJson, LayerFile, RUNTIME_USER,
-  SOURCE_MAP_FILE, canonicalJson, contentTag, sha256Hex,
+  APP_DIR,
+  BUNDLE_FILE,
+  ConfigFragment,
+  DOCKERFILE,
+  IMAGE_JSON,
+  IMAGE_JSON_SCHEMA,
+  ImageJson,
+  LayerFile,
+  RUNTIME_USER,
+  SOURCE_MAP_FILE,
+  canonicalJson,
+  contentTag,
+  sha256Hex,
 } from '../image/build-context.js';
 import { propError } from './errors.js';
 import type { IRuntimeImageSource } from './image.js';
 import { bundleRuntime } from './runtime-bundle.js';
 import { renderDockerfile, RUNTIME_ENV, RUNTIME_NODE_FLAGS } from './runtime-dockerfile.js';
-import { checkBaseImage, checkEntrypoint, checkEpoch, checkLabels, checkRepository, defaultEntrypoint } from './runtime-image-props.js';
+import {
+  checkBaseImage,
+  checkEntrypoint,
+  checkEpoch,
+  checkLabels,
+  checkRepository,
+  defaultEntrypoint,
+} from './runtime-image-props.js';
 
 /**
  * Default base: Debian slim with the same Node release as the `node` devDependency the tests
@@ -26,7 +44,8 @@ export interface RuntimeImageProps {
   readonly repository: string;
   /**
    * Module to bundle.
-   * @default - the installed kruise-ha-runtime package's manager (`lib/runtime/main.ts` in a checkout of this repository)
+   * @default - the installed kruise-ha-runtime package's manager (`lib/runtime/main.ts` in a checkout of this
+   * repository)
    */
   readonly entrypoint?: string;
   /**
@@ -42,7 +61,8 @@ export interface RuntimeImageProps {
   readonly outdir?: string;
   /**
    * Image labels, part of the tag. Pass where the image comes from, for example
-   * `{ 'org.opencontainers.image.source': 'https://github.com/org/repo', 'org.opencontainers.image.revision': process.env.GITHUB_SHA }`;
+   * `{ 'org.opencontainers.image.source': 'https://github.com/org/repo', 'org.opencontainers.image.revision':
+   * process.env.GITHUB_SHA }`;
    * publish adds `org.opencontainers.image.base.name` and `.base.digest` itself. A per-commit
    * revision gives every commit its own tag; leave it out to change tags only with the content.
    * @default - org.opencontainers.image.title only
@@ -97,8 +117,15 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
     this.bundleSha256 = files[0].sha256;
     this.bundleSize = files[0].size;
     const imageJson: ImageJson = {
-      schemaVersion: IMAGE_JSON_SCHEMA, repository: this.repository, tag: this.tag, reference: this.imageReference,
-      base: this.baseImage, files, bundleSha256: this.bundleSha256, config, configSha256: sha256Hex(canonicalJson(config)),
+      schemaVersion: IMAGE_JSON_SCHEMA,
+      repository: this.repository,
+      tag: this.tag,
+      reference: this.imageReference,
+      base: this.baseImage,
+      files,
+      bundleSha256: this.bundleSha256,
+      config,
+      configSha256: sha256Hex(canonicalJson(config)),
     };
     mkdirSync(this.contextDir, { recursive: true });
     writeFileSync(join(this.contextDir, BUNDLE_FILE), bundle.code);
@@ -112,22 +139,45 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
     if (dir === undefined) {
       const root = App.of(this);
       if (!(root instanceof App)) {
-        throw propError('outdir', undefined, 'cannot default to the App\'s outdir: this construct is not inside a cdk8s App', 'pass outdir');
+        throw propError(
+          'outdir',
+          undefined,
+          "cannot default to the App's outdir: this construct is not inside a cdk8s App",
+          'pass outdir',
+        );
       }
       dir = join(root.outdir, 'runtime-image');
     } else if (dir.trim() === '') {
-      throw propError('outdir', dir, 'is empty', 'pass a folder path, or leave outdir unset for <app outdir>/runtime-image');
+      throw propError(
+        'outdir',
+        dir,
+        'is empty',
+        'pass a folder path, or leave outdir unset for <app outdir>/runtime-image',
+      );
     }
     const absolute = resolve(dir);
     // Two images writing one context would silently publish whichever synthesized last.
-    const clash = this.node.root.node.findAll().find((c) => c !== this && c instanceof RuntimeImage && c.contextDir === join(absolute, 'context'));
+    const clash = this.node.root.node
+      .findAll()
+      .find((c) => c !== this && c instanceof RuntimeImage && c.contextDir === join(absolute, 'context'));
     if (clash) {
-      throw propError('outdir', dir, `is already used by the RuntimeImage at ${clash.node.path}`, 'give each RuntimeImage its own outdir');
+      throw propError(
+        'outdir',
+        dir,
+        `is already used by the RuntimeImage at ${clash.node.path}`,
+        'give each RuntimeImage its own outdir',
+      );
     }
     return absolute;
   }
 }
 
 function layerFile(name: string, content: Uint8Array): LayerFile {
-  return { path: `${APP_DIR.slice(1)}/${name}`, source: name, sha256: sha256Hex(content), size: content.byteLength, mode: 0o644 };
+  return {
+    path: `${APP_DIR.slice(1)}/${name}`,
+    source: name,
+    sha256: sha256Hex(content),
+    size: content.byteLength,
+    mode: 0o644,
+  };
 }

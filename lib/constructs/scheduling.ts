@@ -48,8 +48,12 @@ export class ZoneSpread {
     if (options.zones !== undefined) checkPositiveInt('zoneSpread.zones', options.zones);
     if (options.minZones !== undefined) checkPositiveInt('zoneSpread.minZones', options.minZones);
     if (options.zones !== undefined && options.minZones !== undefined && options.minZones > options.zones) {
-      throw propError('zoneSpread.minZones', options.minZones, `exceeds zoneSpread.zones (${options.zones}), so the spread can never be met`,
-        'lower minZones to at most the number of zones, or correct zones');
+      throw propError(
+        'zoneSpread.minZones',
+        options.minZones,
+        `exceeds zoneSpread.zones (${options.zones}), so the spread can never be met`,
+        'lower minZones to at most the number of zones, or correct zones',
+      );
     }
     return spread;
   }
@@ -73,7 +77,12 @@ export class ZoneSpread {
     this.maxSkew = options.maxSkew ?? 1;
     checkPositiveInt('zoneSpread.maxSkew', this.maxSkew);
     if (this.topologyKey.trim() === '') {
-      throw propError('zoneSpread.topologyKey', this.topologyKey, 'is empty', 'name a node label, e.g. "topology.kubernetes.io/zone"');
+      throw propError(
+        'zoneSpread.topologyKey',
+        this.topologyKey,
+        'is empty',
+        'name a node label, e.g. "topology.kubernetes.io/zone"',
+      );
     }
   }
 
@@ -84,14 +93,16 @@ export class ZoneSpread {
    */
   public _toKube(selectorLabels: { readonly [key: string]: string }): k8s.TopologySpreadConstraint[] {
     if (!this.whenUnsatisfiable) return [];
-    return [{
-      maxSkew: this.maxSkew,
-      topologyKey: this.topologyKey,
-      whenUnsatisfiable: this.whenUnsatisfiable,
-      labelSelector: { matchLabels: { ...selectorLabels } },
-      matchLabelKeys: ['pod-template-hash'],
-      ...(this.minZones !== undefined ? { minDomains: this.minZones } : {}),
-    }];
+    return [
+      {
+        maxSkew: this.maxSkew,
+        topologyKey: this.topologyKey,
+        whenUnsatisfiable: this.whenUnsatisfiable,
+        labelSelector: { matchLabels: { ...selectorLabels } },
+        matchLabelKeys: ['pod-template-hash'],
+        ...(this.minZones !== undefined ? { minDomains: this.minZones } : {}),
+      },
+    ];
   }
 }
 
@@ -128,7 +139,12 @@ export class Rollout {
   /** Start `percent`% new replicas at a time (rounded up), maxUnavailable 0. */
   public static surgePercent(percent: number): Rollout {
     if (!Number.isInteger(percent) || percent < 1 || percent > 100) {
-      throw propError('rollout.surgePercent', percent, 'must be a whole percentage from 1 to 100', 'e.g. Rollout.surgePercent(50)');
+      throw propError(
+        'rollout.surgePercent',
+        percent,
+        'must be a whole percentage from 1 to 100',
+        'e.g. Rollout.surgePercent(50)',
+      );
     }
     return new Rollout({ percent }, 0);
   }
@@ -140,14 +156,19 @@ export class Rollout {
     }
     const unavailable = options.maxUnavailable ?? 0;
     checkPositiveInt('rollout.maxUnavailable', unavailable, 0);
-    const surge = options.maxSurgePercent !== undefined ? { percent: options.maxSurgePercent } : { count: options.maxSurge ?? 0 };
+    const surge =
+      options.maxSurgePercent !== undefined ? { percent: options.maxSurgePercent } : { count: options.maxSurge ?? 0 };
     if (surge.percent !== undefined && (!Number.isInteger(surge.percent) || surge.percent < 0 || surge.percent > 100)) {
       throw propError('rollout.maxSurgePercent', surge.percent, 'must be a whole percentage from 0 to 100', 'e.g. 25');
     }
     if (surge.count !== undefined) checkPositiveInt('rollout.maxSurge', surge.count, 0);
     if ((surge.count ?? surge.percent) === 0 && unavailable === 0) {
-      throw propError('rollout', { maxSurge: 0, maxUnavailable: 0 }, 'can never make progress: no replica may be added or removed',
-        'set maxSurge >= 1 (recommended: keeps webhook capacity) or maxUnavailable >= 1');
+      throw propError(
+        'rollout',
+        { maxSurge: 0, maxUnavailable: 0 },
+        'can never make progress: no replica may be added or removed',
+        'set maxSurge >= 1 (recommended: keeps webhook capacity) or maxUnavailable >= 1',
+      );
     }
     return new Rollout(surge, unavailable);
   }
@@ -162,7 +183,8 @@ export class Rollout {
   public _toKube(): kplus.DeploymentStrategy {
     const { percent, count } = this.surgeValue;
     return kplus.DeploymentStrategy.rollingUpdate({
-      maxSurge: percent !== undefined ? kplus.PercentOrAbsolute.percent(percent) : kplus.PercentOrAbsolute.absolute(count!),
+      maxSurge:
+        percent !== undefined ? kplus.PercentOrAbsolute.percent(percent) : kplus.PercentOrAbsolute.absolute(count!),
       maxUnavailable: kplus.PercentOrAbsolute.absolute(this.maxUnavailable),
     });
   }

@@ -16,7 +16,13 @@ export enum InjectRevisionPolicy {
 export class InjectRevision {
   /** The ControllerRevision of this name, in the manager's namespace. */
   public static revisionName(name: string, policy?: InjectRevisionPolicy): InjectRevision {
-    if (!name) throw propError('injectionStrategy.revision.revisionName', name, 'is empty', 'name a ControllerRevision of this SidecarSet');
+    if (!name)
+      throw propError(
+        'injectionStrategy.revision.revisionName',
+        name,
+        'is empty',
+        'name a ControllerRevision of this SidecarSet',
+      );
     return new InjectRevision({ revisionName: name }, policy);
   }
 
@@ -25,11 +31,20 @@ export class InjectRevision {
    * `apps.kruise.io/sidecarset-custom-version: <version>` (the SidecarSet's own label when it was recorded).
    */
   public static customVersion(version: string, policy?: InjectRevisionPolicy): InjectRevision {
-    if (!version) throw propError('injectionStrategy.revision.customVersion', version, 'is empty', 'give the custom version label value of a recorded revision');
+    if (!version)
+      throw propError(
+        'injectionStrategy.revision.customVersion',
+        version,
+        'is empty',
+        'give the custom version label value of a recorded revision',
+      );
     return new InjectRevision({ customVersion: version }, policy);
   }
 
-  private constructor(private readonly ref: { revisionName?: string; customVersion?: string }, private readonly policy?: InjectRevisionPolicy) {}
+  private constructor(
+    private readonly ref: { revisionName?: string; customVersion?: string },
+    private readonly policy?: InjectRevisionPolicy,
+  ) {}
 
   /** @internal */
   public _toKube(): Record<string, string> {
@@ -76,7 +91,13 @@ export class SourceContainerName {
 
   private constructor(private readonly fieldPath: string) {
     const problem = sourceContainerFieldRefProblem({ apiVersion: 'v1', fieldPath });
-    if (problem) throw propError('transferEnv[].sourceContainerNameFrom', fieldPath, problem, 'use a valid label or annotation key, e.g. "sidecar-source"');
+    if (problem)
+      throw propError(
+        'transferEnv[].sourceContainerNameFrom',
+        fieldPath,
+        problem,
+        'use a valid label or annotation key, e.g. "sidecar-source"',
+      );
   }
 
   /** @internal */
@@ -86,12 +107,22 @@ export class SourceContainerName {
 }
 
 /** Upstream's patchPodMetadata rules (the contract's), thrown at synth; returns the rendered list. */
-export function renderPatchPodMetadata(list: PatchPodMetadata[] | undefined): Array<Record<string, unknown>> | undefined {
+export function renderPatchPodMetadata(
+  list: PatchPodMetadata[] | undefined,
+): Array<Record<string, unknown>> | undefined {
   if (list === undefined) return undefined;
-  const rendered = list.map((p) => ({ annotations: { ...p.annotations }, patchPolicy: p.patchPolicy ?? PatchPolicy.RETAIN }));
+  const rendered = list.map((p) => ({
+    annotations: { ...p.annotations },
+    patchPolicy: p.patchPolicy ?? PatchPolicy.RETAIN,
+  }));
   const [problem] = patchPodMetadataProblems(rendered);
   if (problem) {
-    throw propError(problem[0].replace(/^spec\./, ''), list, problem[1], 'patch each annotation once, with valid keys and a PatchPolicy');
+    throw propError(
+      problem[0].replace(/^spec\./, ''),
+      list,
+      problem[1],
+      'patch each annotation once, with valid keys and a PatchPolicy',
+    );
   }
   return rendered;
 }

@@ -16,7 +16,12 @@ export class IntOrPercent {
   /** A percentage (0-100) of the matched pods. */
   public static percent(percent: number): IntOrPercent {
     if (!Number.isInteger(percent) || percent < 0 || percent > 100) {
-      throw propError('IntOrPercent.percent', percent, 'must be a whole percentage from 0 to 100', 'use e.g. IntOrPercent.percent(25)');
+      throw propError(
+        'IntOrPercent.percent',
+        percent,
+        'must be a whole percentage from 0 to 100',
+        'use e.g. IntOrPercent.percent(25)',
+      );
     }
     return new IntOrPercent(percent, true);
   }
@@ -102,7 +107,9 @@ export class UpdatePriority {
   public static weighted(terms: WeightedPriorityTerm[]): UpdatePriority {
     const weightPriority = terms.map((t) => ({ weight: t.weight, matchSelector: t.selector }));
     const found = new UpdatePriority({ weightPriority });
-    terms.forEach((t, i) => { if (t.selector) checkSelector(`updateStrategy.priority.weighted[${i}].selector`, t.selector); });
+    terms.forEach((t, i) => {
+      if (t.selector) checkSelector(`updateStrategy.priority.weighted[${i}].selector`, t.selector);
+    });
     return found;
   }
 
@@ -114,14 +121,22 @@ export class UpdatePriority {
     return new UpdatePriority({ orderPriority: labelKeys.map((orderedKey) => ({ orderedKey })) });
   }
 
-  private constructor(private readonly strategy: { weightPriority?: Array<{ weight: number; matchSelector: k8s.LabelSelector }>; orderPriority?: Array<{ orderedKey: string }> }) {
+  private constructor(
+    private readonly strategy: {
+      weightPriority?: Array<{ weight: number; matchSelector: k8s.LabelSelector }>;
+      orderPriority?: Array<{ orderedKey: string }>;
+    },
+  ) {
     checkUpdateOrder({ priorityStrategy: strategy }, strategy);
   }
 
   /** @internal */
   public _toKube(): Record<string, unknown> {
     return withoutUndefined({
-      weightPriority: this.strategy.weightPriority?.map((w) => ({ weight: w.weight, matchSelector: k8s.toJson_LabelSelector(w.matchSelector) })),
+      weightPriority: this.strategy.weightPriority?.map((w) => ({
+        weight: w.weight,
+        matchSelector: k8s.toJson_LabelSelector(w.matchSelector),
+      })),
       orderPriority: this.strategy.orderPriority,
     });
   }
@@ -135,13 +150,22 @@ export class SidecarSetUpdateStrategy {
   /** Update the sidecar images of running pods in place, in batches (upstream's default). */
   public static rollingUpdate(options: RollingUpdateOptions = {}): SidecarSetUpdateStrategy {
     if (options.maxUnavailable?.isZero) {
-      throw propError('updateStrategy.maxUnavailable', options.maxUnavailable.toString(), 'would never let a ready pod be updated',
-        'use at least IntOrPercent.count(1) (or a percentage above 0); use SidecarSetUpdateStrategy.notUpdate() to leave pods alone');
+      throw propError(
+        'updateStrategy.maxUnavailable',
+        options.maxUnavailable.toString(),
+        'would never let a ready pod be updated',
+        'use at least IntOrPercent.count(1) (or a percentage above 0); use SidecarSetUpdateStrategy.notUpdate() to leave pods alone',
+      );
     }
     if (options.selector) checkSelector('updateStrategy.selector', options.selector);
     checkUpdateOrder({ scatterStrategy: options.scatter }, options.scatter);
     if (options.selector && options.partition && !options.partition.isZero) {
-      throw propError('updateStrategy.partition', options.partition.toString(), SidecarSetRules.partitionWithSelector, 'drop the partition or the selector');
+      throw propError(
+        'updateStrategy.partition',
+        options.partition.toString(),
+        SidecarSetRules.partitionWithSelector,
+        'drop the partition or the selector',
+      );
     }
     return new SidecarSetUpdateStrategy('RollingUpdate', options);
   }
@@ -176,6 +200,10 @@ export class SidecarSetUpdateStrategy {
 function checkUpdateOrder(strategy: { priorityStrategy?: unknown; scatterStrategy?: unknown }, value: unknown): void {
   const [first] = updateOrderProblems(strategy);
   if (!first) return;
-  throw propError(`updateStrategy.${first[0]}`, value, first[1],
-    'use UpdatePriority.weighted() with weights from 0 to 100 and non-empty selectors, or UpdatePriority.ordered() with non-empty label keys; list each scatter key and value once');
+  throw propError(
+    `updateStrategy.${first[0]}`,
+    value,
+    first[1],
+    'use UpdatePriority.weighted() with weights from 0 to 100 and non-empty selectors, or UpdatePriority.ordered() with non-empty label keys; list each scatter key and value once',
+  );
 }

@@ -1,13 +1,24 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import {
-  isEmptySelector, KRUISE_APPS_GROUP, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  type SidecarSetConflictView, volumeSourceProblem, withoutUndefined,
+  isEmptySelector,
+  KRUISE_APPS_GROUP,
+  SIDECARSET_SELECTOR_FIX,
+  sidecarSetConflicts,
+  SidecarSetRules,
+  type SidecarSetConflictView,
+  volumeSourceProblem,
+  withoutUndefined,
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, checkSelector, propError } from './errors.js';
 import { SidecarSetUpdateStrategy } from './sidecarset-update.js';
-import { renderPatchPodMetadata, type InjectRevision, type PatchPodMetadata, type SourceContainerName } from './sidecarset-injection.js';
+import {
+  renderPatchPodMetadata,
+  type InjectRevision,
+  type PatchPodMetadata,
+  type SourceContainerName,
+} from './sidecarset-injection.js';
 
 export * from './sidecarset-injection.js';
 export * from './sidecarset-update.js';
@@ -208,22 +219,34 @@ export class SidecarSet extends Construct {
    * validating webhook rejects the second one at apply time, so synth does too.
    */
   private conflicts(): string[] {
-    const others = this.node.root.node.findAll().filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
-    return others.flatMap((other) => sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) => field === 'patchPodMetadata'
-      ? `patchPodMetadata: annotation ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also patched by ${other.node.path} in pods both select, one of them with Overwrite; `
-        + `the manager rejects the second SidecarSet. Fix: ${SidecarSetRules.patchConflictFix}`
-      : `${field}: ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} ${field === 'volumes' ? 'differs from the volume of that name in' : 'is also injected by'} ${other.node.path} into pods both select; `
-      + `the manager rejects the second SidecarSet. Fix: ${field === 'volumes' ? 'make the volumes identical or rename one' : 'rename the container'}, or make the selectors (or namespaces) disjoint`));
+    const others = this.node.root.node
+      .findAll()
+      .filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
+    return others.flatMap((other) =>
+      sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) =>
+        field === 'patchPodMetadata'
+          ? `patchPodMetadata: annotation ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also patched by ${other.node.path} in pods both select, one of them with Overwrite; ` +
+            `the manager rejects the second SidecarSet. Fix: ${SidecarSetRules.patchConflictFix}`
+          : `${field}: ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} ${field === 'volumes' ? 'differs from the volume of that name in' : 'is also injected by'} ${other.node.path} into pods both select; ` +
+            `the manager rejects the second SidecarSet. Fix: ${field === 'volumes' ? 'make the volumes identical or rename one' : 'rename the container'}, or make the selectors (or namespaces) disjoint`,
+      ),
+    );
   }
 }
 
 /** What the shared conflict rules compare. */
 function conflictView(p: SidecarSetProps): SidecarSetConflictView {
   return {
-    namespace: p.namespace, namespaceSelector: p.namespaceSelector, selector: p.selector,
-    containers: (p.containers ?? []).map((c) => c.name), initContainers: (p.initContainers ?? []).map((c) => c.name),
+    namespace: p.namespace,
+    namespaceSelector: p.namespaceSelector,
+    selector: p.selector,
+    containers: (p.containers ?? []).map((c) => c.name),
+    initContainers: (p.initContainers ?? []).map((c) => c.name),
     volumes: (p.volumes ?? []).map((v) => k8s.toJson_Volume(v) as { name: string }),
-    patchPodMetadata: p.patchPodMetadata?.map((m) => ({ annotations: m.annotations, patchPolicy: m.patchPolicy ?? 'Retain' })),
+    patchPodMetadata: p.patchPodMetadata?.map((m) => ({
+      annotations: m.annotations,
+      patchPolicy: m.patchPolicy ?? 'Retain',
+    })),
   };
 }
 
@@ -234,9 +257,14 @@ function renderSidecar(c: SidecarContainerProps): Record<string, unknown> {
     // defaulting webhook saw the object (an undefaulted sidecar would go after the apps).
     podInjectPolicy: c.podInjectPolicy ?? PodInjectPolicy.BEFORE_APP_CONTAINER,
     shareVolumePolicy: c.shareVolumePolicy ? { type: c.shareVolumePolicy } : undefined,
-    transferEnv: c.transferEnv?.map((t) => withoutUndefined({
-      sourceContainerName: t.sourceContainerName, sourceContainerNameFrom: t.sourceContainerNameFrom?._toKube(), envName: t.envName, envNames: t.envNames,
-    })),
+    transferEnv: c.transferEnv?.map((t) =>
+      withoutUndefined({
+        sourceContainerName: t.sourceContainerName,
+        sourceContainerNameFrom: t.sourceContainerNameFrom?._toKube(),
+        envName: t.envName,
+        envNames: t.envNames,
+      }),
+    ),
   });
 }
 
@@ -249,8 +277,12 @@ function renderInjectionStrategy(s: SidecarSetInjectionStrategy | undefined): Re
 function checkProps(props: SidecarSetProps): string[] {
   const meta = props.metadata ?? {};
   if (meta.namespace !== undefined) {
-    throw propError('metadata.namespace', meta.namespace, 'is set, but a SidecarSet is cluster-scoped',
-      'remove metadata.namespace; to limit the pods it injects, set namespace or namespaceSelector');
+    throw propError(
+      'metadata.namespace',
+      meta.namespace,
+      'is set, but a SidecarSet is cluster-scoped',
+      'remove metadata.namespace; to limit the pods it injects, set namespace or namespaceSelector',
+    );
   }
   if (meta.name !== undefined) checkDnsSubdomain('metadata.name', meta.name);
   if (!props.selector) throw propError('selector', props.selector, 'is required', SIDECARSET_SELECTOR_FIX);
@@ -259,25 +291,46 @@ function checkProps(props: SidecarSetProps): string[] {
   if (props.namespace !== undefined) {
     checkDnsLabel('namespace', props.namespace);
     if (props.namespace === 'kube-system') {
-      throw propError('namespace', props.namespace, 'is never injected: the manager leaves kube-system (and its own namespace) alone so the cluster can always start its pods',
-        'choose an application namespace');
+      throw propError(
+        'namespace',
+        props.namespace,
+        'is never injected: the manager leaves kube-system (and its own namespace) alone so the cluster can always start its pods',
+        'choose an application namespace',
+      );
     }
   }
   if (props.namespaceSelector !== undefined) {
     if (props.namespace !== undefined) {
-      throw propError('namespaceSelector', props.namespaceSelector, 'cannot be combined with namespace', 'set either namespace or namespaceSelector');
+      throw propError(
+        'namespaceSelector',
+        props.namespaceSelector,
+        'cannot be combined with namespace',
+        'set either namespace or namespaceSelector',
+      );
     }
     checkSelector('namespaceSelector', props.namespaceSelector);
   }
   const names = new Map<string, string>();
   const checkContainer = (c: k8s.Container, at: string) => {
-    if (typeof c.name !== 'string') throw propError(`${at}.name`, c.name, 'is required', 'name the container, e.g. "proxy"');
+    if (typeof c.name !== 'string')
+      throw propError(`${at}.name`, c.name, 'is required', 'name the container, e.g. "proxy"');
     checkDnsLabel(`${at}.name`, c.name);
     const previous = names.get(c.name);
-    if (previous) throw propError(`${at}.name`, c.name, `is already used by ${previous}`, 'give every container and init container its own name');
+    if (previous)
+      throw propError(
+        `${at}.name`,
+        c.name,
+        `is already used by ${previous}`,
+        'give every container and init container its own name',
+      );
     names.set(c.name, at);
     if (typeof c.image !== 'string' || c.image.trim() === '') {
-      throw propError(`${at}.image`, c.image, 'is required: a sidecar without an image cannot start', 'set image, e.g. "envoyproxy/envoy:v1.31.0"');
+      throw propError(
+        `${at}.image`,
+        c.image,
+        'is required: a sidecar without an image cannot start',
+        'set image, e.g. "envoyproxy/envoy:v1.31.0"',
+      );
     }
   };
   (props.containers ?? []).forEach((c, i) => {
@@ -285,36 +338,71 @@ function checkProps(props: SidecarSetProps): string[] {
     checkContainer(c, at);
     (c.transferEnv ?? []).forEach((t, j) => {
       if (!t.sourceContainerName && !t.sourceContainerNameFrom) {
-        throw propError(`${at}.transferEnv[${j}].sourceContainerName`, t.sourceContainerName, 'is required',
-          'name the app container to copy the env vars from, or set sourceContainerNameFrom to a pod label or annotation naming it');
+        throw propError(
+          `${at}.transferEnv[${j}].sourceContainerName`,
+          t.sourceContainerName,
+          'is required',
+          'name the app container to copy the env vars from, or set sourceContainerNameFrom to a pod label or annotation naming it',
+        );
       }
       if (t.envName === undefined && (t.envNames ?? []).length === 0) {
-        throw propError(`${at}.transferEnv[${j}]`, t, 'names no env var to copy', 'set envName, or envNames with at least one name');
+        throw propError(
+          `${at}.transferEnv[${j}]`,
+          t,
+          'names no env var to copy',
+          'set envName, or envNames with at least one name',
+        );
       }
     });
   });
   (props.initContainers ?? []).forEach((c, i) => {
     checkContainer(c, `initContainers[${i}]`);
     if (c.restartPolicy === 'Always' && (props.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
-      throw propError(`initContainers[${i}].restartPolicy`, c.restartPolicy, SidecarSetRules.nativeSidecarRolling, 'set updateStrategy: SidecarSetUpdateStrategy.notUpdate()');
+      throw propError(
+        `initContainers[${i}].restartPolicy`,
+        c.restartPolicy,
+        SidecarSetRules.nativeSidecarRolling,
+        'set updateStrategy: SidecarSetUpdateStrategy.notUpdate()',
+      );
     }
   });
   if (names.size === 0) {
-    throw propError('containers', props.containers ?? [], 'is empty, and so is initContainers: the SidecarSet would inject nothing',
-      'add at least one container (or init container)');
+    throw propError(
+      'containers',
+      props.containers ?? [],
+      'is empty, and so is initContainers: the SidecarSet would inject nothing',
+      'add at least one container (or init container)',
+    );
   }
   const volumes = new Set<string>();
   (props.volumes ?? []).forEach((v, i) => {
     checkDnsLabel(`volumes[${i}].name`, v.name);
-    if (volumes.has(v.name)) throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
+    if (volumes.has(v.name))
+      throw propError(`volumes[${i}].name`, v.name, 'is duplicated', 'give every volume its own name');
     const problem = volumeSourceProblem(k8s.toJson_Volume(v) ?? {});
-    if (problem) throw propError(`volumes[${i}]`, v, `${problem} (the manager refuses it, as upstream)`, 'give the volume exactly one source, e.g. emptyDir: {} or configMap: { name }');
+    if (problem)
+      throw propError(
+        `volumes[${i}]`,
+        v,
+        `${problem} (the manager refuses it, as upstream)`,
+        'give the volume exactly one source, e.g. emptyDir: {} or configMap: { name }',
+      );
     volumes.add(v.name);
   });
-  [...(props.containers ?? []).map((c, i) => [c, `containers[${i}]`] as const), ...(props.initContainers ?? []).map((c, i) => [c, `initContainers[${i}]`] as const)]
-    .forEach(([c, at]) => (c.volumeMounts ?? []).forEach((m, j) => {
-      if (!volumes.has(m.name)) throw propError(`${at}.volumeMounts[${j}].name`, m.name, SidecarSetRules.mountWithoutVolume, `add a volume named ${m.name} to volumes`);
-    }));
+  [
+    ...(props.containers ?? []).map((c, i) => [c, `containers[${i}]`] as const),
+    ...(props.initContainers ?? []).map((c, i) => [c, `initContainers[${i}]`] as const),
+  ].forEach(([c, at]) =>
+    (c.volumeMounts ?? []).forEach((m, j) => {
+      if (!volumes.has(m.name))
+        throw propError(
+          `${at}.volumeMounts[${j}].name`,
+          m.name,
+          SidecarSetRules.mountWithoutVolume,
+          `add a volume named ${m.name} to volumes`,
+        );
+    }),
+  );
   (props.imagePullSecrets ?? []).forEach((s, i) => checkDnsSubdomain(`imagePullSecrets[${i}]`, s));
   if (props.revisionHistoryLimit !== undefined) checkPositiveInt('revisionHistoryLimit', props.revisionHistoryLimit, 0);
   return [...names.keys()];

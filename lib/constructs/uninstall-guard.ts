@@ -84,7 +84,11 @@ export class UninstallProtection {
   }
 
   /** The guard Job for hook-running tools, else nothing. */
-  public renderGuard(scope: Construct, id: string, props: Omit<UninstallGuardProps, 'protection'>): UninstallGuard | undefined {
+  public renderGuard(
+    scope: Construct,
+    id: string,
+    props: Omit<UninstallGuardProps, 'protection'>,
+  ): UninstallGuard | undefined {
     return this.hookAnnotations ? new UninstallGuard(scope, id, { ...props, protection: this }) : undefined;
   }
 }
@@ -121,17 +125,32 @@ export class UninstallGuard extends Construct {
     super(scope, id);
     const protection = props.protection ?? UninstallProtection.argoCdPreDelete();
     if (!protection.hookAnnotations) {
-      throw propError('protection', `UninstallProtection.${protection.kind}()`,
+      throw propError(
+        'protection',
+        `UninstallProtection.${protection.kind}()`,
         'runs no hook: a plain Job runs at install under kubectl apply, and every later change to it fails to re-apply (field is immutable)',
-        'use UninstallProtection.argoCdPreDelete() or .helmPreDelete(), or do not render UninstallGuard');
+        'use UninstallProtection.argoCdPreDelete() or .helmPreDelete(), or do not render UninstallGuard',
+      );
     }
-    const sa = new kplus.ServiceAccount(this, 'ServiceAccount', { metadata: { name: 'kruise-helm-hook', namespace: props.namespace }, automountToken: false });
+    const sa = new kplus.ServiceAccount(this, 'ServiceAccount', {
+      metadata: { name: 'kruise-helm-hook', namespace: props.namespace },
+      automountToken: false,
+    });
     const role = new kplus.ClusterRole(this, 'Role', { metadata: { name: 'kruise-helm-hook' } });
-    role.allow(['get', 'list'], ...['clonesets', 'statefulsets', 'daemonsets'].map((p) => kplus.ApiResource.custom({ apiGroup: 'apps.kruise.io', resourceType: p })));
+    role.allow(
+      ['get', 'list'],
+      ...['clonesets', 'statefulsets', 'daemonsets'].map((p) =>
+        kplus.ApiResource.custom({ apiGroup: 'apps.kruise.io', resourceType: p }),
+      ),
+    );
     const binding = bindRole(this, role, sa);
     const registry = props.image.reference.slice(0, props.image.reference.lastIndexOf('/'));
     this.job = new kplus.Job(this, 'Job', {
-      metadata: { name: 'kruise-uninstall-guard', namespace: props.namespace, annotations: { ...protection.hookAnnotations } },
+      metadata: {
+        name: 'kruise-uninstall-guard',
+        namespace: props.namespace,
+        annotations: { ...protection.hookAnnotations },
+      },
       serviceAccount: sa,
       automountServiceAccountToken: true,
       backoffLimit: 0,
@@ -143,14 +162,27 @@ export class UninstallGuard extends Construct {
       image: `${registry}/kruise-helm-hook:v0.1.0`,
       imagePullPolicy: IMAGE_PULL_POLICY,
       // Three `limit=1` list calls: a small Go client.
-      resources: { cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(100) }, memory: { request: Size.mebibytes(32), limit: Size.mebibytes(64) } },
-      securityContext: { ensureNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: [kplus.Capability.ALL] },
-        seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT } },
+      resources: {
+        cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(100) },
+        memory: { request: Size.mebibytes(32), limit: Size.mebibytes(64) },
+      },
+      securityContext: {
+        ensureNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: [kplus.Capability.ALL] },
+        seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT },
+      },
     });
     const job = ApiObject.of(this.job);
     setEphemeralStorage(job, Size.mebibytes(16), Size.mebibytes(64));
     if (props.imagePullSecrets?.length) {
-      job.addJsonPatch(JsonPatch.add('/spec/template/spec/imagePullSecrets', props.imagePullSecrets.map((name) => ({ name }))));
+      job.addJsonPatch(
+        JsonPatch.add(
+          '/spec/template/spec/imagePullSecrets',
+          props.imagePullSecrets.map((name) => ({ name })),
+        ),
+      );
     }
     this.accessObjects = [ApiObject.of(sa), ApiObject.of(role), binding];
     this.apiObjects = [...this.accessObjects, job];

@@ -43,9 +43,17 @@ export interface WebhookDefinition {
   readonly name: string;
   readonly path: string;
   readonly group: WebhookGroup;
-  readonly rules: { readonly apiGroups: string[]; readonly apiVersions: string[]; readonly operations: string[]; readonly resources: string[]; readonly scope?: string }[];
+  readonly rules: {
+    readonly apiGroups: string[];
+    readonly apiVersions: string[];
+    readonly operations: string[];
+    readonly resources: string[];
+    readonly scope?: string;
+  }[];
   /** @default - every object */
-  readonly objectSelector?: { readonly matchExpressions: { readonly key: string; readonly operator: string; readonly values?: string[] }[] };
+  readonly objectSelector?: {
+    readonly matchExpressions: { readonly key: string; readonly operator: string; readonly values?: string[] }[];
+  };
 }
 
 /** Props of {@link WebhookConfigurations}. */
@@ -83,7 +91,9 @@ export interface WebhookConfigurationsProps {
 }
 
 const DEFAULT_POLICY: Record<WebhookGroup, FailurePolicy> = {
-  [WebhookGroup.PODS]: FailurePolicy.FAIL, [WebhookGroup.RESOURCES]: FailurePolicy.FAIL, [WebhookGroup.DELETE_PROTECTION]: FailurePolicy.IGNORE,
+  [WebhookGroup.PODS]: FailurePolicy.FAIL,
+  [WebhookGroup.RESOURCES]: FailurePolicy.FAIL,
+  [WebhookGroup.DELETE_PROTECTION]: FailurePolicy.IGNORE,
 };
 
 /**
@@ -101,7 +111,9 @@ export class WebhookConfigurations extends Construct {
     this.podExcludedNamespaces = resolveExcluded(props);
     const groups = Object.values(WebhookGroup).map((group) => [group, resolveGroup(group, props[group])] as const);
     const settings = new Map(groups);
-    const podScope = { matchExpressions: [{ key: Labels.namespaceName, operator: 'NotIn', values: this.podExcludedNamespaces }] };
+    const podScope = {
+      matchExpressions: [{ key: Labels.namespaceName, operator: 'NotIn', values: this.podExcludedNamespaces }],
+    };
     const entry = (d: WebhookDefinition) => {
       const { failurePolicy, timeoutSeconds } = settings.get(d.group)!;
       return {
@@ -112,7 +124,9 @@ export class WebhookConfigurations extends Construct {
         timeoutSeconds,
         matchPolicy: 'Equivalent',
         ...(d.type === 'mutating' ? { reinvocationPolicy: 'Never' } : {}),
-        clientConfig: { service: { name: Names.webhookService, namespace: props.namespace, path: d.path, port: Ports.webhookService } },
+        clientConfig: {
+          service: { name: Names.webhookService, namespace: props.namespace, path: d.path, port: Ports.webhookService },
+        },
         rules: d.rules.map((r) => ({ ...r })),
         ...(d.group === WebhookGroup.PODS ? { namespaceSelector: podScope } : {}),
         ...(d.objectSelector ? { objectSelector: d.objectSelector } : {}),
@@ -120,13 +134,19 @@ export class WebhookConfigurations extends Construct {
     };
     const mutating = props.definitions.filter((d) => d.type === 'mutating').map(entry);
     const validating = props.definitions.filter((d) => d.type === 'validating').map(entry);
-    for (const [kind, list] of [['mutating', mutating], ['validating', validating]] as const) {
+    for (const [kind, list] of [
+      ['mutating', mutating],
+      ['validating', validating],
+    ] as const) {
       const names = list.map((w) => w.name);
       const duplicate = names.find((n, i) => names.indexOf(n) !== i);
       // The API server rejects a configuration with two webhooks of one name (server-side apply).
       if (duplicate) throw new Error(`internal error: two ${kind} webhooks are named "${duplicate}"`);
     }
-    const annotations = (list: object[]) => ({ ...(props.template ? { [Labels.webhookTemplate]: JSON.stringify(list) } : {}), ...props.annotations });
+    const annotations = (list: object[]) => ({
+      ...(props.template ? { [Labels.webhookTemplate]: JSON.stringify(list) } : {}),
+      ...props.annotations,
+    });
     this.mutating = new k8s.KubeMutatingWebhookConfiguration(this, 'Mutating', {
       metadata: { name: Names.mutatingWebhookConfiguration, annotations: annotations(mutating) },
       webhooks: mutating,
@@ -143,10 +163,18 @@ export class WebhookConfigurations extends Construct {
   }
 }
 
-function resolveGroup(group: WebhookGroup, options: WebhookGroupOptions = {}): { failurePolicy: FailurePolicy; timeoutSeconds: number } {
+function resolveGroup(
+  group: WebhookGroup,
+  options: WebhookGroupOptions = {},
+): { failurePolicy: FailurePolicy; timeoutSeconds: number } {
   const timeoutSeconds = options.timeout ? wholeSeconds(`webhooks.${group}.timeout`, options.timeout) : 10;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
-    throw propError(`webhooks.${group}.timeout`, `${timeoutSeconds}s`, 'must be 1-30 whole seconds (API server limit)', 'use Duration.seconds(n) with n from 1 to 30; keep it small (e.g. 5-10)');
+    throw propError(
+      `webhooks.${group}.timeout`,
+      `${timeoutSeconds}s`,
+      'must be 1-30 whole seconds (API server limit)',
+      'use Duration.seconds(n) with n from 1 to 30; keep it small (e.g. 5-10)',
+    );
   }
   return { failurePolicy: options.failurePolicy ?? DEFAULT_POLICY[group], timeoutSeconds };
 }
@@ -156,8 +184,12 @@ function resolveExcluded(props: WebhookConfigurationsProps): string[] {
   list.forEach((ns, i) => checkDnsLabel(`webhooks.podExcludedNamespaces[${i}]`, ns));
   for (const required of ['kube-system', props.namespace]) {
     if (!list.includes(required)) {
-      throw propError('webhooks.podExcludedNamespaces', list, `is missing "${required}": the pod webhook would intercept ${required === 'kube-system' ? 'system pods' : "the manager's own pods"} and can deadlock the cluster`,
-        `add "${required}" to the list`);
+      throw propError(
+        'webhooks.podExcludedNamespaces',
+        list,
+        `is missing "${required}": the pod webhook would intercept ${required === 'kube-system' ? 'system pods' : "the manager's own pods"} and can deadlock the cluster`,
+        `add "${required}" to the list`,
+      );
     }
   }
   return [...new Set(list)];

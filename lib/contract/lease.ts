@@ -6,7 +6,9 @@ export interface LeaseTimingMs {
   readonly leaseDuration: number;
   readonly renewDeadline: number;
   readonly retryPeriod: number;
-  /** Candidates retry after retryPeriod x [1, 1 + jitterFactor); default {@link LeaderElectionDefaults}.jitterFactor. */
+  /**
+   * Candidates retry after retryPeriod x [1, 1 + jitterFactor); default {@link LeaderElectionDefaults}.jitterFactor.
+   */
   readonly jitterFactor?: number;
 }
 
@@ -39,16 +41,28 @@ export function leaseTimingProblems(t: LeaseTimingMs): Problem[] {
   }
   if (problems.length > 0) return problems;
   if (t.leaseDuration < 1000) {
-    problems.push({ field: 'leaseDuration', value: shown(t.leaseDuration), message: 'must be at least 1s: the Lease stores whole seconds', fix: LEASE_FIX });
+    problems.push({
+      field: 'leaseDuration',
+      value: shown(t.leaseDuration),
+      message: 'must be at least 1s: the Lease stores whole seconds',
+      fix: LEASE_FIX,
+    });
   }
   if (t.leaseDuration <= t.renewDeadline) {
-    problems.push({ field: 'leaseDuration', value: shown(t.leaseDuration),
-      message: `must exceed renewDeadline (${shown(t.renewDeadline)}), or two leaders can overlap`, fix: LEASE_FIX });
+    problems.push({
+      field: 'leaseDuration',
+      value: shown(t.leaseDuration),
+      message: `must exceed renewDeadline (${shown(t.renewDeadline)}), or two leaders can overlap`,
+      fix: LEASE_FIX,
+    });
   }
   if (t.renewDeadline <= jitter * t.retryPeriod) {
-    problems.push({ field: 'renewDeadline', value: shown(t.renewDeadline),
-      message: `must exceed ${jitter} x retryPeriod (${shown(t.retryPeriod)}), or a jittered retry can miss the deadline`, fix: LEASE_FIX });
+    problems.push({
+      field: 'renewDeadline',
+      value: shown(t.renewDeadline),
+      message: `must exceed ${jitter} x retryPeriod (${shown(t.retryPeriod)}), or a jittered retry can miss the deadline`,
+      fix: LEASE_FIX,
+    });
   }
   return problems;
 }
-

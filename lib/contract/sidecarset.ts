@@ -26,7 +26,8 @@ function isDisjoint(a: SelectorLike, b: SelectorLike): boolean {
   for (const e of b.matchExpressions ?? []) {
     const values = pinned.get(e.key);
     const wanted = e.values ?? [];
-    if (e.operator === 'In' && values && !values.includes('ALL') && !wanted.some((v) => values.includes(v))) return true;
+    if (e.operator === 'In' && values && !values.includes('ALL') && !wanted.some((v) => values.includes(v)))
+      return true;
     if (e.operator === 'NotIn' && values && values.every((v) => wanted.includes(v))) return true;
     if (e.operator === 'Exists' && !values) return true;
     if (e.operator === 'DoesNotExist' && values) return true;
@@ -58,12 +59,23 @@ export type NamespaceSelected = (ns: string, selector: SelectorLike) => boolean;
  * a SidecarSet with a namespace has none, so a candidate with a namespaceSelector never overlaps
  * one pinned to a namespace. Kept as upstream has it: it decides what upstream admits.
  */
-export function upstreamNamespacesOverlap(candidate: NamespaceScope, existing: NamespaceScope, selected: NamespaceSelected = () => true): boolean {
+export function upstreamNamespacesOverlap(
+  candidate: NamespaceScope,
+  existing: NamespaceScope,
+  selected: NamespaceSelected = () => true,
+): boolean {
   const matches = (ns: string, selector: SelectorLike | undefined) => selector !== undefined && selected(ns, selector);
   if (candidate.namespace && existing.namespace && candidate.namespace !== existing.namespace) return false;
-  if (candidate.namespaceSelector && existing.namespaceSelector && !upstreamSelectorsOverlap(candidate.namespaceSelector, existing.namespaceSelector)) return false;
-  if (candidate.namespace && existing.namespaceSelector && !matches(candidate.namespace, existing.namespaceSelector)) return false;
-  if (existing.namespace && candidate.namespaceSelector && !matches(existing.namespace, existing.namespaceSelector)) return false;
+  if (
+    candidate.namespaceSelector &&
+    existing.namespaceSelector &&
+    !upstreamSelectorsOverlap(candidate.namespaceSelector, existing.namespaceSelector)
+  )
+    return false;
+  if (candidate.namespace && existing.namespaceSelector && !matches(candidate.namespace, existing.namespaceSelector))
+    return false;
+  if (existing.namespace && candidate.namespaceSelector && !matches(existing.namespace, existing.namespaceSelector))
+    return false;
   return true;
 }
 
@@ -74,7 +86,10 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * and the runtime: problems as `[path, message]`, the path under `spec.updateStrategy`. The
  * selectors of weight terms are only checked for presence here; each room checks their syntax.
  */
-export function updateOrderProblems(strategy: { readonly priorityStrategy?: unknown; readonly scatterStrategy?: unknown }): Array<[string, string]> {
+export function updateOrderProblems(strategy: {
+  readonly priorityStrategy?: unknown;
+  readonly scatterStrategy?: unknown;
+}): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   const priority = strategy.priorityStrategy;
   if (priority !== undefined) {
@@ -87,11 +102,14 @@ export function updateOrderProblems(strategy: { readonly priorityStrategy?: unkn
       weights.forEach((w: unknown, i) => {
         const term = isRecord(w) ? w : {};
         const weight = term.weight;
-        if (!Number.isInteger(weight) || (weight as number) < 0 || (weight as number) > 100) out.push([`${at}.weightPriority[${i}].weight`, 'must be a whole number from 0 to 100']);
-        if (!isRecord(term.matchSelector) || Object.keys(term.matchSelector).length === 0) out.push([`${at}.weightPriority[${i}].matchSelector`, 'can not be empty']);
+        if (!Number.isInteger(weight) || (weight as number) < 0 || (weight as number) > 100)
+          out.push([`${at}.weightPriority[${i}].weight`, 'must be a whole number from 0 to 100']);
+        if (!isRecord(term.matchSelector) || Object.keys(term.matchSelector).length === 0)
+          out.push([`${at}.weightPriority[${i}].matchSelector`, 'can not be empty']);
       });
       orders.forEach((o: unknown, i) => {
-        if (!isRecord(o) || typeof o.orderedKey !== 'string' || !o.orderedKey) out.push([`${at}.orderPriority[${i}].orderedKey`, 'can not be empty']);
+        if (!isRecord(o) || typeof o.orderedKey !== 'string' || !o.orderedKey)
+          out.push([`${at}.orderPriority[${i}].orderedKey`, 'can not be empty']);
       });
     }
   }
@@ -104,7 +122,8 @@ export function updateOrderProblems(strategy: { readonly priorityStrategy?: unkn
         const term = isRecord(t) ? t : {};
         if (typeof term.key !== 'string' || !term.key) out.push([`scatterStrategy[${i}].key`, 'should not be empty']);
         const id = `${String(term.key)}:${String(term.value)}`;
-        if (seen.has(id)) out.push([`scatterStrategy[${i}]`, `duplicated key=${String(term.key)} value=${String(term.value)}`]);
+        if (seen.has(id))
+          out.push([`scatterStrategy[${i}]`, `duplicated key=${String(term.key)} value=${String(term.value)}`]);
         seen.add(id);
       });
     }

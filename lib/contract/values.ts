@@ -5,7 +5,16 @@ import type { Problem } from './problems.js';
 export const FEATURE_GATE_NAME = /^[A-Z][A-Za-z0-9]*$/;
 
 export function featureGateNameProblems(field: string, name: string): Problem[] {
-  return FEATURE_GATE_NAME.test(name) ? [] : [{ field, value: name, message: 'is not a feature gate name', fix: 'use the upstream CamelCase name, e.g. "ImagePullJobGate"' }];
+  return FEATURE_GATE_NAME.test(name)
+    ? []
+    : [
+        {
+          field,
+          value: name,
+          message: 'is not a feature gate name',
+          fix: 'use the upstream CamelCase name, e.g. "ImagePullJobGate"',
+        },
+      ];
 }
 
 /** RFC 1123 DNS label: what Kubernetes requires of namespace and Service names. */
@@ -14,13 +23,29 @@ export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function dnsLabelProblems(field: string, value: string): Problem[] {
-  return value.length <= 63 && DNS_LABEL.test(value) ? [] : [{ field, value, message: 'is not a valid DNS label (RFC 1123)',
-    fix: 'use at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit' }];
+  return value.length <= 63 && DNS_LABEL.test(value)
+    ? []
+    : [
+        {
+          field,
+          value,
+          message: 'is not a valid DNS label (RFC 1123)',
+          fix: 'use at most 63 lower-case letters, digits and "-", starting and ending with a letter or digit',
+        },
+      ];
 }
 
 export function dnsSubdomainProblems(field: string, value: string): Problem[] {
-  return value.length <= 253 && DNS_SUBDOMAIN.test(value) ? [] : [{ field, value, message: 'is not a valid DNS subdomain (RFC 1123)',
-    fix: 'use at most 253 lower-case letters, digits, "-" and ".", each label starting and ending with a letter or digit' }];
+  return value.length <= 253 && DNS_SUBDOMAIN.test(value)
+    ? []
+    : [
+        {
+          field,
+          value,
+          message: 'is not a valid DNS subdomain (RFC 1123)',
+          fix: 'use at most 253 lower-case letters, digits, "-" and ".", each label starting and ending with a letter or digit',
+        },
+      ];
 }
 
 /** Concurrent reconciles per controller (`--<controller>-workers`): bounds and default. */
@@ -30,16 +55,35 @@ export const Workers = { min: 1, max: 1000, default: 3 } as const;
 const CONTROLLER_NAME = /^[a-z][a-z0-9]*$/;
 
 export function workersProblems(field: string, workers: number): Problem[] {
-  return Number.isInteger(workers) && workers >= Workers.min && workers <= Workers.max ? []
-    : [{ field, value: workers, message: `must be a whole number from ${Workers.min} to ${Workers.max}`, fix: `e.g. ${Workers.default}` }];
+  return Number.isInteger(workers) && workers >= Workers.min && workers <= Workers.max
+    ? []
+    : [
+        {
+          field,
+          value: workers,
+          message: `must be a whole number from ${Workers.min} to ${Workers.max}`,
+          fix: `e.g. ${Workers.default}`,
+        },
+      ];
 }
 
 export function controllerNameProblems(field: string, name: string): Problem[] {
-  return CONTROLLER_NAME.test(name) ? [] : [{ field, value: name, message: 'is not a controller name', fix: 'use the lower-case controller name, e.g. "sidecarset"' }];
+  return CONTROLLER_NAME.test(name)
+    ? []
+    : [
+        {
+          field,
+          value: name,
+          message: 'is not a controller name',
+          fix: 'use the lower-case controller name, e.g. "sidecarset"',
+        },
+      ];
 }
 
 export function portProblems(field: string, port: number): Problem[] {
-  return Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [{ field, value: port, message: 'is not a TCP port', fix: 'use a whole number from 1 to 65535' }];
+  return Number.isInteger(port) && port >= 1 && port <= 65535
+    ? []
+    : [{ field, value: port, message: 'is not a TCP port', fix: 'use a whole number from 1 to 65535' }];
 }
 
 /**
@@ -48,14 +92,17 @@ export function portProblems(field: string, port: number): Problem[] {
  */
 export const RUNTIME_UID = 65532;
 
-
 /**
  * Each listener's port is a TCP port and no two share one (the manager binds them all on one
  * network namespace: with host network, on the node's). `ports` maps names to numbers in the
  * order a problem should blame; undefined entries are skipped. `name` turns a key into the
  * field to report (a prop path, a flag).
  */
-export function distinctPortProblems(ports: { readonly [key: string]: number | undefined }, fix: string, name: (key: string) => string = (k) => k): Problem[] {
+export function distinctPortProblems(
+  ports: { readonly [key: string]: number | undefined },
+  fix: string,
+  name: (key: string) => string = (k) => k,
+): Problem[] {
   const problems: Problem[] = [];
   const seen = new Map<number, string>();
   for (const [key, port] of Object.entries(ports)) {
@@ -63,7 +110,8 @@ export function distinctPortProblems(ports: { readonly [key: string]: number | u
     const invalid = portProblems(name(key), port);
     problems.push(...invalid);
     const other = seen.get(port);
-    if (invalid.length === 0 && other !== undefined) problems.push({ field: name(key), value: port, message: `collides with ${name(other)}`, fix });
+    if (invalid.length === 0 && other !== undefined)
+      problems.push({ field: name(key), value: port, message: `collides with ${name(other)}`, fix });
     if (!seen.has(port)) seen.set(port, key);
   }
   return problems;

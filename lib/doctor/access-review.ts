@@ -9,7 +9,12 @@ import type { Permission, PermissionResult } from './model.js';
 const CONCURRENCY = 8;
 
 /** Undefined when the doctor's user may not create SubjectAccessReviews. */
-export async function reviewPermissions(kc: KubeConfig, namespace: string, serviceAccount: string, permissions: Permission[]): Promise<PermissionResult[] | undefined> {
+export async function reviewPermissions(
+  kc: KubeConfig,
+  namespace: string,
+  serviceAccount: string,
+  permissions: Permission[],
+): Promise<PermissionResult[] | undefined> {
   const api = kc.makeApiClient(AuthorizationV1Api);
   const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
   const groups = ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
@@ -23,14 +28,27 @@ export async function reviewPermissions(kc: KubeConfig, namespace: string, servi
       try {
         const review = await api.createSubjectAccessReview({
           body: {
-            apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
             spec: {
-              user, groups,
-              resourceAttributes: { verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, name: p.name, namespace: p.namespace },
+              user,
+              groups,
+              resourceAttributes: {
+                verb: p.verb,
+                group: p.group,
+                resource: p.resource,
+                subresource: p.subresource,
+                name: p.name,
+                namespace: p.namespace,
+              },
             },
           },
         });
-        results[i] = { permission: p, allowed: review.status?.allowed === true, reason: review.status?.evaluationError || undefined };
+        results[i] = {
+          permission: p,
+          allowed: review.status?.allowed === true,
+          reason: review.status?.evaluationError || undefined,
+        };
       } catch (e) {
         if (e instanceof ApiException && e.code === 403) {
           forbidden = true;

@@ -38,10 +38,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv, allowPositionals: true, strict: true,
+      args: argv,
+      allowPositionals: true,
+      strict: true,
       options: {
-        kubeconfig: { type: 'string' }, context: { type: 'string' }, namespace: { type: 'string', short: 'n' },
-        json: { type: 'boolean' }, 'no-color': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        json: { type: 'boolean' },
+        'no-color': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -54,7 +60,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return values.help ? 0 : 2;
   }
   if (positionals[0] !== 'doctor' || positionals.length > 1) {
-    io.stderr.write(`error: unknown command "${positionals.join(' ')}". Fix: run "kruise-ha doctor" (the only command)\n`);
+    io.stderr.write(
+      `error: unknown command "${positionals.join(' ')}". Fix: run "kruise-ha doctor" (the only command)\n`,
+    );
     return 2;
   }
   const kc = new KubeConfig();
@@ -64,7 +72,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (values.context) kc.setCurrentContext(values.context);
     if (!kc.getCurrentCluster()) throw new Error('the kubeconfig names no cluster');
   } catch (e) {
-    io.stderr.write(`error: --kubeconfig ${values.kubeconfig ?? '(default)'}: ${(e as Error).message}. Fix: pass --kubeconfig with a working kubeconfig, or set KUBECONFIG\n`);
+    io.stderr.write(
+      `error: --kubeconfig ${values.kubeconfig ?? '(default)'}: ${(e as Error).message}. Fix: pass --kubeconfig with a working kubeconfig, or set KUBECONFIG\n`,
+    );
     return 2;
   }
   const namespace = values.namespace ?? Names.namespace;
@@ -72,13 +82,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
   try {
     report = await runDoctor({ kubeConfig: kc, namespace });
   } catch (e) {
-    io.stderr.write(`error: cannot read the cluster at ${kc.getCurrentCluster()?.server}: ${(e as Error).message}. Fix: check the kubeconfig, the network and that your user may read namespace ${namespace}\n`);
+    io.stderr.write(
+      `error: cannot read the cluster at ${kc.getCurrentCluster()?.server}: ${(e as Error).message}. Fix: check the kubeconfig, the network and that your user may read namespace ${namespace}\n`,
+    );
     return 2;
   }
   if (values.json) io.stdout.write(renderJson(report));
   else {
     const colour = !values['no-color'] && Boolean(io.stdout.isTTY) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
-    io.stdout.write(renderTable(report, { colour, width: io.stdout.isTTY ? io.stdout.columns ?? 100 : 0 }));
+    io.stdout.write(renderTable(report, { colour, width: io.stdout.isTTY ? (io.stdout.columns ?? 100) : 0 }));
   }
   return report.ok ? 0 : 1;
 }
@@ -92,4 +104,9 @@ function isEntrypoint(): boolean {
   }
 }
 
-if (isEntrypoint()) process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+if (isEntrypoint())
+  process.exitCode = await main(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  });

@@ -23,7 +23,11 @@ export interface DoctorReport {
 }
 
 /** Judges a snapshot (pure: the same for a live cluster and a test fixture). */
-export function evaluate(s: ClusterSnapshot, permissions: PermissionResult[] | undefined, e: Expectations | undefined = expectations(s.namespace, s.deployments)): DoctorReport {
+export function evaluate(
+  s: ClusterSnapshot,
+  permissions: PermissionResult[] | undefined,
+  e: Expectations | undefined = expectations(s.namespace, s.deployments),
+): DoctorReport {
   const checks = [
     checkReplicas(s, e),
     checkEndpoints(s),
@@ -39,7 +43,14 @@ export function evaluate(s: ClusterSnapshot, permissions: PermissionResult[] | u
     checkDisruptionBudget(s),
     checkRbac(s, e, permissions),
   ];
-  return { namespace: s.namespace, flavour: e?.flavour, image: e?.image, ok: checks.every((c) => c.status !== 'fail'), checks, readErrors: s.readErrors };
+  return {
+    namespace: s.namespace,
+    flavour: e?.flavour,
+    image: e?.image,
+    ok: checks.every((c) => c.status !== 'fail'),
+    checks,
+    readErrors: s.readErrors,
+  };
 }
 
 export interface DoctorOptions {
@@ -52,6 +63,8 @@ export interface DoctorOptions {
 export async function runDoctor(o: DoctorOptions): Promise<DoctorReport> {
   const snapshot = await collect(o.kubeConfig, o.namespace, o.now);
   const e = expectations(snapshot.namespace, snapshot.deployments);
-  const permissions = e ? await reviewPermissions(o.kubeConfig, o.namespace, e.serviceAccount, e.permissions) : undefined;
+  const permissions = e
+    ? await reviewPermissions(o.kubeConfig, o.namespace, e.serviceAccount, e.permissions)
+    : undefined;
   return evaluate(snapshot, permissions, e);
 }

@@ -6,11 +6,27 @@
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import {
-  CERTIFICATE_RULES, CertModes, FeatureGates, Flags, Names, RUNTIME_LEADER_ELECTION_RULES, RUNTIME_NAMESPACED_RULES, RuntimeApi, runtimeClusterRules, servedRuntimeWebhooks, type RbacRule,
+  CERTIFICATE_RULES,
+  CertModes,
+  FeatureGates,
+  Flags,
+  Names,
+  RUNTIME_LEADER_ELECTION_RULES,
+  RUNTIME_NAMESPACED_RULES,
+  RuntimeApi,
+  runtimeClusterRules,
+  servedRuntimeWebhooks,
+  type RbacRule,
 } from '../contract.js';
 import { KRUISE_RELEASE } from '../constructs/upstream/kruise.generated.js';
 import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
-import { effectiveGates, servedWebhooks, startedControllers, type Condition, type Environment } from '../constructs/upstream/release.js';
+import {
+  effectiveGates,
+  servedWebhooks,
+  startedControllers,
+  type Condition,
+  type Environment,
+} from '../constructs/upstream/release.js';
 import type { Permission } from './model.js';
 
 export type Flavour = 'upstream' | 'runtime';
@@ -58,14 +74,18 @@ export function flagValue(d: V1Deployment, flag: string): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a.startsWith(`--${flag}=`) || a.startsWith(`-${flag}=`)) return a.slice(a.indexOf('=') + 1);
-    if ((a === `--${flag}` || a === `-${flag}`) && i + 1 < argv.length && !argv[i + 1].startsWith('-')) return argv[i + 1];
+    if ((a === `--${flag}` || a === `-${flag}`) && i + 1 < argv.length && !argv[i + 1].startsWith('-'))
+      return argv[i + 1];
   }
   return undefined;
 }
 
 function parseGates(value: string | undefined): Record<string, boolean> {
   const gates: Record<string, boolean> = {};
-  for (const part of (value ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [gate, enabled] = part.split('=');
     gates[gate] = enabled === 'true';
   }
@@ -86,7 +106,13 @@ export function expectations(namespace: string, deployments: V1Deployment[]): Ex
     : runtime(namespace, image, deployments, lease, serviceAccount);
 }
 
-function upstream(namespace: string, image: string, deployments: V1Deployment[], lease: Expectations['lease'], serviceAccount: string): Expectations {
+function upstream(
+  namespace: string,
+  image: string,
+  deployments: V1Deployment[],
+  lease: Expectations['lease'],
+  serviceAccount: string,
+): Expectations {
   const release = KRUISE_RELEASE;
   const gates = effectiveGates(release, parseGates(flagValue(deployments[0], Flags.featureGates)));
   // What the binary runs when every CRD is installed; a missing CRD is the CRD check's finding.
@@ -99,36 +125,62 @@ function upstream(namespace: string, image: string, deployments: V1Deployment[],
   for (const w of webhooks) {
     crdKinds(w.requires).forEach((k) => need(k, w.name));
     for (const crd of release.crds) {
-      if (w.rules.some((r) => r.apiGroups.includes(crd.group) && r.resources.some((x) => x.split('/')[0] === crd.plural))) need(crd.kind, w.name);
+      if (
+        w.rules.some((r) => r.apiGroups.includes(crd.group) && r.resources.some((x) => x.split('/')[0] === crd.plural))
+      )
+        need(crd.kind, w.name);
     }
   }
-  for (const crd of release.crds.filter((c) => c.conversionWebhook)) need(crd.kind, `${release.conversionPath} (conversion)`);
+  for (const crd of release.crds.filter((c) => c.conversionWebhook))
+    need(crd.kind, `${release.conversionPath} (conversion)`);
   const external = gates[FeatureGates.enableExternalCerts] === true;
   const conversionCrds = release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`);
   const manager = managerPermissions(release, env, CustomResourceAccess.kruiseAndBuiltIn());
   const tag = /:([^:/@]+)$/.exec(image)?.[1];
   return {
-    flavour: 'upstream', image,
-    versionNote: tag && tag !== release.version ? `the image tag is ${tag}, but this doctor knows upstream ${release.version}'s definitions` : undefined,
+    flavour: 'upstream',
+    image,
+    versionNote:
+      tag && tag !== release.version
+        ? `the image tag is ${tag}, but this doctor knows upstream ${release.version}'s definitions`
+        : undefined,
     webhooks: webhooks.map((w) => ({ type: w.type, name: w.name, path: w.path })),
-    crds: release.crds.filter((c) => needs.has(c.kind)).map((c) => ({ name: `${c.plural}.${c.group}`, neededBy: [...needs.get(c.kind)!].sort() })),
+    crds: release.crds
+      .filter((c) => needs.has(c.kind))
+      .map((c) => ({ name: `${c.plural}.${c.group}`, neededBy: [...needs.get(c.kind)!].sort() })),
     permissions: [
       ...expand(manager.cluster),
       // Namespaced needs (pull-secret writes in kruise-daemon-config) are granted by Roles there, not cluster-wide.
       ...Object.entries(manager.namespaced).flatMap(([ns, rules]) => expand(rules, ns)),
-      ...expand(release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')), lease.namespace),
+      ...expand(
+        release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')),
+        lease.namespace,
+      ),
       ...certificatePermissions(namespace, external, conversionCrds),
     ],
-    serviceAccount, lease, externalCertificates: external, conversionCrds,
+    serviceAccount,
+    lease,
+    externalCertificates: external,
+    conversionCrds,
   };
 }
 
-function runtime(namespace: string, image: string, deployments: V1Deployment[], lease: Expectations['lease'], serviceAccount: string): Expectations {
+function runtime(
+  namespace: string,
+  image: string,
+  deployments: V1Deployment[],
+  lease: Expectations['lease'],
+  serviceAccount: string,
+): Expectations {
   const external = deployments.some((d) => flagValue(d, Flags.certMode) === CertModes.external);
   return {
-    flavour: 'runtime', image,
+    flavour: 'runtime',
+    image,
     webhooks: servedRuntimeWebhooks(parseGates(flagValue(deployments[0], Flags.featureGates))).map((w) => ({ ...w })),
-    crds: RuntimeApi.resources.map((r) => ({ name: `${r.plural}.${r.group}`, neededBy: RuntimeApi.webhooks.filter((w) => w.path.includes(r.kind.toLowerCase())).map((w) => w.name) })),
+    crds: RuntimeApi.resources.map((r) => ({
+      name: `${r.plural}.${r.group}`,
+      neededBy: RuntimeApi.webhooks.filter((w) => w.path.includes(r.kind.toLowerCase())).map((w) => w.name),
+    })),
     permissions: [
       ...expand(runtimeClusterRules()),
       // The kruise-configuration ConfigMap (patchPodMetadata whitelist), by name in the manager's namespace.
@@ -136,19 +188,45 @@ function runtime(namespace: string, image: string, deployments: V1Deployment[], 
       ...expand([...RUNTIME_LEADER_ELECTION_RULES], lease.namespace),
       ...certificatePermissions(namespace, external, []),
     ],
-    serviceAccount, lease, externalCertificates: external, conversionCrds: [],
+    serviceAccount,
+    lease,
+    externalCertificates: external,
+    conversionCrds: [],
   };
 }
 
 function certificatePermissions(namespace: string, external: boolean, conversionCrds: string[]): Permission[] {
-  if (external) return expand([{ apiGroups: [''], resources: ['secrets'], verbs: [...CERTIFICATE_RULES.externalSecretVerbs] }], namespace);
+  if (external)
+    return expand(
+      [{ apiGroups: [''], resources: ['secrets'], verbs: [...CERTIFICATE_RULES.externalSecretVerbs] }],
+      namespace,
+    );
   const verbs = [...CERTIFICATE_RULES.caBundleVerbs];
   return [
     ...expand([{ apiGroups: [''], resources: ['secrets'], verbs: [...CERTIFICATE_RULES.secretVerbs] }], namespace),
     ...expand([
-      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs, resourceNames: [Names.mutatingWebhookConfiguration] },
-      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs, resourceNames: [Names.validatingWebhookConfiguration] },
-      ...(conversionCrds.length > 0 ? [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs, resourceNames: conversionCrds }] : []),
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        verbs,
+        resourceNames: [Names.mutatingWebhookConfiguration],
+      },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['validatingwebhookconfigurations'],
+        verbs,
+        resourceNames: [Names.validatingWebhookConfiguration],
+      },
+      ...(conversionCrds.length > 0
+        ? [
+            {
+              apiGroups: ['apiextensions.k8s.io'],
+              resources: ['customresourcedefinitions'],
+              verbs,
+              resourceNames: conversionCrds,
+            },
+          ]
+        : []),
     ]),
   ];
 }
@@ -170,7 +248,14 @@ export function expand(rules: readonly RbacRule[], namespace?: string): Permissi
         for (const verb of rule.verbs) {
           if (verb === '*') continue;
           for (const name of rule.resourceNames?.length ? rule.resourceNames : [undefined]) {
-            const p: Permission = { verb, group, resource, ...(subresource ? { subresource } : {}), ...(name ? { name } : {}), ...(namespace ? { namespace } : {}) };
+            const p: Permission = {
+              verb,
+              group,
+              resource,
+              ...(subresource ? { subresource } : {}),
+              ...(name ? { name } : {}),
+              ...(namespace ? { namespace } : {}),
+            };
             out.set(JSON.stringify(p), p);
           }
         }

@@ -4,8 +4,19 @@
  * functions of the snapshot, so the same code judges a live cluster and a test fixture.
  */
 import type {
-  CoreV1Event, V1CustomResourceDefinition, V1Deployment, V1EndpointSlice, V1Lease, V1MutatingWebhookConfiguration, V1Namespace, V1Node,
-  V1Pod, V1PodDisruptionBudget, V1Secret, V1Service, V1ValidatingWebhookConfiguration,
+  CoreV1Event,
+  V1CustomResourceDefinition,
+  V1Deployment,
+  V1EndpointSlice,
+  V1Lease,
+  V1MutatingWebhookConfiguration,
+  V1Namespace,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Secret,
+  V1Service,
+  V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 
 export type Status = 'pass' | 'warn' | 'fail' | 'skip';

@@ -24,7 +24,11 @@ export interface AssembledImage extends Document {
 export function assembleImage(base: BasePlatformImage, layer: BuiltLayer, image: ImageJson): AssembledImage {
   const family = familyOf(base.manifestMediaType);
   const config = appendAppLayer(base.config, {
-    fragment: image.config, diffId: layer.diffId, baseName: image.base, baseDigest: base.manifestDigest, files: image.files.map((f) => f.path),
+    fragment: image.config,
+    diffId: layer.diffId,
+    baseName: image.base,
+    baseDigest: base.manifestDigest,
+    files: image.files.map((f) => f.path),
   });
   const configDoc = document(family.config, config);
   const manifest: ImageManifest = {
@@ -33,14 +37,21 @@ export function assembleImage(base: BasePlatformImage, layer: BuiltLayer, image:
     config: { mediaType: family.config, digest: configDoc.digest, size: configDoc.bytes.byteLength },
     layers: [...base.manifest.layers, { mediaType: family.layer, digest: layer.digest, size: layer.blob.byteLength }],
     // Docker schema 2 has no annotations; OCI defines these two for exactly this.
-    ...(family.manifest === MediaTypes.ociManifest ? { annotations: { [BASE_NAME_LABEL]: image.base, [BASE_DIGEST_LABEL]: base.manifestDigest } } : {}),
+    ...(family.manifest === MediaTypes.ociManifest
+      ? { annotations: { [BASE_NAME_LABEL]: image.base, [BASE_DIGEST_LABEL]: base.manifestDigest } }
+      : {}),
   };
   return { ...document(family.manifest, manifest), platform: base.platform, base, config: configDoc, manifest };
 }
 
 export function assembleIndex(images: readonly AssembledImage[]): Document {
   const family = familyOf(images[0].mediaType);
-  const manifests: Descriptor[] = images.map((i) => ({ mediaType: i.mediaType, digest: i.digest, size: i.bytes.byteLength, platform: i.platform }));
+  const manifests: Descriptor[] = images.map((i) => ({
+    mediaType: i.mediaType,
+    digest: i.digest,
+    size: i.bytes.byteLength,
+    platform: i.platform,
+  }));
   const index: ImageIndex = { schemaVersion: 2, mediaType: family.index, manifests };
   return document(family.index, index);
 }

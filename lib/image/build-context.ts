@@ -97,10 +97,13 @@ export function contentTag(base: string, files: readonly LayerFile[], config: Co
 export function checkImageJson(value: unknown, where: string): ImageJson {
   const json = value as Partial<ImageJson>;
   if (json?.schemaVersion !== IMAGE_JSON_SCHEMA) {
-    throw new Error(`${where}: schemaVersion ${JSON.stringify(json?.schemaVersion)} is not ${IMAGE_JSON_SCHEMA}. Fix: re-run synth with this version of kruise-ha`);
+    throw new Error(
+      `${where}: schemaVersion ${JSON.stringify(json?.schemaVersion)} is not ${IMAGE_JSON_SCHEMA}. Fix: re-run synth with this version of kruise-ha`,
+    );
   }
   for (const key of ['repository', 'tag', 'base', 'bundleSha256', 'configSha256'] as const) {
-    if (typeof json[key] !== 'string' || json[key] === '') throw new Error(`${where}: ${key} is missing. Fix: re-run synth`);
+    if (typeof json[key] !== 'string' || json[key] === '')
+      throw new Error(`${where}: ${key} is missing. Fix: re-run synth`);
   }
   if (!Array.isArray(json.files) || json.files.length === 0 || typeof json.config !== 'object') {
     throw new Error(`${where}: files or config is missing. Fix: re-run synth`);
@@ -108,7 +111,9 @@ export function checkImageJson(value: unknown, where: string): ImageJson {
   const full = json as ImageJson;
   const expected = contentTag(full.base, full.files, full.config);
   if (expected !== full.tag) {
-    throw new Error(`${where}: tag ${full.tag} does not match its content (expected ${expected}); the file was edited by hand. Fix: re-run synth`);
+    throw new Error(
+      `${where}: tag ${full.tag} does not match its content (expected ${expected}); the file was edited by hand. Fix: re-run synth`,
+    );
   }
   return full;
 }

@@ -36,11 +36,16 @@ export async function main(argv: readonly string[], io: CliIo = processIo, fetch
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv], allowPositionals: true,
+      args: [...argv],
+      allowPositionals: true,
       options: {
-        'platform': { type: 'string', multiple: true }, 'index': { type: 'boolean' }, 'force': { type: 'boolean' },
-        'plain-http': { type: 'string', multiple: true }, 'chunk-size': { type: 'string' }, 'json': { type: 'boolean' },
-        'help': { type: 'boolean', short: 'h' },
+        platform: { type: 'string', multiple: true },
+        index: { type: 'boolean' },
+        force: { type: 'boolean' },
+        'plain-http': { type: 'string', multiple: true },
+        'chunk-size': { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (e) {
@@ -48,7 +53,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo, fetch
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help) { io.out(USAGE); return 0; }
+  if (values.help) {
+    io.out(USAGE);
+    return 0;
+  }
   if (positionals[0] !== 'publish' || positionals.length !== 2) {
     io.err(`${PROGRAM}: expected "publish <dir>", got "${positionals.join(' ')}"\n\n${USAGE}`);
     return 2;
@@ -62,9 +70,14 @@ export async function main(argv: readonly string[], io: CliIo = processIo, fetch
     for (const context of findBuildContexts(positionals[1])) {
       io.err(`publishing ${context}\n`);
       const result = await publishImage({
-        context, chunkSize, index: values.index, force: values.force, plainHttp: values['plain-http'],
+        context,
+        chunkSize,
+        index: values.index,
+        force: values.force,
+        plainHttp: values['plain-http'],
         platforms: values.platform?.flatMap((p) => p.split(',')).filter(Boolean),
-        log: (line) => io.err(`  ${line}\n`), fetch: fetchImpl,
+        log: (line) => io.err(`  ${line}\n`),
+        fetch: fetchImpl,
       });
       io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${result.reference}@${result.digest}\n`);
     }

@@ -41,35 +41,47 @@ export function dockerConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.DOCKER_CONFIG ?? join(homedir(), '.docker'), 'config.json');
 }
 
-export function dockerConfigCredentials(path = dockerConfigPath(), env: NodeJS.ProcessEnv = process.env): CredentialSource {
-  return { searched: path, find: (registry) => {
-    if (!existsSync(path)) return undefined;
-    let config: DockerConfigFile;
-    try {
-      config = JSON.parse(readFileSync(path, 'utf8')) as DockerConfigFile;
-    } catch (e) {
-      throw new Error(`cannot read Docker credentials from ${path}: ${(e as Error).message}. Fix: repair the JSON or point DOCKER_CONFIG elsewhere`, { cause: e });
-    }
-    const keys = registry === DOCKER_HUB ? HUB_KEYS : [registry];
-    const helper = keys.map((k) => config.credHelpers?.[k]).find(Boolean) ?? config.credsStore;
-    const entryKey = Object.keys(config.auths ?? {}).find((k) => keys.includes(hostOf(k)) || keys.includes(k));
-    const entry = entryKey ? config.auths![entryKey] : undefined;
-    if (entry && (entry.auth || entry.username || entry.identitytoken)) {
-      const [user, ...rest] = entry.auth ? Buffer.from(entry.auth, 'base64').toString('utf8').split(':') : [];
-      return {
-        username: entry.username ?? user, password: entry.password ?? (rest.length ? rest.join(':') : undefined),
-        identityToken: entry.identitytoken, source: `${path} (auths["${entryKey}"])`,
-      };
-    }
-    return helper ? fromHelper(helper, registry === DOCKER_HUB ? HUB_KEYS[0] : registry, path, env) : undefined;
-  } };
+export function dockerConfigCredentials(
+  path = dockerConfigPath(),
+  env: NodeJS.ProcessEnv = process.env,
+): CredentialSource {
+  return {
+    searched: path,
+    find: (registry) => {
+      if (!existsSync(path)) return undefined;
+      let config: DockerConfigFile;
+      try {
+        config = JSON.parse(readFileSync(path, 'utf8')) as DockerConfigFile;
+      } catch (e) {
+        throw new Error(
+          `cannot read Docker credentials from ${path}: ${(e as Error).message}. Fix: repair the JSON or point DOCKER_CONFIG elsewhere`,
+          { cause: e },
+        );
+      }
+      const keys = registry === DOCKER_HUB ? HUB_KEYS : [registry];
+      const helper = keys.map((k) => config.credHelpers?.[k]).find(Boolean) ?? config.credsStore;
+      const entryKey = Object.keys(config.auths ?? {}).find((k) => keys.includes(hostOf(k)) || keys.includes(k));
+      const entry = entryKey ? config.auths![entryKey] : undefined;
+      if (entry && (entry.auth || entry.username || entry.identitytoken)) {
+        const [user, ...rest] = entry.auth ? Buffer.from(entry.auth, 'base64').toString('utf8').split(':') : [];
+        return {
+          username: entry.username ?? user,
+          password: entry.password ?? (rest.length ? rest.join(':') : undefined),
+          identityToken: entry.identitytoken,
+          source: `${path} (auths["${entryKey}"])`,
+        };
+      }
+      return helper ? fromHelper(helper, registry === DOCKER_HUB ? HUB_KEYS[0] : registry, path, env) : undefined;
+    },
+  };
 }
 
 /** Static credentials per registry host, tried before the Docker config. */
 export function staticCredentials(map: Record<string, Credentials>, fallback?: CredentialSource): CredentialSource {
   return {
     searched: fallback ? `the registryAuth option and ${fallback.searched}` : 'the registryAuth option',
-    find: (registry) => (map[registry] ? { ...map[registry], source: 'the registryAuth option' } : fallback?.find(registry)),
+    find: (registry) =>
+      map[registry] ? { ...map[registry], source: 'the registryAuth option' } : fallback?.find(registry),
   };
 }
 
@@ -82,16 +94,30 @@ function hostOf(key: string): string {
 }
 
 /** The docker-credential-helpers protocol: server URL on stdin, JSON on stdout. */
-function fromHelper(helper: string, server: string, path: string, env: NodeJS.ProcessEnv): FoundCredentials | undefined {
+function fromHelper(
+  helper: string,
+  server: string,
+  path: string,
+  env: NodeJS.ProcessEnv,
+): FoundCredentials | undefined {
   const program = `docker-credential-${helper}`;
   let out: string;
   try {
-    out = execFileSync(program, ['get'], { input: server, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 30_000, env });
+    out = execFileSync(program, ['get'], {
+      input: server,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 30_000,
+      env,
+    });
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stdout?: string };
     // Helpers answer "credentials not found" with a non-zero exit: that is "no credentials".
     if (err.code !== 'ENOENT' && /not found/i.test(`${err.stdout ?? ''}${err.message}`)) return undefined;
-    throw new Error(`${path} names the credential helper ${program} for ${server}, which failed: ${err.message}. Fix: install it, or run docker login again`, { cause: e });
+    throw new Error(
+      `${path} names the credential helper ${program} for ${server}, which failed: ${err.message}. Fix: install it, or run docker login again`,
+      { cause: e },
+    );
   }
   const parsed = JSON.parse(out) as { Username?: string; Secret?: string };
   const source = `${program} (from ${path})`;

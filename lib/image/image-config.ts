@@ -55,14 +55,22 @@ export function appendAppLayer(base: ImageConfig, input: AppLayerInput): ImageCo
       // otherwise become an argument of our entrypoint.
       ...(f.cmd.length ? { Cmd: f.cmd } : {}),
       WorkingDir: f.workingDir,
-      Labels: { ...base.config?.Labels, ...f.labels, [BASE_NAME_LABEL]: input.baseName, [BASE_DIGEST_LABEL]: input.baseDigest },
+      Labels: {
+        ...base.config?.Labels,
+        ...f.labels,
+        [BASE_NAME_LABEL]: input.baseName,
+        [BASE_DIGEST_LABEL]: input.baseDigest,
+      },
     },
     rootfs: { type: 'layers', diff_ids: [...base.rootfs.diff_ids, input.diffId] },
-    history: [...(base.history ?? []), {
-      created: f.created,
-      created_by: `kruise-ha image publish: COPY ${input.files.join(' ')} /${input.files[0].split('/')[0]}/`,
-      comment: 'kruise-ha runtime bundle',
-    }],
+    history: [
+      ...(base.history ?? []),
+      {
+        created: f.created,
+        created_by: `kruise-ha image publish: COPY ${input.files.join(' ')} /${input.files[0].split('/')[0]}/`,
+        comment: 'kruise-ha runtime bundle',
+      },
+    ],
   };
 }
 

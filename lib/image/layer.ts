@@ -35,9 +35,16 @@ export async function buildLayer(entries: readonly LayerEntry[], epochSeconds: n
   const tar = pack();
   const chunks: Buffer[] = [];
   tar.on('data', (c) => chunks.push(c as Buffer));
-  const done = new Promise<void>((resolve, reject) => { tar.on('end', resolve); tar.on('error', reject); });
+  const done = new Promise<void>((resolve, reject) => {
+    tar.on('end', resolve);
+    tar.on('error', reject);
+  });
   for (const dir of dirs) tar.entry({ name: `${dir}/`, type: 'directory', mode: 0o755, mtime, ...OWNER });
-  for (const e of sorted) tar.entry({ name: e.path, type: 'file', mode: e.mode, mtime, size: e.content.byteLength, ...OWNER }, Buffer.from(e.content));
+  for (const e of sorted)
+    tar.entry(
+      { name: e.path, type: 'file', mode: e.mode, mtime, size: e.content.byteLength, ...OWNER },
+      Buffer.from(e.content),
+    );
   tar.finalize();
   await done;
   const raw = Buffer.concat(chunks);

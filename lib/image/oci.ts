@@ -15,7 +15,12 @@ export const MediaTypes = {
 } as const;
 
 /** Sent as Accept on every manifest GET: we can read all four. */
-export const MANIFEST_ACCEPT = [MediaTypes.ociIndex, MediaTypes.ociManifest, MediaTypes.dockerList, MediaTypes.dockerManifest].join(', ');
+export const MANIFEST_ACCEPT = [
+  MediaTypes.ociIndex,
+  MediaTypes.ociManifest,
+  MediaTypes.dockerList,
+  MediaTypes.dockerManifest,
+].join(', ');
 
 export interface Platform {
   readonly os: string;
@@ -55,10 +60,25 @@ export function isManifest(mediaType: string): boolean {
 }
 
 /** Media types of an image built on a base: keep the base's family, so tools that read it read ours. */
-export function familyOf(manifestMediaType: string): { manifest: string; index: string; config: string; layer: string } {
+export function familyOf(manifestMediaType: string): {
+  manifest: string;
+  index: string;
+  config: string;
+  layer: string;
+} {
   return manifestMediaType === MediaTypes.dockerManifest
-    ? { manifest: MediaTypes.dockerManifest, index: MediaTypes.dockerList, config: MediaTypes.dockerConfig, layer: MediaTypes.dockerLayerGzip }
-    : { manifest: MediaTypes.ociManifest, index: MediaTypes.ociIndex, config: MediaTypes.ociConfig, layer: MediaTypes.ociLayerGzip };
+    ? {
+        manifest: MediaTypes.dockerManifest,
+        index: MediaTypes.dockerList,
+        config: MediaTypes.dockerConfig,
+        layer: MediaTypes.dockerLayerGzip,
+      }
+    : {
+        manifest: MediaTypes.ociManifest,
+        index: MediaTypes.ociIndex,
+        config: MediaTypes.ociConfig,
+        layer: MediaTypes.ociLayerGzip,
+      };
 }
 
 /** `linux/amd64`, `linux/arm64/v8`. */
@@ -76,8 +96,13 @@ export function formatPlatform(p: Platform): string {
 
 /** The index entry for `want`; an unspecified variant matches any (arm64 is usually v8). */
 export function selectPlatform(index: ImageIndex, want: Platform): Descriptor | undefined {
-  const candidates = index.manifests.filter((m) => m.platform && isManifest(m.mediaType) &&
-    m.platform.os === want.os && m.platform.architecture === want.architecture &&
-    (want.variant === undefined || m.platform.variant === want.variant));
+  const candidates = index.manifests.filter(
+    (m) =>
+      m.platform &&
+      isManifest(m.mediaType) &&
+      m.platform.os === want.os &&
+      m.platform.architecture === want.architecture &&
+      (want.variant === undefined || m.platform.variant === want.variant),
+  );
   return candidates[0];
 }

@@ -21,8 +21,14 @@ export interface BlobStats {
   uploadedBytes: number;
 }
 
-export async function pushBlobs(target: RegistryClient, repository: string, blobs: readonly BlobToPush[], reference: string,
-  log: (line: string) => void, concurrency = 4): Promise<BlobStats> {
+export async function pushBlobs(
+  target: RegistryClient,
+  repository: string,
+  blobs: readonly BlobToPush[],
+  reference: string,
+  log: (line: string) => void,
+  concurrency = 4,
+): Promise<BlobStats> {
   const stats: BlobStats = { skipped: 0, mounted: 0, uploaded: 0, uploadedBytes: 0 };
   const unique = [...new Map(blobs.map((b) => [b.digest, b])).values()];
   await pool(unique, concurrency, async (blob) => {
@@ -32,12 +38,18 @@ export async function pushBlobs(target: RegistryClient, repository: string, blob
       return;
     }
     const from = blob.from;
-    if (from && from.client.registry === target.registry && await target.mountBlob(repository, blob.digest, from.repository, action)) {
+    if (
+      from &&
+      from.client.registry === target.registry &&
+      (await target.mountBlob(repository, blob.digest, from.repository, action))
+    ) {
       stats.mounted++;
       log(`mounted ${short(blob.digest)} from ${from.repository}`);
       return;
     }
-    const chunks = blob.bytes ? sliceChunks(blob.bytes, target.chunkSize) : from!.client.streamBlob(from!.repository, blob.digest, `copying base layer ${blob.digest} for ${reference}`);
+    const chunks = blob.bytes
+      ? sliceChunks(blob.bytes, target.chunkSize)
+      : from!.client.streamBlob(from!.repository, blob.digest, `copying base layer ${blob.digest} for ${reference}`);
     await target.uploadBlob(repository, blob.digest, chunks, action);
     stats.uploaded++;
     stats.uploadedBytes += blob.size;
@@ -47,10 +59,15 @@ export async function pushBlobs(target: RegistryClient, repository: string, blob
 }
 
 /** Every blob present, checked after the uploads: the manifest goes up only then. */
-export async function missingBlobs(target: RegistryClient, repository: string, digests: readonly string[], reference: string): Promise<string[]> {
+export async function missingBlobs(
+  target: RegistryClient,
+  repository: string,
+  digests: readonly string[],
+  reference: string,
+): Promise<string[]> {
   const missing: string[] = [];
   await pool([...new Set(digests)], 8, async (d) => {
-    if (!await target.blobExists(repository, d, `verifying blob ${d} of ${reference}`)) missing.push(d);
+    if (!(await target.blobExists(repository, d, `verifying blob ${d} of ${reference}`))) missing.push(d);
   });
   return missing.sort();
 }

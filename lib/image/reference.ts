@@ -15,7 +15,8 @@ export interface ImageReference {
 const PATH_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
-const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::\d{1,5})?$/;
+const HOST =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::\d{1,5})?$/;
 export const DOCKER_HUB = 'docker.io';
 
 /** Parses a reference; the error says which part is wrong. */
@@ -33,7 +34,8 @@ export function parseReference(text: string): ImageReference {
   if (colon > rest.lastIndexOf('/')) {
     tag = rest.slice(colon + 1);
     rest = rest.slice(0, colon);
-    if (!TAG.test(tag)) throw new Error(`"${text}": tag "${tag}" is not a valid tag (letters, digits, "_", ".", "-"; at most 128)`);
+    if (!TAG.test(tag))
+      throw new Error(`"${text}": tag "${tag}" is not a valid tag (letters, digits, "_", ".", "-"; at most 128)`);
   }
   const { registry, repository } = splitRepository(rest, text);
   return { registry, repository, tag, digest };
@@ -50,7 +52,9 @@ export function splitRepository(name: string, original = name): { registry: stri
   if (registry === DOCKER_HUB && parts.length === 1) parts.unshift('library');
   for (const part of parts) {
     if (!PATH_COMPONENT.test(part)) {
-      throw new Error(`"${original}": path component "${part}" must be lower-case letters and digits, separated by ".", "_", "__" or "-"`);
+      throw new Error(
+        `"${original}": path component "${part}" must be lower-case letters and digits, separated by ".", "_", "__" or "-"`,
+      );
     }
   }
   return { registry, repository: parts.join('/') };

@@ -8,7 +8,10 @@ import type { CredentialSource, FoundCredentials } from './docker-config.js';
 import { registryBaseUrl } from './reference.js';
 
 export class RegistryError extends Error {
-  constructor(message: string, public readonly status?: number) {
+  constructor(
+    message: string,
+    public readonly status?: number,
+  ) {
     super(message);
     this.name = 'RegistryError';
   }
@@ -46,7 +49,10 @@ export class RegistryHttp {
   private basicAuth?: string;
   private creds?: FoundCredentials | null;
 
-  constructor(public readonly registry: string, private readonly options: RegistryHttpOptions = {}) {
+  constructor(
+    public readonly registry: string,
+    private readonly options: RegistryHttpOptions = {},
+  ) {
     this.baseUrl = registryBaseUrl(registry, options.plainHttp);
   }
 
@@ -62,24 +68,36 @@ export class RegistryHttp {
     }
     if (res.status === 403) throw this.denied(403, req, await errorDetail(res));
     if (!req.accept.includes(res.status)) {
-      throw new RegistryError(`registry ${this.registry} answered ${res.status} ${res.statusText} while ${req.action}: ${await errorDetail(res)}`, res.status);
+      throw new RegistryError(
+        `registry ${this.registry} answered ${res.status} ${res.statusText} while ${req.action}: ${await errorDetail(res)}`,
+        res.status,
+      );
     }
     return res;
   }
 
   private async send(req: RegistryRequest, authorization: string | undefined): Promise<Response> {
     const url = new URL(req.url, this.baseUrl);
-    const headers = { 'user-agent': 'kruise-ha-image-publish', ...req.headers, ...(authorization ? { authorization } : {}) };
+    const headers = {
+      'user-agent': 'kruise-ha-image-publish',
+      ...req.headers,
+      ...(authorization ? { authorization } : {}),
+    };
     try {
       return await (this.options.fetch ?? fetch)(url, {
-        method: req.method, headers, body: req.body, redirect: 'follow',
+        method: req.method,
+        headers,
+        body: req.body,
+        redirect: 'follow',
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 300_000),
       });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (e as Error).message;
-      throw new RegistryError(`registry ${this.registry} is unreachable (${why}) at ${url.origin} while ${req.action}. ` +
-        'Fix: check the registry address, that it is running, and the network (proxy, TLS: loopback registries use plain HTTP)');
+      throw new RegistryError(
+        `registry ${this.registry} is unreachable (${why}) at ${url.origin} while ${req.action}. ` +
+          'Fix: check the registry address, that it is running, and the network (proxy, TLS: loopback registries use plain HTTP)',
+      );
     }
   }
 
@@ -88,35 +106,68 @@ export class RegistryHttp {
     const scheme = challenge.split(' ')[0].toLowerCase();
     const creds = this.credentials();
     if (scheme === 'basic') {
-      if (!creds?.username || creds.password === undefined) throw this.denied(401, req, 'the registry needs a user name and password');
+      if (!creds?.username || creds.password === undefined)
+        throw this.denied(401, req, 'the registry needs a user name and password');
       return (this.basicAuth = basic(creds.username, creds.password));
     }
-    if (scheme !== 'bearer') throw new RegistryError(`registry ${this.registry} asked for unsupported auth "${challenge}" while ${req.action}`, 401);
+    if (scheme !== 'bearer')
+      throw new RegistryError(
+        `registry ${this.registry} asked for unsupported auth "${challenge}" while ${req.action}`,
+        401,
+      );
     const params = parseChallenge(challenge);
-    if (!params.realm) throw new RegistryError(`registry ${this.registry} sent a Bearer challenge without realm while ${req.action}`, 401);
+    if (!params.realm)
+      throw new RegistryError(
+        `registry ${this.registry} sent a Bearer challenge without realm while ${req.action}`,
+        401,
+      );
     const scopes = [...new Set([...req.scopes, ...(params.scope ? params.scope.split(' ') : [])])];
     const url = new URL(params.realm);
     const form = new URLSearchParams();
-    if (params.service) { url.searchParams.set('service', params.service); form.set('service', params.service); }
-    for (const s of scopes) { url.searchParams.append('scope', s); form.append('scope', s); }
+    if (params.service) {
+      url.searchParams.set('service', params.service);
+      form.set('service', params.service);
+    }
+    for (const s of scopes) {
+      url.searchParams.append('scope', s);
+      form.append('scope', s);
+    }
     let res: Response;
     try {
       if (creds?.identityToken) {
         // OAuth2 refresh-token grant, as docker does for identity tokens.
-        form.set('grant_type', 'refresh_token'); form.set('refresh_token', creds.identityToken); form.set('client_id', 'kruise-ha');
-        res = await (this.options.fetch ?? fetch)(params.realm, { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+        form.set('grant_type', 'refresh_token');
+        form.set('refresh_token', creds.identityToken);
+        form.set('client_id', 'kruise-ha');
+        res = await (this.options.fetch ?? fetch)(params.realm, {
+          method: 'POST',
+          body: form,
+          signal: AbortSignal.timeout(60_000),
+        });
       } else {
-        const headers: Record<string, string> = creds?.username ? { authorization: basic(creds.username, creds.password ?? '') } : {};
+        const headers: Record<string, string> = creds?.username
+          ? { authorization: basic(creds.username, creds.password ?? '') }
+          : {};
         res = await (this.options.fetch ?? fetch)(url, { headers, signal: AbortSignal.timeout(60_000) });
       }
     } catch (e) {
-      throw new RegistryError(`token service ${url.origin} of registry ${this.registry} is unreachable (${(e as Error).message}) while ${req.action}`);
+      throw new RegistryError(
+        `token service ${url.origin} of registry ${this.registry} is unreachable (${(e as Error).message}) while ${req.action}`,
+      );
     }
-    if (res.status === 401 || res.status === 403) throw this.denied(res.status, req, `token service ${url.origin}: ${await errorDetail(res)}`);
-    if (!res.ok) throw new RegistryError(`token service ${url.origin} of registry ${this.registry} answered ${res.status} while ${req.action}: ${await errorDetail(res)}`, res.status);
-    const body = await res.json() as { token?: string; access_token?: string };
+    if (res.status === 401 || res.status === 403)
+      throw this.denied(res.status, req, `token service ${url.origin}: ${await errorDetail(res)}`);
+    if (!res.ok)
+      throw new RegistryError(
+        `token service ${url.origin} of registry ${this.registry} answered ${res.status} while ${req.action}: ${await errorDetail(res)}`,
+        res.status,
+      );
+    const body = (await res.json()) as { token?: string; access_token?: string };
     const token = body.token ?? body.access_token;
-    if (!token) throw new RegistryError(`token service ${url.origin} of registry ${this.registry} returned no token while ${req.action}`);
+    if (!token)
+      throw new RegistryError(
+        `token service ${url.origin} of registry ${this.registry} returned no token while ${req.action}`,
+      );
     return `Bearer ${token}`;
   }
 
@@ -128,13 +179,20 @@ export class RegistryHttp {
   private denied(status: number, req: RegistryRequest, detail: string): RegistryError {
     const creds = this.credentials();
     const searched = this.options.credentials?.searched ?? 'nowhere (no credential source given)';
-    const problem = status === 403
-      ? `denied access (403) to ${creds ? `the account from ${creds.source}` : 'anonymous requests'}`
-      : creds ? `rejected the credentials from ${creds.source} (401)` : `requires credentials (401) and none were found for it in ${searched}`;
-    const fix = status === 403
-      ? `grant the account ${req.method === 'GET' || req.method === 'HEAD' ? 'pull' : 'push'} access to the repository`
-      : `run docker login ${this.registry} (or set DOCKER_CONFIG to a folder whose config.json has it)`;
-    return new RegistryError(`registry ${this.registry} ${problem} while ${req.action}: ${detail}. Fix: ${fix}`, status);
+    const problem =
+      status === 403
+        ? `denied access (403) to ${creds ? `the account from ${creds.source}` : 'anonymous requests'}`
+        : creds
+          ? `rejected the credentials from ${creds.source} (401)`
+          : `requires credentials (401) and none were found for it in ${searched}`;
+    const fix =
+      status === 403
+        ? `grant the account ${req.method === 'GET' || req.method === 'HEAD' ? 'pull' : 'push'} access to the repository`
+        : `run docker login ${this.registry} (or set DOCKER_CONFIG to a folder whose config.json has it)`;
+    return new RegistryError(
+      `registry ${this.registry} ${problem} while ${req.action}: ${detail}. Fix: ${fix}`,
+      status,
+    );
   }
 }
 
@@ -157,6 +215,8 @@ async function errorDetail(res: Response): Promise<string> {
   try {
     const errors = (JSON.parse(text) as { errors?: { code?: string; message?: string }[] }).errors ?? [];
     if (errors.length) return errors.map((e) => `${e.code ?? ''} ${e.message ?? ''}`.trim()).join('; ');
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return text.trim().slice(0, 200) || res.statusText || `status ${res.status}`;
 }

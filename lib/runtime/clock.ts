@@ -59,7 +59,11 @@ export function raceAbort<R>(p: Promise<R>, signal: AbortSignal): Promise<R> {
  * first; rejects with `timeoutError()` on timeout even if `fn` ignores its signal.
  */
 export async function withTimeout<R>(
-  clock: Clock, ms: number, outer: AbortSignal | undefined, fn: (signal: AbortSignal) => Promise<R>, timeoutError: () => Error,
+  clock: Clock,
+  ms: number,
+  outer: AbortSignal | undefined,
+  fn: (signal: AbortSignal) => Promise<R>,
+  timeoutError: () => Error,
 ): Promise<R> {
   const abort = new AbortController();
   const onOuterAbort = () => abort.abort(outer?.reason);
@@ -120,7 +124,8 @@ export class FakeClock implements Clock {
     for (let fired = 0; ; fired++) {
       const next = this.nextDue(target);
       if (!next) break;
-      if (fired > 100_000) throw new Error('FakeClock.advance: over 100000 timers fired; something keeps rescheduling itself');
+      if (fired > 100_000)
+        throw new Error('FakeClock.advance: over 100000 timers fired; something keeps rescheduling itself');
       this.timers = this.timers.filter((t) => t !== next);
       this.current = Math.max(this.current, next.at);
       next.fn();

@@ -76,7 +76,11 @@ export class Controller {
     this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     const registry = options.registry ?? new Registry();
     this.queue = new RateLimitingQueue<Request>({
-      name: options.name, keyOf: requestKey, registry, clock: this.clock, rateLimiter: options.rateLimiter,
+      name: options.name,
+      keyOf: requestKey,
+      registry,
+      clock: this.clock,
+      rateLimiter: options.rateLimiter,
     });
     this.metrics = new ControllerMetrics(options.name, registry, workers);
   }
@@ -94,14 +98,20 @@ export class Controller {
         this.log.error('event mapping threw; event dropped', { error: err });
         return;
       }
-      for (const r of Array.isArray(requests) ? requests : []) if (typeof r?.name === 'string' && r.name) this.enqueue(r);
+      for (const r of Array.isArray(requests) ? requests : [])
+        if (typeof r?.name === 'string' && r.name) this.enqueue(r);
     };
     this.sources.push(source as unknown as EventSource<KubernetesObject>);
-    this.unsubscribes.push(source.addEventHandler({
-      onAdd: enqueue,
-      onUpdate: (oldObj, newObj) => { enqueue(oldObj); enqueue(newObj); },
-      onDelete: enqueue,
-    }));
+    this.unsubscribes.push(
+      source.addEventHandler({
+        onAdd: enqueue,
+        onUpdate: (oldObj, newObj) => {
+          enqueue(oldObj);
+          enqueue(newObj);
+        },
+        onDelete: enqueue,
+      }),
+    );
   }
 
   enqueue(request: Request): void {
@@ -112,9 +122,13 @@ export class Controller {
   async start(): Promise<void> {
     if (this.started) throw new Error(`controller ${this.name} already started`);
     this.started = true;
-    await withTimeout(this.clock, this.cacheSyncTimeoutMs, this.abort.signal,
+    await withTimeout(
+      this.clock,
+      this.cacheSyncTimeoutMs,
+      this.abort.signal,
       (signal) => Promise.all(this.sources.map((s) => s.waitForSync(signal))),
-      () => new Error(`controller ${this.name}: caches did not sync within ${this.cacheSyncTimeoutMs}ms`));
+      () => new Error(`controller ${this.name}: caches did not sync within ${this.cacheSyncTimeoutMs}ms`),
+    );
     this.log.info('starting workers', { workers: this.workers });
     this.workerLoops = Array.from({ length: this.workers }, () => this.worker());
   }
@@ -131,7 +145,13 @@ export class Controller {
     this.queue.shutDown();
     const finished = Promise.all(this.workerLoops).then(() => true);
     const done = Number.isFinite(timeoutMs)
-      ? await withTimeout(this.clock, Math.max(0, timeoutMs), undefined, () => finished, () => new Error('stop timed out')).catch(() => false)
+      ? await withTimeout(
+          this.clock,
+          Math.max(0, timeoutMs),
+          undefined,
+          () => finished,
+          () => new Error('stop timed out'),
+        ).catch(() => false)
       : await finished;
     if (done) this.log.info('all workers finished');
     else this.log.warn('reconciles still running at the stop deadline; abandoning them', { timeoutMs });

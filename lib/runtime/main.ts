@@ -40,18 +40,36 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<void
   const manager = new Manager({ options, kubeConfig, logger, onExit: exit });
   registerSidecarSet(manager);
 
-  process.on('uncaughtException', (err) => { logger.error('uncaught exception', { error: err }); exit(1, 'uncaught exception'); });
-  process.on('unhandledRejection', (err) => { logger.error('unhandled rejection', { error: err }); exit(1, 'unhandled rejection'); });
+  process.on('uncaughtException', (err) => {
+    logger.error('uncaught exception', { error: err });
+    exit(1, 'uncaught exception');
+  });
+  process.on('unhandledRejection', (err) => {
+    logger.error('unhandled rejection', { error: err });
+    exit(1, 'unhandled rejection');
+  });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       logger.info('shutting down', { signal, budgetMs: options.gracefulShutdownTimeoutMs });
       // The budget is a promise to the kubelet: whatever still runs then (a hung API call, a
       // stuck server close), the process exits before terminationGracePeriodSeconds ends.
       setTimeout(() => {
-        logger.error('shutdown did not finish within its budget; exiting now', { flag: '--graceful-shutdown-timeout', budgetMs: options.gracefulShutdownTimeoutMs });
+        logger.error('shutdown did not finish within its budget; exiting now', {
+          flag: '--graceful-shutdown-timeout',
+          budgetMs: options.gracefulShutdownTimeoutMs,
+        });
         exit(1, 'shutdown budget exceeded');
       }, options.gracefulShutdownTimeoutMs).unref();
-      manager.stop().then(() => { exit(0, signal); process.exit(0); }, (err: unknown) => { logger.error('shutdown failed', { error: err }); exit(1, 'shutdown failed'); });
+      manager.stop().then(
+        () => {
+          exit(0, signal);
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error('shutdown failed', { error: err });
+          exit(1, 'shutdown failed');
+        },
+      );
     });
   }
   try {

@@ -57,20 +57,44 @@ export class Manager {
     this.logger = deps.logger;
     this.clock = deps.clock ?? realClock;
     this.registry = createMetricsRegistry();
-    this.metrics = new MetricsServer({ registry: this.registry, logger: this.logger.child({ component: 'metrics' }), port: o.metricsAddr.port, host: o.metricsAddr.host });
-    this.health = new HealthServer({ logger: this.logger.child({ component: 'health' }), port: o.healthAddr.port, host: o.healthAddr.host, clock: this.clock });
+    this.metrics = new MetricsServer({
+      registry: this.registry,
+      logger: this.logger.child({ component: 'metrics' }),
+      port: o.metricsAddr.port,
+      host: o.metricsAddr.host,
+    });
+    this.health = new HealthServer({
+      logger: this.logger.child({ component: 'health' }),
+      port: o.healthAddr.port,
+      host: o.healthAddr.host,
+      clock: this.clock,
+    });
     this.stall = new EventLoopStallDetector({ clock: this.clock });
     this.webhooks = new WebhookServer({
-      certDir: o.certDir, port: o.webhookPort, host: o.webhookHost, logger: this.logger.child({ component: 'webhook' }), registry: this.registry, clock: this.clock,
+      certDir: o.certDir,
+      port: o.webhookPort,
+      host: o.webhookHost,
+      logger: this.logger.child({ component: 'webhook' }),
+      registry: this.registry,
+      clock: this.clock,
     });
     this.certs = createCertificateProvider({
-      kubeConfig: this.kubeConfig, mode: o.certMode, namespace: o.podNamespace, certDir: o.certDir, secretName: o.secretName, serviceName: o.serviceName,
-      logger: this.logger.child({ component: 'certs' }), clock: this.clock, policy: { renewBeforeMs: o.certsRenewBeforeMs },
+      kubeConfig: this.kubeConfig,
+      mode: o.certMode,
+      namespace: o.podNamespace,
+      certDir: o.certDir,
+      secretName: o.secretName,
+      serviceName: o.serviceName,
+      logger: this.logger.child({ component: 'certs' }),
+      clock: this.clock,
+      policy: { renewBeforeMs: o.certsRenewBeforeMs },
       onCertificatesWritten: () => this.webhooks.reloadCertificates(),
     });
     const certs = this.certs;
     new Gauge({
-      name: Metrics.certificateExpiry, help: 'When the serving certificate this replica presents expires (Unix seconds).', registers: [this.registry],
+      name: Metrics.certificateExpiry,
+      help: 'When the serving certificate this replica presents expires (Unix seconds).',
+      registers: [this.registry],
       collect() {
         const expiresAt = certs.expiresAt();
         if (expiresAt !== undefined) this.set(Math.floor(expiresAt / 1000));
@@ -80,11 +104,19 @@ export class Manager {
     this.leads = o.role !== Roles.webhook;
     if (this.leads && o.leaderElection) {
       this.elector = new LeaderElector({
-        lock: new LeaseLock(this.kubeConfig.makeApiClient(CoordinationV1Api), o.leaderElectionNamespace, o.leaderElectionId),
+        lock: new LeaseLock(
+          this.kubeConfig.makeApiClient(CoordinationV1Api),
+          o.leaderElectionNamespace,
+          o.leaderElectionId,
+        ),
         // Unique per process: a restarted container must not inherit its predecessor's lease.
         identity: `${o.podName}_${randomBytes(4).toString('hex')}`,
-        leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs,
-        logger: this.logger.child({ component: 'leader' }), registry: this.registry, clock: this.clock,
+        leaseDurationMs: o.leaseDurationMs,
+        renewDeadlineMs: o.renewDeadlineMs,
+        retryPeriodMs: o.retryPeriodMs,
+        logger: this.logger.child({ component: 'leader' }),
+        registry: this.registry,
+        clock: this.clock,
         callbacks: {
           onStartedLeading: () => this.runnables.startLeading(),
           onStoppedLeading: (reason) => {
@@ -94,17 +126,37 @@ export class Manager {
           },
         },
       });
-      this.leaseWatch = leaseWatch(this.kubeConfig, o.leaderElectionNamespace, o.leaderElectionId, this.logger.child({ component: 'leader' }), this.clock, this.elector);
+      this.leaseWatch = leaseWatch(
+        this.kubeConfig,
+        o.leaderElectionNamespace,
+        o.leaderElectionId,
+        this.logger.child({ component: 'leader' }),
+        this.clock,
+        this.elector,
+      );
     }
     const r = (this.runnables = new Runnables({
-      clock: this.clock, logger: this.logger, elector: this.elector,
-      drainTimeoutMs: o.drainTimeoutMs, gracefulShutdownTimeoutMs: o.gracefulShutdownTimeoutMs, shutdownReserveMs: SHUTDOWN_RESERVE_MS,
+      clock: this.clock,
+      logger: this.logger,
+      elector: this.elector,
+      drainTimeoutMs: o.drainTimeoutMs,
+      gracefulShutdownTimeoutMs: o.gracefulShutdownTimeoutMs,
+      shutdownReserveMs: SHUTDOWN_RESERVE_MS,
     }));
     r.add('liveness', runnable('event-loop', this.stall));
     r.add('servers', runnable('metrics', this.metrics));
     r.add('servers', runnable('health', this.health, { drain: () => this.health.markShuttingDown() }));
     if (this.serving) {
-      r.add('certs', runnable('certificates', { start: async () => { await certs.start(); await certs.waitReady(); }, stop: () => certs.stop() }));
+      r.add(
+        'certs',
+        runnable('certificates', {
+          start: async () => {
+            await certs.start();
+            await certs.waitReady();
+          },
+          stop: () => certs.stop(),
+        }),
+      );
       // Connection: close on every response from the drain on, so the API server's kept-alive
       // connections move to the replicas that stay during the window, instead of all being
       // cut at stop() (a POST racing a server-side close is a failed admission).
@@ -114,15 +166,24 @@ export class Manager {
   }
 
   /** A shared informer per path: `leaderOnly` ones start with the controllers. */
-  informer<T extends KubernetesObject>(path: string, leaderOnly: boolean, extra: Partial<InformerOptions<T>> = {}): Informer<T> {
+  informer<T extends KubernetesObject>(
+    path: string,
+    leaderOnly: boolean,
+    extra: Partial<InformerOptions<T>> = {},
+  ): Informer<T> {
     const existing = this.informers.get(path);
     if (existing) {
       existing.leaderOnly &&= leaderOnly;
       return existing.informer as unknown as Informer<T>;
     }
     const informer = new Informer<T>({
-      path, kubeConfig: this.kubeConfig, logger: this.logger.child({ informer: path }), registry: this.registry, clock: this.clock,
-      maxStalenessMs: this.options.maxCacheStalenessMs, ...extra,
+      path,
+      kubeConfig: this.kubeConfig,
+      logger: this.logger.child({ informer: path }),
+      registry: this.registry,
+      clock: this.clock,
+      maxStalenessMs: this.options.maxCacheStalenessMs,
+      ...extra,
     });
     this.informers.set(path, { informer: informer as unknown as Informer<KubernetesObject>, leaderOnly });
     return informer;
@@ -138,7 +199,9 @@ export class Manager {
     const entry = RuntimeApi.webhooks.find((w) => w.path === path);
     if (entry && !servedRuntimeWebhooks(this.options.featureGates).includes(entry)) {
       this.logger.warn('feature gate off: webhook not served', {
-        gate: `${runtimeWebhookGate(path)}=false`, webhook: entry.name, path,
+        gate: `${runtimeWebhookGate(path)}=false`,
+        webhook: entry.name,
+        path,
         fix: `remove ${entry.name} from the ${entry.type} webhook configuration, or calls to it fail (failurePolicy Fail rejects the request)`,
       });
       return false;
@@ -151,7 +214,11 @@ export class Manager {
   addController(options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers'>): Controller | undefined {
     if (!this.leads) return undefined;
     const controller = new Controller({
-      ...options, workers: this.options.workers[options.name] ?? 1, logger: this.logger.child({ controller: options.name }), registry: this.registry, clock: this.clock,
+      ...options,
+      workers: this.options.workers[options.name] ?? 1,
+      logger: this.logger.child({ controller: options.name }),
+      registry: this.registry,
+      clock: this.clock,
     });
     this.controllers.push(controller);
     return controller;
@@ -172,16 +239,25 @@ export class Manager {
       // (watch down past --max-cache-staleness) leaves the Service until it has relisted.
       if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkFresh());
       // A webhook-only replica never leads, so it never starts the caches only controllers read.
-      if (!leaderOnly || this.leads) this.runnables.add('caches', runnable(path, informer, { needLeaderElection: leaderOnly }));
+      if (!leaderOnly || this.leads)
+        this.runnables.add('caches', runnable(path, informer, { needLeaderElection: leaderOnly }));
     }
     if (this.elector) this.health.addLivenessCheck('leader-election', () => this.elector!.checkHealth());
     if (this.serving) {
       this.health.addReadinessCheck('certificates', readyCheck(this.certs, 'certificates'));
-      this.health.addReadinessCheck('webhook', webhookSelfCheck({ port: this.options.webhookPort, caPem: () => this.certs.caPem() }));
+      this.health.addReadinessCheck(
+        'webhook',
+        webhookSelfCheck({ port: this.options.webhookPort, caPem: () => this.certs.caPem() }),
+      );
     }
-    for (const c of this.controllers) this.runnables.add('controllers', runnable(c.name, c, { needLeaderElection: true }));
+    for (const c of this.controllers)
+      this.runnables.add('controllers', runnable(c.name, c, { needLeaderElection: true }));
     await this.runnables.start();
-    this.logger.info('manager started', { role: this.options.role, leaderElection: Boolean(this.elector), identity: this.elector?.identity });
+    this.logger.info('manager started', {
+      role: this.options.role,
+      leaderElection: Boolean(this.elector),
+      identity: this.elector?.identity,
+    });
   }
 
   /** SIGTERM: the bounded shutdown sequence written down in {@link Runnables.stop}. */
@@ -207,11 +283,21 @@ export class Manager {
  * with optimistic concurrency before it leads, so a lost or late event only means waiting longer.
  * Its metrics go to a private registry: it is not a cache any webhook or controller reads.
  */
-function leaseWatch(kubeConfig: KubeConfig, namespace: string, name: string, logger: Logger, clock: Clock, elector: LeaderElector): Informer<V1Lease> {
+function leaseWatch(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  name: string,
+  logger: Logger,
+  clock: Clock,
+  elector: LeaderElector,
+): Informer<V1Lease> {
   const informer = new Informer<V1Lease>({
     path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
     fieldSelector: `metadata.name=${name}`,
-    kubeConfig, logger: logger.child({ informer: 'lease' }), registry: new Registry(), clock,
+    kubeConfig,
+    logger: logger.child({ informer: 'lease' }),
+    registry: new Registry(),
+    clock,
   });
   informer.addEventHandler({
     onAdd: (lease) => elector.observeLease(recordOf(lease)),
@@ -228,5 +314,9 @@ function runnable(name: string, target: Pick<Runnable, 'start' | 'stop'>, extra:
 
 /** `/apis/apps.kruise.io/v1alpha1/sidecarsets` -> `apps-kruise-io-v1alpha1-sidecarsets` (check names are DNS-ish). */
 function checkName(path: string): string {
-  return path.toLowerCase().replace(/^\/apis?\//, '').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return path
+    .toLowerCase()
+    .replace(/^\/apis?\//, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }

@@ -3,8 +3,16 @@
  * the flag, the value as given and the fix; rules both rooms check come from the contract.
  */
 import {
-  CertModes, FeatureGates, featureGateNameProblems, Flags, LeaderElectionDefaults, leaseTimingProblems, portProblems, Ports,
-  type LeaseTimingMs, type Problem,
+  CertModes,
+  FeatureGates,
+  featureGateNameProblems,
+  Flags,
+  LeaderElectionDefaults,
+  leaseTimingProblems,
+  portProblems,
+  Ports,
+  type LeaseTimingMs,
+  type Problem,
 } from '../contract.js';
 
 export interface HostPort {
@@ -21,7 +29,10 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 /** Parses a Go-style duration (`15s`, `500ms`, `720h`). */
 export function parseDuration(name: string, value: string): number {
   const match = DURATION.exec(value.trim());
-  if (!match) throw new OptionsError(`${name}: "${value}" is not a duration. Fix: use a number with a unit, e.g. 15s, 500ms, 720h`);
+  if (!match)
+    throw new OptionsError(
+      `${name}: "${value}" is not a duration. Fix: use a number with a unit, e.g. 15s, 500ms, 720h`,
+    );
   return Math.round(parseFloat(match[1]) * UNIT_MS[match[2]]);
 }
 
@@ -30,14 +41,17 @@ export function parseAddr(name: string, value: string): HostPort {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
   const port = match ? Number(match[3]) : NaN;
   if (!match || portProblems(name, port).length > 0) {
-    throw new OptionsError(`${name}: "${value}" is not host:port. Fix: use e.g. ":${Ports.metrics}" or "127.0.0.1:${Ports.metrics}"`);
+    throw new OptionsError(
+      `${name}: "${value}" is not host:port. Fix: use e.g. ":${Ports.metrics}" or "127.0.0.1:${Ports.metrics}"`,
+    );
   }
   return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
 }
 
 /** Contract problems as one options error naming the flag and the value as given. */
 export function refuse(problems: Problem[], name: string, raw: string): void {
-  if (problems.length > 0) throw new OptionsError(problems.map((p) => `${name}: "${raw}" ${p.message}. Fix: ${p.fix}`).join('; '));
+  if (problems.length > 0)
+    throw new OptionsError(problems.map((p) => `${name}: "${raw}" ${p.message}. Fix: ${p.fix}`).join('; '));
 }
 
 const RUNTIME_GATES: readonly string[] = Object.values(FeatureGates);
@@ -46,15 +60,20 @@ const RUNTIME_GATES: readonly string[] = Object.values(FeatureGates);
 export function parseGates(value: string): Record<string, boolean> {
   const name = `--${Flags.featureGates}`;
   const gates: Record<string, boolean> = {};
-  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [gate, enabled, extra] = part.split('=');
     if ((enabled !== 'true' && enabled !== 'false') || extra !== undefined) {
       throw new OptionsError(`${name}: "${part}" is not Gate=true|false. Fix: e.g. ${name}=PodWebhook=true`);
     }
     refuse(featureGateNameProblems(name, gate), name, gate);
     if (!RUNTIME_GATES.includes(gate)) {
-      throw new OptionsError(`${name}: "${gate}" is not a feature gate of this runtime, which reads only ${RUNTIME_GATES.join(' and ')}. ` +
-        'Fix: remove it (gates of upstream components this runtime does not carry need the upstream image)');
+      throw new OptionsError(
+        `${name}: "${gate}" is not a feature gate of this runtime, which reads only ${RUNTIME_GATES.join(' and ')}. ` +
+          'Fix: remove it (gates of upstream components this runtime does not carry need the upstream image)',
+      );
     }
     gates[gate] = enabled === 'true';
   }
@@ -66,8 +85,10 @@ export function certModeOf(flag: string | undefined, gates: Record<string, boole
   const gate = gates[FeatureGates.enableExternalCerts];
   const fromGate = gate === undefined ? undefined : gate ? CertModes.external : CertModes.selfManaged;
   if (flag !== undefined && fromGate !== undefined && flag !== fromGate) {
-    throw new OptionsError(`--${Flags.certMode}: "${flag}" contradicts --${Flags.featureGates}=${FeatureGates.enableExternalCerts}=${gate}. ` +
-      `Fix: drop one of them (${FeatureGates.enableExternalCerts}=true means --${Flags.certMode}=${CertModes.external})`);
+    throw new OptionsError(
+      `--${Flags.certMode}: "${flag}" contradicts --${Flags.featureGates}=${FeatureGates.enableExternalCerts}=${gate}. ` +
+        `Fix: drop one of them (${FeatureGates.enableExternalCerts}=true means --${Flags.certMode}=${CertModes.external})`,
+    );
   }
   return flag ?? fromGate ?? CertModes.selfManaged;
 }
@@ -79,7 +100,9 @@ const LEASE_FLAGS: Record<keyof Omit<LeaseTimingMs, 'jitterFactor'>, [string, nu
   retryPeriod: [Flags.retryPeriod, LeaderElectionDefaults.retryPeriodSeconds],
 };
 
-export function parseLeaseTiming(flag: (name: string) => string | undefined): Required<Omit<LeaseTimingMs, 'jitterFactor'>> {
+export function parseLeaseTiming(
+  flag: (name: string) => string | undefined,
+): Required<Omit<LeaseTimingMs, 'jitterFactor'>> {
   const raw = (field: keyof typeof LEASE_FLAGS) => flag(LEASE_FLAGS[field][0]) ?? `${LEASE_FLAGS[field][1]}s`;
   const timing = {
     leaseDuration: parseDuration(`--${Flags.leaseDuration}`, raw('leaseDuration')),

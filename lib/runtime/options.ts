@@ -1,10 +1,31 @@
 import { parseArgs } from 'node:util';
 import {
-  CertModes, DEFAULT_CERT_DIR, describeProblem, distinctPortProblems, Env, FeatureGates, Flags, Names, portProblems, Ports, Roles, Workers, workersFlag, workersProblems,
+  CertModes,
+  DEFAULT_CERT_DIR,
+  describeProblem,
+  distinctPortProblems,
+  Env,
+  FeatureGates,
+  Flags,
+  Names,
+  portProblems,
+  Ports,
+  Roles,
+  Workers,
+  workersFlag,
+  workersProblems,
 } from '../contract.js';
 import { isLogLevel, LogLevel } from './log.js';
 import {
-  certModeOf, OptionsError, parseAddr, parseBool, parseDuration, parseGates, parseLeaseTiming, refuse, type HostPort,
+  certModeOf,
+  OptionsError,
+  parseAddr,
+  parseBool,
+  parseDuration,
+  parseGates,
+  parseLeaseTiming,
+  refuse,
+  type HostPort,
 } from './option-parsers.js';
 
 export { OptionsError, parseAddr, parseDuration, type HostPort } from './option-parsers.js';
@@ -48,12 +69,31 @@ export interface ManagerOptions {
   readonly logLevel: LogLevel;
 }
 
-
 const STRING_FLAGS = [
-  Flags.enableLeaderElection, Flags.leaderElectionNamespace, Flags.leaderElectionId, Flags.leaderElectionResourceLock,
-  Flags.leaseDuration, Flags.renewDeadline, Flags.retryPeriod, Flags.metricsAddr, Flags.healthProbeAddr, Flags.featureGates,
-  Flags.namespace, Flags.kubeconfig, Flags.role, Flags.drainTimeout, Flags.gracefulShutdownTimeout, Flags.maxCacheStaleness, Flags.certMode, Flags.logLevel, Flags.syncPeriod,
-  Flags.restConfigQps, Flags.restConfigBurst, Flags.logToStderr, Flags.verbosity, ...CONTROLLERS.map(workersFlag),
+  Flags.enableLeaderElection,
+  Flags.leaderElectionNamespace,
+  Flags.leaderElectionId,
+  Flags.leaderElectionResourceLock,
+  Flags.leaseDuration,
+  Flags.renewDeadline,
+  Flags.retryPeriod,
+  Flags.metricsAddr,
+  Flags.healthProbeAddr,
+  Flags.featureGates,
+  Flags.namespace,
+  Flags.kubeconfig,
+  Flags.role,
+  Flags.drainTimeout,
+  Flags.gracefulShutdownTimeout,
+  Flags.maxCacheStaleness,
+  Flags.certMode,
+  Flags.logLevel,
+  Flags.syncPeriod,
+  Flags.restConfigQps,
+  Flags.restConfigBurst,
+  Flags.logToStderr,
+  Flags.verbosity,
+  ...CONTROLLERS.map(workersFlag),
 ];
 
 /** Parses argv and env. Throws {@link OptionsError} with a message naming the flag. */
@@ -62,7 +102,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' } },
+      options: {
+        ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
       allowPositionals: false,
     }));
@@ -78,12 +121,16 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   const featureGates = parseGates(flag(Flags.featureGates) ?? '');
   const certMode = certModeOf(flag(Flags.certMode), featureGates);
   if (!Object.values(CertModes).includes(certMode as never)) {
-    throw new OptionsError(`--${Flags.certMode}: "${certMode}" is not a certificate mode. Fix: use ${Object.values(CertModes).join(' or ')}`);
+    throw new OptionsError(
+      `--${Flags.certMode}: "${certMode}" is not a certificate mode. Fix: use ${Object.values(CertModes).join(' or ')}`,
+    );
   }
   const logLevel = flag(Flags.logLevel) ?? 'info';
-  if (!isLogLevel(logLevel)) throw new OptionsError(`--${Flags.logLevel}: "${logLevel}" is not a level. Fix: use debug, info, warn or error`);
+  if (!isLogLevel(logLevel))
+    throw new OptionsError(`--${Flags.logLevel}: "${logLevel}" is not a level. Fix: use debug, info, warn or error`);
   const lockKind = flag(Flags.leaderElectionResourceLock) ?? 'leases';
-  if (lockKind !== 'leases') throw new OptionsError(`--${Flags.leaderElectionResourceLock}: "${lockKind}" is not supported. Fix: use leases`);
+  if (lockKind !== 'leases')
+    throw new OptionsError(`--${Flags.leaderElectionResourceLock}: "${lockKind}" is not supported. Fix: use leases`);
 
   const podNamespace = env[Env.podNamespace] ?? Names.namespace;
   const lease = parseLeaseTiming(flag);
@@ -98,7 +145,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   const webhookPort = Number(rawWebhookPort);
   const options: ManagerOptions = {
     role: role as ManagerOptions['role'],
-    leaderElection: role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
+    leaderElection:
+      role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
     leaderElectionNamespace: flag(Flags.leaderElectionNamespace) ?? podNamespace,
     leaderElectionId: flag(Flags.leaderElectionId) ?? Names.leaderElectionId,
     leaseDurationMs: lease.leaseDuration,
@@ -120,21 +168,33 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     workers,
     kubeconfig: flag(Flags.kubeconfig),
     drainTimeoutMs: parseDuration(`--${Flags.drainTimeout}`, flag(Flags.drainTimeout) ?? '5s'),
-    gracefulShutdownTimeoutMs: parseDuration(`--${Flags.gracefulShutdownTimeout}`, flag(Flags.gracefulShutdownTimeout) ?? '20s'),
+    gracefulShutdownTimeoutMs: parseDuration(
+      `--${Flags.gracefulShutdownTimeout}`,
+      flag(Flags.gracefulShutdownTimeout) ?? '20s',
+    ),
     maxCacheStalenessMs: parseDuration(`--${Flags.maxCacheStaleness}`, flag(Flags.maxCacheStaleness) ?? '10s'),
     logLevel,
   };
   if (options.gracefulShutdownTimeoutMs < options.drainTimeoutMs + SHUTDOWN_RESERVE_MS) {
-    throw new OptionsError(`--${Flags.gracefulShutdownTimeout}: ${options.gracefulShutdownTimeoutMs}ms leaves no time after --${Flags.drainTimeout} ` +
-      `(${options.drainTimeoutMs}ms). Fix: make it at least --${Flags.drainTimeout} + ${SHUTDOWN_RESERVE_MS / 1000}s, and below the pod's terminationGracePeriodSeconds (default 30s)`);
+    throw new OptionsError(
+      `--${Flags.gracefulShutdownTimeout}: ${options.gracefulShutdownTimeoutMs}ms leaves no time after --${Flags.drainTimeout} ` +
+        `(${options.drainTimeoutMs}ms). Fix: make it at least --${Flags.drainTimeout} + ${SHUTDOWN_RESERVE_MS / 1000}s, and below the pod's terminationGracePeriodSeconds (default 30s)`,
+    );
   }
   if (options.maxCacheStalenessMs < 1000) {
-    throw new OptionsError(`--${Flags.maxCacheStaleness}: ${options.maxCacheStalenessMs}ms is shorter than one watch reconnect. Fix: use at least 1s, e.g. 10s`);
+    throw new OptionsError(
+      `--${Flags.maxCacheStaleness}: ${options.maxCacheStalenessMs}ms is shorter than one watch reconnect. Fix: use at least 1s, e.g. 10s`,
+    );
   }
   // The flags are blamed before the env var the constructs set from the same ports.
-  const collisions = distinctPortProblems({
-    [Env.webhookPort]: options.webhookPort, [`--${Flags.metricsAddr}`]: options.metricsAddr.port, [`--${Flags.healthProbeAddr}`]: options.healthAddr.port,
-  }, 'give each its own port');
+  const collisions = distinctPortProblems(
+    {
+      [Env.webhookPort]: options.webhookPort,
+      [`--${Flags.metricsAddr}`]: options.metricsAddr.port,
+      [`--${Flags.healthProbeAddr}`]: options.healthAddr.port,
+    },
+    'give each its own port',
+  );
   if (collisions.length > 0) throw new OptionsError(collisions.map(describeProblem).join('; '));
   return options;
 }
@@ -156,21 +216,35 @@ export function helpText(): string {
     f(`${Flags.leaderElectionResourceLock}=leases`, 'lock kind; only leases'),
     f(`${Flags.metricsAddr}=ADDR`, `Prometheus /metrics listener (default :${Ports.metrics})`),
     f(`${Flags.healthProbeAddr}=ADDR`, `/readyz and /healthz listener (default :${Ports.health})`),
-    f(`${Flags.featureGates}=A=true,B=false`, `${FeatureGates.podWebhook}=false: serve no pod webhook; ${FeatureGates.enableExternalCerts}=true: as --${Flags.certMode}=external`),
+    f(
+      `${Flags.featureGates}=A=true,B=false`,
+      `${FeatureGates.podWebhook}=false: serve no pod webhook; ${FeatureGates.enableExternalCerts}=true: as --${Flags.certMode}=external`,
+    ),
     f(`${Flags.namespace}=NS`, 'watch only this namespace (default all)'),
     f(`${Flags.kubeconfig}=PATH`, 'kubeconfig file (default in-cluster config, then $KUBECONFIG)'),
-    ...CONTROLLERS.map((c) => f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default ${Workers.default})`)),
+    ...CONTROLLERS.map((c) =>
+      f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default ${Workers.default})`),
+    ),
     f(`${Flags.role}=ROLE`, 'all (default), webhook (no leader election) or controllers'),
     f(`${Flags.certMode}=MODE`, 'self-managed (default) or external (cert-manager)'),
     f(`${Flags.drainTimeout}=DUR`, 'keep serving admission this long after SIGTERM (default 5s)'),
-    f(`${Flags.gracefulShutdownTimeout}=DUR`, 'exit within this long after SIGTERM, whatever is in flight; keep it under terminationGracePeriodSeconds (default 20s)'),
-    f(`${Flags.maxCacheStaleness}=DUR`, 'a webhook cache not proven fresh this long makes the replica unready and refuse admission (default 10s)'),
+    f(
+      `${Flags.gracefulShutdownTimeout}=DUR`,
+      'exit within this long after SIGTERM, whatever is in flight; keep it under terminationGracePeriodSeconds (default 20s)',
+    ),
+    f(
+      `${Flags.maxCacheStaleness}=DUR`,
+      'a webhook cache not proven fresh this long makes the replica unready and refuse admission (default 10s)',
+    ),
     f(`${Flags.logLevel}=LEVEL`, 'debug, info (default), warn or error; logs are JSON lines on stderr'),
-    f(`${Flags.syncPeriod}, --${Flags.restConfigQps}, --${Flags.restConfigBurst}, --${Flags.logToStderr}, --${Flags.verbosity}`, 'accepted for upstream compatibility'),
+    f(
+      `${Flags.syncPeriod}, --${Flags.restConfigQps}, --${Flags.restConfigBurst}, --${Flags.logToStderr}, --${Flags.verbosity}`,
+      'accepted for upstream compatibility',
+    ),
     '',
     'Environment (upstream names):',
     e(Env.podNamespace, `install namespace (default ${Names.namespace})`),
-    e(Env.podName, 'this replica\'s identity in the Lease (default $HOSTNAME)'),
+    e(Env.podName, "this replica's identity in the Lease (default $HOSTNAME)"),
     e(Env.webhookPort, `webhook HTTPS port (default ${Ports.webhook})`),
     e(Env.webhookHost, 'webhook listen address (default 0.0.0.0)'),
     e(Env.webhookCertDir, `where serving certificates are written (default ${DEFAULT_CERT_DIR})`),

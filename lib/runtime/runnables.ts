@@ -25,7 +25,7 @@ export interface Runnable {
  * members the same way once elected; the stop order is written down once, in {@link Runnables.stop}.
  */
 const START_ORDER = ['liveness', 'servers', 'caches', 'certs', 'webhooks', 'election', 'controllers'] as const;
-export type RunnableGroup = typeof START_ORDER[number];
+export type RunnableGroup = (typeof START_ORDER)[number];
 
 /** The Lease elector as the manager drives it (leader/elector.ts's LeaderElector). */
 export interface ManagedElector {
@@ -116,7 +116,10 @@ export class Runnables {
         const stopped = await this.stopGroup('controllers', left(this.o.shutdownReserveMs));
         if (!this.o.elector) return;
         const release = stopped.every((s) => s !== false);
-        if (!release) log.warn('a write was still in flight at the controllers\' deadline; leaving the Lease to expire instead of releasing it');
+        if (!release)
+          log.warn(
+            "a write was still in flight at the controllers' deadline; leaving the Lease to expire instead of releasing it",
+          );
         await this.o.elector.stop({ release });
       })();
       await Promise.all([leaderDone, drained]);
@@ -133,7 +136,11 @@ export class Runnables {
 
   private async startGroups(leaderOnly: boolean): Promise<void> {
     for (const group of START_ORDER) {
-      await Promise.all(this.members(group).filter((r) => Boolean(r.needLeaderElection) === leaderOnly).map((r) => r.start()));
+      await Promise.all(
+        this.members(group)
+          .filter((r) => Boolean(r.needLeaderElection) === leaderOnly)
+          .map((r) => r.start()),
+      );
     }
   }
 

@@ -24,17 +24,34 @@ export function resolveBinaries(): Promise<Binaries> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     child.once('error', (e) => reject(new Error(`envtest: cannot run bash ${BUILD_SCRIPT}: ${e.message}`)));
     child.once('close', (code) => {
       if (code !== 0) {
-        reject(new Error(`envtest: ${BUILD_SCRIPT} exited with ${code}; see its message above. ` +
-          'Set KUBEBUILDER_ASSETS (dir with kube-apiserver and etcd) to use prebuilt binaries.'));
+        reject(
+          new Error(
+            `envtest: ${BUILD_SCRIPT} exited with ${code}; see its message above. ` +
+              'Set KUBEBUILDER_ASSETS (dir with kube-apiserver and etcd) to use prebuilt binaries.',
+          ),
+        );
         return;
       }
-      const kv = Object.fromEntries(out.split('\n').filter((l) => l.includes('='))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
-      for (const key of ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE', 'KRUISE_MANAGER', 'KRUISE_VERSION']) {
+      const kv = Object.fromEntries(
+        out
+          .split('\n')
+          .filter((l) => l.includes('='))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
+      for (const key of [
+        'KUBE_APISERVER',
+        'ETCD',
+        'KUBERNETES_VERSION',
+        'KUBE_APISERVER_SOURCE',
+        'KRUISE_MANAGER',
+        'KRUISE_VERSION',
+      ]) {
         if (!kv[key]) return reject(new Error(`envtest: ${BUILD_SCRIPT} printed no ${key}=... line; got:\n${out}`));
       }
       resolve({

@@ -13,7 +13,8 @@ const controlPlane = new ControlPlane({ kubeconfigPath, extraApiServerArgs: proc
 const started = controlPlane.start();
 let stopping = false;
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
-  if (stopping) { // second Ctrl-C: stop waiting for a graceful shutdown
+  if (stopping) {
+    // second Ctrl-C: stop waiting for a graceful shutdown
     controlPlane.killNow();
     process.exit(130);
   }
@@ -29,14 +30,16 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 try {
   const info = await started;
   const shown = relative(process.cwd(), kubeconfigPath) || kubeconfigPath;
-  process.stdout.write([
-    `envtest: Kubernetes ${info.kubernetesVersion} API server ready at ${info.server}`,
-    `  kubeconfig: ${kubeconfigPath}`,
-    `  try:        kubectl --kubeconfig ${shown} get ns`,
-    `  logs:       ${join(info.dir, 'kube-apiserver.log')}, ${join(info.dir, 'etcd.log')}`,
-    'Press Ctrl-C to stop.',
-    '',
-  ].join('\n'));
+  process.stdout.write(
+    [
+      `envtest: Kubernetes ${info.kubernetesVersion} API server ready at ${info.server}`,
+      `  kubeconfig: ${kubeconfigPath}`,
+      `  try:        kubectl --kubeconfig ${shown} get ns`,
+      `  logs:       ${join(info.dir, 'kube-apiserver.log')}, ${join(info.dir, 'etcd.log')}`,
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
   // The children are unref'ed, so this is what keeps us in the foreground.
   setInterval(() => undefined, 1 << 30);
 } catch (e) {

@@ -2,7 +2,14 @@
 // versioned as pinned, persisting objects, enforcing RBAC and validation, and
 // restartable (which cuts watches) without losing state.
 import { describe, expect, it } from '@jest/globals';
-import { ApiException, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, VersionApi, Watch } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+  VersionApi,
+  Watch,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { envtest, kubeconfigForUser, restartApiServer } from './state.js';
@@ -41,61 +48,83 @@ describe('envtest control plane', () => {
     expect(read.metadata?.uid).toBeTruthy();
   });
 
-  it('enforces RBAC: a user without bindings gets 403 until a binding grants access', async () => {
-    const user = uniqueName('envtest-nobody');
-    const kc = new KubeConfig();
-    kc.loadFromString(await kubeconfigForUser(user));
-    const asUser = kc.makeApiClient(CoreV1Api);
-    expect(await statusOf(asUser.listNamespace())).toBe(403);
+  it(
+    'enforces RBAC: a user without bindings gets 403 until a binding grants access',
+    async () => {
+      const user = uniqueName('envtest-nobody');
+      const kc = new KubeConfig();
+      kc.loadFromString(await kubeconfigForUser(user));
+      const asUser = kc.makeApiClient(CoreV1Api);
+      expect(await statusOf(asUser.listNamespace())).toBe(403);
 
-    // Positive control: the same certificate works once RBAC allows it, so the 403 was authorization.
-    // (A dedicated role, not `view`: aggregated roles stay empty without kube-controller-manager.)
-    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({
-      body: { metadata: { name: user }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] }] },
-    });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: user },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      },
-    });
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) { // the authorizer's cache catches up asynchronously
-      status = await statusOf(asUser.listNamespace());
-      if (status !== 200) await sleep(100);
-    }
-    expect(status).toBe(200);
-    expect(await statusOf(asUser.createNamespace({ body: { metadata: { name: uniqueName('denied') } } }))).toBe(403);
-  }, SLOW);
+      // Positive control: the same certificate works once RBAC allows it, so the 403 was authorization.
+      // (A dedicated role, not `view`: aggregated roles stay empty without kube-controller-manager.)
+      const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+      await rbac.createClusterRole({
+        body: {
+          metadata: { name: user },
+          rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] }],
+        },
+      });
+      await rbac.createClusterRoleBinding({
+        body: {
+          metadata: { name: user },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+        },
+      });
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        // the authorizer's cache catches up asynchronously
+        status = await statusOf(asUser.listNamespace());
+        if (status !== 200) await sleep(100);
+      }
+      expect(status).toBe(200);
+      expect(await statusOf(asUser.createNamespace({ body: { metadata: { name: uniqueName('denied') } } }))).toBe(403);
+    },
+    SLOW,
+  );
 
   it('rejects invalid objects, and allocates ClusterIPs from 10.0.0.0/24', async () => {
     expect(await statusOf(core.createNamespace({ body: { metadata: { name: 'Not_A_DNS_Label' } } }))).toBe(422);
-    const service = (name: string, clusterIP?: string) => core.createNamespacedService({
-      namespace: 'default',
-      body: { metadata: { name }, spec: { clusterIP, ports: [{ port: 443 }] } },
-    });
+    const service = (name: string, clusterIP?: string) =>
+      core.createNamespacedService({
+        namespace: 'default',
+        body: { metadata: { name }, spec: { clusterIP, ports: [{ port: 443 }] } },
+      });
     expect(await statusOf(service(uniqueName('outside-range'), '10.0.1.5'))).toBe(422);
     const created = await service(uniqueName('allocated'));
     expect(created.spec?.clusterIP).toMatch(/^10\.0\.0\.\d+$/);
   });
 
-  it.each(['graceful', 'kill'] as const)('restartApiServer(%s) cuts open watches and keeps the data in etcd', async (mode) => {
-    const name = uniqueName(`survives-${mode}`);
-    await core.createNamespace({ body: { metadata: { name } } });
-    let sawNamespace!: () => void;
-    let watchEnded!: () => void;
-    const seen = new Promise<void>((resolve) => { sawNamespace = resolve; });
-    const ended = new Promise<void>((resolve) => { watchEnded = resolve; });
-    const watch = await new Watch(admin).watch('/api/v1/namespaces', {},
-      (_phase, obj: { metadata?: { name?: string } }) => { if (obj.metadata?.name === name) sawNamespace(); },
-      () => watchEnded());
-    await seen; // the watch is live before the restart
+  it.each(['graceful', 'kill'] as const)(
+    'restartApiServer(%s) cuts open watches and keeps the data in etcd',
+    async (mode) => {
+      const name = uniqueName(`survives-${mode}`);
+      await core.createNamespace({ body: { metadata: { name } } });
+      let sawNamespace!: () => void;
+      let watchEnded!: () => void;
+      const seen = new Promise<void>((resolve) => {
+        sawNamespace = resolve;
+      });
+      const ended = new Promise<void>((resolve) => {
+        watchEnded = resolve;
+      });
+      const watch = await new Watch(admin).watch(
+        '/api/v1/namespaces',
+        {},
+        (_phase, obj: { metadata?: { name?: string } }) => {
+          if (obj.metadata?.name === name) sawNamespace();
+        },
+        () => watchEnded(),
+      );
+      await seen; // the watch is live before the restart
 
-    await restartApiServer(mode);
-    await ended; // ...and its done callback fires because the server went away
-    watch.abort();
-    expect((await core.readNamespace({ name })).metadata?.name).toBe(name);
-  }, SLOW);
+      await restartApiServer(mode);
+      await ended; // ...and its done callback fires because the server went away
+      watch.abort();
+      expect((await core.readNamespace({ name })).metadata?.name).toBe(name);
+    },
+    SLOW,
+  );
 });

@@ -12,7 +12,18 @@ import { resolveBinaries, type Binaries } from './binaries.js';
 import { apiServerFlags, AUDIT_LOG, etcdFlags, FILES, writeAuditPolicy, writePki, type Ports } from './config.js';
 import { apiRequest, plainHttp } from './http.js';
 import { renderKubeconfig } from './pki.js';
-import { DIR_PREFIX, freePort, isRunning, killGroup, killOnExit, reapLeftovers, recordPids, spawnLogged, stopProcess, tail } from './process.js';
+import {
+  DIR_PREFIX,
+  freePort,
+  isRunning,
+  killGroup,
+  killOnExit,
+  reapLeftovers,
+  recordPids,
+  spawnLogged,
+  stopProcess,
+  tail,
+} from './process.js';
 
 export type RestartMode = 'graceful' | 'kill';
 
@@ -92,17 +103,27 @@ export class ControlPlane {
     const etcdLog = join(dir, 'etcd.log');
     this.etcd = spawnLogged(bins.etcd, etcdFlags(dir, ports), etcdLog);
     recordPids(dir, [this.etcd]);
-    await this.waitFor('etcd', this.etcd, etcdLog,
-      async () => (await plainHttp('GET', `${etcdUrl}/health`)).body.includes('"health":"true"'));
+    await this.waitFor('etcd', this.etcd, etcdLog, async () =>
+      (await plainHttp('GET', `${etcdUrl}/health`)).body.includes('"health":"true"'),
+    );
 
     this.apiServerBin = bins.kubeApiServer;
     this.apiServerArgs = apiServerFlags(dir, ports, this.opts.extraApiServerArgs);
     this.current = {
-      dir, etcdUrl, server: `https://127.0.0.1:${ports.secure}`, kubeconfigPath: join(dir, 'kubeconfig'),
-      caCertPath: f('caCert'), caKeyPath: f('caKey'), adminCertPath: f('adminCert'), adminKeyPath: f('adminKey'),
+      dir,
+      etcdUrl,
+      server: `https://127.0.0.1:${ports.secure}`,
+      kubeconfigPath: join(dir, 'kubeconfig'),
+      caCertPath: f('caCert'),
+      caKeyPath: f('caKey'),
+      adminCertPath: f('adminCert'),
+      adminKeyPath: f('adminKey'),
       kubernetesVersion: stdout.trim().replace(/^Kubernetes /, ''),
-      pinnedKubernetesVersion: bins.pinnedKubernetesVersion, kubeApiServerSource: bins.kubeApiServerSource,
-      auditLogPath: join(dir, AUDIT_LOG), kruiseManager: bins.kruiseManager, kruiseVersion: bins.kruiseVersion,
+      pinnedKubernetesVersion: bins.pinnedKubernetesVersion,
+      kubeApiServerSource: bins.kubeApiServerSource,
+      auditLogPath: join(dir, AUDIT_LOG),
+      kruiseManager: bins.kruiseManager,
+      kruiseVersion: bins.kruiseVersion,
     };
     await this.startApiServer();
 
@@ -124,9 +145,14 @@ export class ControlPlane {
     const get = async (path: string) => (await apiRequest(info, 'GET', path)).status === 200;
     await this.waitFor('kube-apiserver /readyz', this.apiServer, log, () => get('/readyz'));
     // /readyz does not cover these bootstrap writes, and tests depend on both existing.
-    await this.waitFor('default namespace and RBAC bootstrap', this.apiServer, log, async () =>
-      (await get('/api/v1/namespaces/default')) &&
-      (await get('/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin')));
+    await this.waitFor(
+      'default namespace and RBAC bootstrap',
+      this.apiServer,
+      log,
+      async () =>
+        (await get('/api/v1/namespaces/default')) &&
+        (await get('/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin')),
+    );
   }
 
   /**
@@ -166,14 +192,20 @@ export class ControlPlane {
     let lastError = '';
     while (Date.now() < deadline) {
       if (!isRunning(child)) {
-        throw new Error(`envtest: waiting for ${what}: process exited (${child.exitCode ?? child.signalCode}). ` +
-          `Last lines of ${log}:\n${tail(log)}`);
+        throw new Error(
+          `envtest: waiting for ${what}: process exited (${child.exitCode ?? child.signalCode}). ` +
+            `Last lines of ${log}:\n${tail(log)}`,
+        );
       }
       try {
         if (await probe()) return;
-      } catch (e) { lastError = (e as Error).message; }
+      } catch (e) {
+        lastError = (e as Error).message;
+      }
       await sleep(250);
     }
-    throw new Error(`envtest: timed out waiting for ${what} (last error: ${lastError || 'none'}). Last lines of ${log}:\n${tail(log)}`);
+    throw new Error(
+      `envtest: timed out waiting for ${what} (last error: ${lastError || 'none'}). Last lines of ${log}:\n${tail(log)}`,
+    );
   }
 }

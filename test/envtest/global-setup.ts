@@ -13,11 +13,17 @@ import type { ControlPlane } from './control-plane.js';
 import type { EnvtestState } from './state.js';
 
 /** Handed to global-teardown.ts: Jest shares globalThis between the two, nothing else. */
-export interface EnvtestHandle { controlPlane: ControlPlane; control: Server }
+export interface EnvtestHandle {
+  controlPlane: ControlPlane;
+  control: Server;
+}
 export const HANDLE_KEY = '__kruiseTsEnvtest';
 
 export default async function globalSetup(): Promise<void> {
-  const { ControlPlane } = (await tsImport('./control-plane.ts', import.meta.url)) as typeof import('./control-plane.js');
+  const { ControlPlane } = (await tsImport(
+    './control-plane.ts',
+    import.meta.url,
+  )) as typeof import('./control-plane.js');
   const { STATE_ENV } = (await tsImport('./state.ts', import.meta.url)) as typeof import('./state.js');
   // e.g. ENVTEST_KUBE_APISERVER_FLAGS='--feature-gates=Foo=true --v=4' for one run, without code changes.
   const extraApiServerArgs = (process.env.ENVTEST_KUBE_APISERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
@@ -33,10 +39,16 @@ export default async function globalSetup(): Promise<void> {
       res.writeHead(404).end('envtest control: only POST /restart-apiserver?mode=graceful|kill exists\n');
       return;
     }
-    queue = queue.then(() => controlPlane.restartApiServer(mode)).then(
-      () => { res.writeHead(200).end('restarted\n'); },
-      (e: Error) => { res.writeHead(500).end(`${e.message}\n`); },
-    );
+    queue = queue
+      .then(() => controlPlane.restartApiServer(mode))
+      .then(
+        () => {
+          res.writeHead(200).end('restarted\n');
+        },
+        (e: Error) => {
+          res.writeHead(500).end(`${e.message}\n`);
+        },
+      );
   });
   await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
   control.unref(); // never the reason Jest fails to exit

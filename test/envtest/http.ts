@@ -4,7 +4,10 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
-export interface HttpResponse { status: number; body: string }
+export interface HttpResponse {
+  status: number;
+  body: string;
+}
 
 export interface ClientCredentials {
   server: string;
@@ -19,7 +22,9 @@ function collect(req: ReturnType<typeof httpRequest>, body?: string, timeoutMs =
   return new Promise((resolve, reject) => {
     req.once('response', (res) => {
       let data = '';
-      res.setEncoding('utf8').on('data', (d: string) => { data += d; });
+      res.setEncoding('utf8').on('data', (d: string) => {
+        data += d;
+      });
       res.once('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
       res.once('error', reject);
     });
@@ -33,7 +38,12 @@ export const plainHttp = (method: string, url: string, timeoutMs = TIMEOUT_MS): 
   collect(httpRequest(url, { method, agent: false }), undefined, timeoutMs);
 
 /** Calls the API server as the admin (system:masters) client certificate. */
-export function apiRequest(creds: ClientCredentials, method: string, path: string, json?: unknown): Promise<HttpResponse> {
+export function apiRequest(
+  creds: ClientCredentials,
+  method: string,
+  path: string,
+  json?: unknown,
+): Promise<HttpResponse> {
   const req = httpsRequest(new URL(path, creds.server), {
     method,
     agent: false, // no keep-alive: a restarted API server must not see stale sockets

@@ -11,7 +11,9 @@ import { addEndpoint, installRuntime, removeEndpoint } from '../integration/supp
 
 const kubeconfigPath = process.env.KUBECONFIG_PATH ?? '.envtest/kubeconfig';
 if (!existsSync(kubeconfigPath)) {
-  process.stderr.write(`error: ${kubeconfigPath} does not exist. Fix: start the control plane first with \`npm run envtest\`\n`);
+  process.stderr.write(
+    `error: ${kubeconfigPath} does not exist. Fix: start the control plane first with \`npm run envtest\`\n`,
+  );
   process.exit(1);
 }
 const namespace = process.env.POD_NAMESPACE ?? Names.namespace;
@@ -21,5 +23,7 @@ kc.loadFromFile(kubeconfigPath);
 const objects = await installRuntime(kc, namespace);
 await removeEndpoint(kc, namespace, 'local');
 await addEndpoint(kc, namespace, 'local', port);
-process.stdout.write(`applied ${objects.length} objects into ${namespace}; ${Names.webhookService} -> 127.0.0.1:${port}\n` +
-  `next: POD_NAMESPACE=${namespace} WEBHOOK_CERT_DIR=/tmp/kruise-certs npm run runtime -- --kubeconfig=${kubeconfigPath}\n`);
+process.stdout.write(
+  `applied ${objects.length} objects into ${namespace}; ${Names.webhookService} -> 127.0.0.1:${port}\n` +
+    `next: POD_NAMESPACE=${namespace} WEBHOOK_CERT_DIR=/tmp/kruise-certs npm run runtime -- --kubeconfig=${kubeconfigPath}\n`,
+);

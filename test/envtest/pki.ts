@@ -15,7 +15,10 @@ x509.cryptoProvider.set(globalThis.crypto);
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export interface KeyPairPem { certPem: string; keyPem: string }
+export interface KeyPairPem {
+  certPem: string;
+  keyPem: string;
+}
 
 export interface CertificateAuthority extends KeyPairPem {
   cert: x509.X509Certificate;
@@ -44,7 +47,12 @@ export async function createCertificateAuthority(commonName = 'kruise-ts-envtest
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert, key: keys.privateKey, certPem: cert.toString('pem'), keyPem: await keyToPem(keys.privateKey, 'pkcs8') };
+  return {
+    cert,
+    key: keys.privateKey,
+    certPem: cert.toString('pem'),
+    keyPem: await keyToPem(keys.privateKey, 'pkcs8'),
+  };
 }
 
 /** Re-opens a CA written by {@link createCertificateAuthority}, e.g. in a Jest worker minting user certs. */
@@ -99,12 +107,23 @@ export async function createServiceAccountKeys(): Promise<{ privatePem: string; 
 /** A kubeconfig with embedded credentials, so the file alone is enough to connect. */
 export function renderKubeconfig(server: string, caPem: string, client: KeyPairPem, user: string): string {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'envtest', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
-    users: [{ name: user, user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) } }],
-    contexts: [{ name: 'envtest', context: { cluster: 'envtest', user } }],
-    'current-context': 'envtest',
-  }, null, 2) + '\n';
+  return (
+    JSON.stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'envtest', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
+        users: [
+          {
+            name: user,
+            user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) },
+          },
+        ],
+        contexts: [{ name: 'envtest', context: { cluster: 'envtest', user } }],
+        'current-context': 'envtest',
+      },
+      null,
+      2,
+    ) + '\n'
+  );
 }

@@ -43,7 +43,11 @@ export function spawnLogged(bin: string, args: string[], logFile: string): Child
 export const isRunning = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
 export function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try { process.kill(-pid, signal); } catch { /* already gone */ }
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* already gone */
+  }
 }
 
 /** SIGTERM the child's group, then SIGKILL if it has not exited within `graceMs` (0: SIGKILL at once). */
@@ -57,7 +61,10 @@ export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promis
   }
   killGroup(pid, 'SIGTERM');
   const ac = new AbortController();
-  const escalate = sleep(graceMs, undefined, { signal: ac.signal }).then(() => killGroup(pid, 'SIGKILL'), () => undefined);
+  const escalate = sleep(graceMs, undefined, { signal: ac.signal }).then(
+    () => killGroup(pid, 'SIGKILL'),
+    () => undefined,
+  );
   await exited;
   ac.abort();
   await escalate;
@@ -75,7 +82,9 @@ export function killOnExit(target: { killNow(): void }): () => void {
   exitKillables.add(target);
   if (!hooksInstalled) {
     hooksInstalled = true;
-    process.once('exit', () => { for (const t of exitKillables) t.killNow(); });
+    process.once('exit', () => {
+      for (const t of exitKillables) t.killNow();
+    });
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       const onSignal = () => {
         if (process.listenerCount(sig) > 1) return; // another handler (cli.ts) owns shutdown
@@ -102,7 +111,12 @@ export function recordPids(dir: string, children: Array<ChildProcess | undefined
 }
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -115,11 +129,19 @@ export function reapLeftovers(): void {
     if (!name.startsWith(DIR_PREFIX)) continue;
     const dir = join(tmpdir(), name);
     let rec: { owner: number; children: number[] };
-    try { rec = JSON.parse(readFileSync(join(dir, PIDS_FILE), 'utf8')); } catch { continue; }
+    try {
+      rec = JSON.parse(readFileSync(join(dir, PIDS_FILE), 'utf8'));
+    } catch {
+      continue;
+    }
     if (alive(rec.owner)) continue;
     for (const pid of rec.children) {
       let cmdline: string;
-      try { cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { continue; }
+      try {
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
       if (cmdline.includes(dir)) killGroup(pid, 'SIGKILL');
     }
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 });

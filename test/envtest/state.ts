@@ -19,8 +19,10 @@ export interface EnvtestState extends ControlPlaneInfo {
 export function envtest(): EnvtestState {
   const path = process.env[STATE_ENV];
   if (!path) {
-    throw new Error(`envtest: ${STATE_ENV} is not set, so no control plane is running for this test. ` +
-      'Run it through the Jest "integration" project (npm run test:integration), whose globalSetup is test/envtest/global-setup.ts.');
+    throw new Error(
+      `envtest: ${STATE_ENV} is not set, so no control plane is running for this test. ` +
+        'Run it through the Jest "integration" project (npm run test:integration), whose globalSetup is test/envtest/global-setup.ts.',
+    );
   }
   return JSON.parse(readFileSync(path, 'utf8')) as EnvtestState;
 }
@@ -40,7 +42,10 @@ export async function restartApiServer(mode: RestartMode = 'graceful', state = e
  * from the control plane's CA. Such a user has only what RBAC grants it.
  */
 export async function kubeconfigForUser(user: string, groups: string[] = [], state = envtest()): Promise<string> {
-  const ca = await loadCertificateAuthority(readFileSync(state.caCertPath, 'utf8'), readFileSync(state.caKeyPath, 'utf8'));
+  const ca = await loadCertificateAuthority(
+    readFileSync(state.caCertPath, 'utf8'),
+    readFileSync(state.caKeyPath, 'utf8'),
+  );
   const cert = await issueCertificate(ca, { commonName: user, organizations: groups, usage: 'client' });
   return renderKubeconfig(state.server, ca.certPem, cert, user);
 }
@@ -49,9 +54,20 @@ export async function kubeconfigForUser(user: string, groups: string[] = [], sta
  * A serving certificate from the control plane's CA, e.g. for a webhook the
  * API server calls as `<service>.<namespace>.svc`; `caPem` goes into caBundle.
  */
-export async function servingCertificate(dnsNames: string[], ipAddresses: string[] = [], state = envtest()):
-  Promise<KeyPairPem & { caPem: string }> {
-  const ca = await loadCertificateAuthority(readFileSync(state.caCertPath, 'utf8'), readFileSync(state.caKeyPath, 'utf8'));
-  const cert = await issueCertificate(ca, { commonName: dnsNames[0] ?? ipAddresses[0] ?? 'envtest-server', dnsNames, ipAddresses, usage: 'server' });
+export async function servingCertificate(
+  dnsNames: string[],
+  ipAddresses: string[] = [],
+  state = envtest(),
+): Promise<KeyPairPem & { caPem: string }> {
+  const ca = await loadCertificateAuthority(
+    readFileSync(state.caCertPath, 'utf8'),
+    readFileSync(state.caKeyPath, 'utf8'),
+  );
+  const cert = await issueCertificate(ca, {
+    commonName: dnsNames[0] ?? ipAddresses[0] ?? 'envtest-server',
+    dnsNames,
+    ipAddresses,
+    usage: 'server',
+  });
   return { ...cert, caPem: ca.certPem };
 }

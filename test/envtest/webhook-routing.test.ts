@@ -7,7 +7,13 @@
 // dotted quad as an FQDN-type address, and the API server dials that host
 // as-is: so loopback replicas go in an `addressType: FQDN` slice.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { AdmissionregistrationV1Api, ApiException, CoreV1Api, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  ApiException,
+  CoreV1Api,
+  DiscoveryV1Api,
+  KubeConfig,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -25,15 +31,20 @@ const servers: Server[] = [];
 async function replica(host: string, port: number, tls: { keyPem: string; certPem: string }): Promise<number> {
   const server = createServer({ key: tls.keyPem, cert: tls.certPem }, (req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (d: string) => { body += d; });
+    req.setEncoding('utf8').on('data', (d: string) => {
+      body += d;
+    });
     req.on('end', () => {
       const review = JSON.parse(body) as { request: { uid: string } };
       // Connection: close makes the API server dial (and so pick a random ready endpoint) per
       // call; on a kept-alive connection it would keep talking to the replica it first chose.
-      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({
-        apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-        response: { uid: review.request.uid, allowed: false, status: { code: 403, message: `denied by ${host}` } },
-      }));
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(
+        JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: { uid: review.request.uid, allowed: false, status: { code: 403, message: `denied by ${host}` } },
+        }),
+      );
     });
   });
   servers.push(server);
@@ -42,7 +53,10 @@ async function replica(host: string, port: number, tls: { keyPem: string; certPe
 }
 
 afterAll(async () => {
-  await kc.makeApiClient(AdmissionregistrationV1Api).deleteValidatingWebhookConfiguration({ name }).catch(() => undefined);
+  await kc
+    .makeApiClient(AdmissionregistrationV1Api)
+    .deleteValidatingWebhookConfiguration({ name })
+    .catch(() => undefined);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
@@ -52,7 +66,10 @@ describe('webhook routing', () => {
     const port = await replica('127.0.0.2', 0, tls);
     await replica('127.0.0.3', port, tls); // one EndpointSlice port serves all its endpoints
 
-    await core.createNamespacedService({ namespace, body: { metadata: { name }, spec: { ports: [{ name: '', port: 443, targetPort: port }] } } });
+    await core.createNamespacedService({
+      namespace,
+      body: { metadata: { name }, spec: { ports: [{ name: '', port: 443, targetPort: port }] } },
+    });
     await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
       namespace,
       body: {
@@ -65,13 +82,20 @@ describe('webhook routing', () => {
     await kc.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({
       body: {
         metadata: { name },
-        webhooks: [{
-          name: `${name}.envtest.kruise.io`,
-          clientConfig: { service: { namespace, name, port: 443 }, caBundle: Buffer.from(tls.caPem).toString('base64') },
-          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
-          objectSelector: { matchLabels: { 'envtest-webhook': name } }, // touch only this test's objects
-          admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail',
-        }],
+        webhooks: [
+          {
+            name: `${name}.envtest.kruise.io`,
+            clientConfig: {
+              service: { namespace, name, port: 443 },
+              caBundle: Buffer.from(tls.caPem).toString('base64'),
+            },
+            rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
+            objectSelector: { matchLabels: { 'envtest-webhook': name } }, // touch only this test's objects
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Fail',
+          },
+        ],
       },
     });
 
@@ -81,7 +105,8 @@ describe('webhook routing', () => {
     for (let i = 0; i < 200 && deniedBy.size < 2; i++) {
       try {
         await core.createNamespacedConfigMap({
-          namespace, body: { metadata: { generateName: `${name}-`, labels: { 'envtest-webhook': name } } },
+          namespace,
+          body: { metadata: { generateName: `${name}-`, labels: { 'envtest-webhook': name } } },
         });
       } catch (e) {
         if (!(e instanceof ApiException)) throw e;

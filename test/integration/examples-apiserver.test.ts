@@ -18,23 +18,38 @@ const api = KubernetesObjectApi.makeApiClient(kc);
 
 function standInCrd(group: string, kind: string, plural: string): KubernetesObject {
   return {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${plural}.${group}` },
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
     spec: {
-      group, scope: 'Namespaced', names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      group,
+      scope: 'Namespaced',
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
   } as KubernetesObject;
 }
 
 const FOUNDATION = new Set(['CustomResourceDefinition', 'Namespace']);
-const synth = (chart: ChartClass) => Testing.synth(new chart(Testing.app() as unknown as Chart, 'kruise')) as KubernetesObject[];
+const synth = (chart: ChartClass) =>
+  Testing.synth(new chart(Testing.app() as unknown as Chart, 'kruise')) as KubernetesObject[];
 
 describe('examples on a real API server', () => {
   let charts: Array<[string, ChartClass]> = [];
   beforeAll(async () => {
     charts = await exampleCharts();
-    for (const crd of [standInCrd('cert-manager.io', 'Issuer', 'issuers'), standInCrd('cert-manager.io', 'Certificate', 'certificates'),
-      standInCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors')]) {
+    for (const crd of [
+      standInCrd('cert-manager.io', 'Issuer', 'issuers'),
+      standInCrd('cert-manager.io', 'Certificate', 'certificates'),
+      standInCrd('monitoring.coreos.com', 'ServiceMonitor', 'servicemonitors'),
+    ]) {
       await serverSideApply(kc, crd);
       await waitEstablished(api, crd);
     }
@@ -57,7 +72,9 @@ describe('examples on a real API server', () => {
         if (o.kind === 'CustomResourceDefinition') await waitEstablished(api, o);
       }
       for (const o of objects.filter((x) => !FOUNDATION.has(x.kind!))) {
-        await serverSideApply(kc, o, { dryRun: true }).catch((err: Error) => rejected.push(`${name} ${o.kind}/${o.metadata!.name}: ${err.message.slice(0, 400)}`));
+        await serverSideApply(kc, o, { dryRun: true }).catch((err: Error) =>
+          rejected.push(`${name} ${o.kind}/${o.metadata!.name}: ${err.message.slice(0, 400)}`),
+        );
       }
     }
     expect(rejected).toEqual([]);
@@ -77,9 +94,19 @@ describe('examples on a real API server', () => {
   }, 120_000);
 
   it('rejects a broken manifest (negative control)', async () => {
-    const broken = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'broken', namespace: 'default' },
-      spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'x' }] } } } };
-    await expect(serverSideApply(kc, broken as KubernetesObject, { dryRun: true })).rejects.toThrow(/HTTP 422.*(selector|image)/s);
+    const broken = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'broken', namespace: 'default' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'x' }] } },
+      },
+    };
+    await expect(serverSideApply(kc, broken as KubernetesObject, { dryRun: true })).rejects.toThrow(
+      /HTTP 422.*(selector|image)/s,
+    );
   });
 });
 
@@ -89,9 +116,17 @@ describe('examples on a real API server', () => {
  */
 async function readRaw(o: KubernetesObject): Promise<unknown> {
   if (o.kind !== 'CustomResourceDefinition') {
-    return api.read({ apiVersion: o.apiVersion!, kind: o.kind!, metadata: { name: o.metadata!.name!, namespace: o.metadata!.namespace } });
+    return api.read({
+      apiVersion: o.apiVersion!,
+      kind: o.kind!,
+      metadata: { name: o.metadata!.name!, namespace: o.metadata!.namespace },
+    });
   }
-  const res = await apiRequest(envtest(), 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${o.metadata!.name}`);
+  const res = await apiRequest(
+    envtest(),
+    'GET',
+    `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${o.metadata!.name}`,
+  );
   if (res.status !== 200) throw new Error(`GET CRD ${o.metadata!.name}: HTTP ${res.status} ${res.body}`);
   return JSON.parse(res.body);
 }
@@ -109,11 +144,17 @@ const OMITEMPTY_ZERO: Record<string, unknown> = { minReadySeconds: 0, hostNetwor
  * index). An empty string, list or map reads back as absent (Kubernetes' `omitempty`).
  */
 function containsAll(actual: unknown, expected: unknown, path = ''): string[] {
-  const empty = (v: unknown) => v === '' || (Array.isArray(v) ? v.length === 0 : v !== null && typeof v === 'object' && Object.keys(v).length === 0);
+  const empty = (v: unknown) =>
+    v === '' ||
+    (Array.isArray(v) ? v.length === 0 : v !== null && typeof v === 'object' && Object.keys(v).length === 0);
   if (actual === undefined && (empty(expected) || OMITEMPTY_ZERO[path.split('/').pop()!] === expected)) return [];
   if (expected === null || typeof expected !== 'object') {
-    return actual === expected || (typeof expected === 'number' && String(expected) === String(actual)) ? [] : [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
+    return actual === expected || (typeof expected === 'number' && String(expected) === String(actual))
+      ? []
+      : [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
   }
   if (actual === null || typeof actual !== 'object') return [`${path}: missing`];
-  return Object.entries(expected).flatMap(([k, v]) => containsAll((actual as Record<string, unknown>)[k], v, `${path}/${k}`));
+  return Object.entries(expected).flatMap(([k, v]) =>
+    containsAll((actual as Record<string, unknown>)[k], v, `${path}/${k}`),
+  );
 }

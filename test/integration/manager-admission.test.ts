@@ -17,11 +17,28 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Names, Paths, SecretKeys, SidecarSetAnnotations } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
 import {
-  containerImage, createSidecarSet, deletePods, deleteSidecarSet, describeError, exitOf, podBody, podReview, postReview, reviewPatch,
-  until, webhookCalls, type SidecarSetParams,
+  containerImage,
+  createSidecarSet,
+  deletePods,
+  deleteSidecarSet,
+  describeError,
+  exitOf,
+  podBody,
+  podReview,
+  postReview,
+  reviewPatch,
+  until,
+  webhookCalls,
+  type SidecarSetParams,
 } from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
+import {
+  addEndpoint,
+  installRuntime,
+  kubeConfig,
+  removeEndpoint,
+  uninstallWebhooks,
+} from './support/runtime-cluster.js';
 
 const SLOW = 60_000; // bound for waits on the API server; never a speed assertion
 const DRAIN = '5s'; // the window in which the test (as the endpoints controller) removes the endpoint
@@ -31,7 +48,11 @@ const suffix = randomBytes(3).toString('hex');
 const ns = `adm-${suffix}`;
 const podsNs = `adm-pods-${suffix}`;
 const sidecarSet: SidecarSetParams = {
-  name: `adm-${suffix}`, namespace: podsNs, appLabel: `adm-${suffix}`, container: `sidecar-${suffix}`, image: 'registry.invalid/sidecar:v1',
+  name: `adm-${suffix}`,
+  namespace: podsNs,
+  appLabel: `adm-${suffix}`,
+  container: `sidecar-${suffix}`,
+  image: 'registry.invalid/sidecar:v1',
 };
 const replicas: ManagerProcess[] = [];
 let caPem = '';
@@ -39,7 +60,12 @@ let caPem = '';
 const loads = new Set<{ stop: () => Promise<void> }>();
 
 async function startReplica(name: string): Promise<ManagerProcess> {
-  const m = await ManagerProcess.start({ name, kubeconfigPath: envtest().kubeconfigPath, namespace: ns, args: [`--drain-timeout=${DRAIN}`] });
+  const m = await ManagerProcess.start({
+    name,
+    kubeconfigPath: envtest().kubeconfigPath,
+    namespace: ns,
+    args: [`--drain-timeout=${DRAIN}`],
+  });
   replicas.push(m);
   await m.waitReady();
   return m;
@@ -47,10 +73,20 @@ async function startReplica(name: string): Promise<ManagerProcess> {
 
 /** Waits until `m` itself injects the sidecar (its SidecarSet cache has it), asking it directly. */
 async function injectsDirectly(m: ManagerProcess): Promise<void> {
-  await until(`${m.name} to inject ${sidecarSet.name}`, async () => {
-    const res = await postReview(m.ports.webhook, Paths.mutatePod, caPem, podReview(podBody('probe', sidecarSet.appLabel), podsNs));
-    return reviewPatch(res.body).some((op) => JSON.stringify(op.value ?? '').includes(sidecarSet.container));
-  }, SLOW, 100);
+  await until(
+    `${m.name} to inject ${sidecarSet.name}`,
+    async () => {
+      const res = await postReview(
+        m.ports.webhook,
+        Paths.mutatePod,
+        caPem,
+        podReview(podBody('probe', sidecarSet.appLabel), podsNs),
+      );
+      return reviewPatch(res.body).some((op) => JSON.stringify(op.value ?? '').includes(sidecarSet.container));
+    },
+    SLOW,
+    100,
+  );
 }
 
 let seq = 0;
@@ -58,7 +94,12 @@ async function createPod(): Promise<V1Pod> {
   return core.createNamespacedPod({ namespace: podsNs, body: podBody(`p-${seq++}`, sidecarSet.appLabel) });
 }
 
-interface Outcome { phase: string; ok: boolean; mutated: boolean; error?: string }
+interface Outcome {
+  phase: string;
+  ok: boolean;
+  mutated: boolean;
+  error?: string;
+}
 
 /** `creators` concurrent loops creating pods until stopped; each outcome tagged with the phase it started in. */
 function load(creators: number) {
@@ -70,7 +111,11 @@ function load(creators: number) {
       const during = phase;
       try {
         const pod = await createPod();
-        outcomes.push({ phase: during, ok: true, mutated: containerImage(pod, sidecarSet.container) === sidecarSet.image });
+        outcomes.push({
+          phase: during,
+          ok: true,
+          mutated: containerImage(pod, sidecarSet.container) === sidecarSet.image,
+        });
       } catch (e) {
         outcomes.push({ phase: during, ok: false, mutated: false, error: describeError(e).slice(0, 400) });
         await sleep(20); // a refused call returns fast; do not spin
@@ -80,9 +125,16 @@ function load(creators: number) {
   const done = Promise.all(Array.from({ length: creators }, loop));
   const handle = {
     outcomes,
-    set phase(p: string) { phase = p; },
-    count: (p: string, pred: (o: Outcome) => boolean = () => true) => outcomes.filter((o) => o.phase === p && pred(o)).length,
-    stop: async () => { running = false; loads.delete(handle); await done; },
+    set phase(p: string) {
+      phase = p;
+    },
+    count: (p: string, pred: (o: Outcome) => boolean = () => true) =>
+      outcomes.filter((o) => o.phase === p && pred(o)).length,
+    stop: async () => {
+      running = false;
+      loads.delete(handle);
+      await done;
+    },
   };
   loads.add(handle);
   return handle;
@@ -109,17 +161,24 @@ afterAll(async () => {
 }, 60_000);
 
 describe('API server → manager processes', () => {
-  it('mutates pods created through the API server, on either replica', async () => {
-    for (let i = 0; i < 10; i++) {
-      const pod = await createPod();
-      expect(containerImage(pod, sidecarSet.container)).toBe(sidecarSet.image);
-      expect(pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList]).toBe(sidecarSet.name);
-    }
-    // A pod the SidecarSet does not select is admitted untouched.
-    const other = await core.createNamespacedPod({ namespace: podsNs, body: podBody(`other-${suffix}`, 'something-else') });
-    expect(containerImage(other, sidecarSet.container)).toBeUndefined();
-    expect(other.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').not.toContain(sidecarSet.name);
-  }, SLOW);
+  it(
+    'mutates pods created through the API server, on either replica',
+    async () => {
+      for (let i = 0; i < 10; i++) {
+        const pod = await createPod();
+        expect(containerImage(pod, sidecarSet.container)).toBe(sidecarSet.image);
+        expect(pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList]).toBe(sidecarSet.name);
+      }
+      // A pod the SidecarSet does not select is admitted untouched.
+      const other = await core.createNamespacedPod({
+        namespace: podsNs,
+        body: podBody(`other-${suffix}`, 'something-else'),
+      });
+      expect(containerImage(other, sidecarSet.container)).toBeUndefined();
+      expect(other.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').not.toContain(sidecarSet.name);
+    },
+    SLOW,
+  );
 
   it('loses no admission while a replica is stopped gracefully (SIGTERM, readiness fails, endpoint removed in the drain window)', async () => {
     const before = await Promise.all(replicas.map((m) => webhookCalls(m, Paths.mutatePod)));
@@ -127,18 +186,31 @@ describe('API server → manager processes', () => {
     run.phase = 'both serving';
     await until('pods admitted with both replicas serving', () => run.count('both serving') >= 40, SLOW);
     // Stop the replica that carried more of this traffic (the API server keeps connections alive).
-    const served = (await Promise.all(replicas.map((m) => webhookCalls(m, Paths.mutatePod)))).map((n, i) => n - before[i]);
+    const served = (await Promise.all(replicas.map((m) => webhookCalls(m, Paths.mutatePod)))).map(
+      (n, i) => n - before[i],
+    );
     const leaving = served[0] >= served[1] ? replicas[0] : replicas[1];
     const staying = leaving === replicas[0] ? replicas[1] : replicas[0];
     expect(Math.max(...served)).toBeGreaterThan(0);
 
     leaving.signal('SIGTERM');
     run.phase = 'terminating';
-    await until(`${leaving.name} to fail readiness`, async () => (await leaving.get('/readyz')).status === 500, 10_000, 20);
+    await until(
+      `${leaving.name} to fail readiness`,
+      async () => (await leaving.get('/readyz')).status === 500,
+      10_000,
+      20,
+    );
     await removeEndpoint(kc, ns, leaving.name);
     // Still serving during the window, closing each connection after its response so callers reconnect elsewhere.
     const keepAlive = new Agent({ keepAlive: true });
-    const direct = await postReview(leaving.ports.webhook, Paths.mutatePod, caPem, podReview(podBody('probe', sidecarSet.appLabel), podsNs), keepAlive);
+    const direct = await postReview(
+      leaving.ports.webhook,
+      Paths.mutatePod,
+      caPem,
+      podReview(podBody('probe', sidecarSet.appLabel), podsNs),
+      keepAlive,
+    );
     keepAlive.destroy();
     expect([direct.status, direct.connection]).toEqual([200, 'close']);
     expect(reviewPatch(direct.body).length).toBeGreaterThan(0);
@@ -158,8 +230,18 @@ describe('API server → manager processes', () => {
     expect(run.count('draining')).toBeGreaterThan(0);
     expect(staying.child.exitCode).toBeNull();
     expect(leaving.logs()).toMatch(/"msg":"draining admission"/);
-    process.stderr.write(`graceful stop of ${leaving.name}: ${run.outcomes.length} pods admitted (${['both serving', 'terminating', 'draining', 'stopped']
-      .map((p) => `${p} ${run.count(p)}`).join(', ')}), 0 failed; ${leaving.name} had served ${served[replicas.indexOf(leaving)]} of the first ${served[0] + served[1]} webhook calls, and ${afterRemoval} in the 3s after its endpoint was removed\n`);
+    process.stderr.write(
+      `graceful stop of ${leaving.name}: ${run.outcomes.length} pods admitted (${[
+        'both serving',
+        'terminating',
+        'draining',
+        'stopped',
+      ]
+        .map((p) => `${p} ${run.count(p)}`)
+        .join(
+          ', ',
+        )}), 0 failed; ${leaving.name} had served ${served[replicas.indexOf(leaving)]} of the first ${served[0] + served[1]} webhook calls, and ${afterRemoval} in the 3s after its endpoint was removed\n`,
+    );
   }, 120_000);
 
   it('negative: a replica SIGKILLed while its endpoint is still published (recorded); admission recovers once the endpoint goes', async () => {
@@ -194,11 +276,16 @@ describe('API server → manager processes', () => {
     const failures = killed.filter((o) => !o.ok);
     const kinds = new Map<string, number>();
     for (const f of failures) {
-      const kind = /connection refused|connection reset by peer|EOF|context deadline exceeded|i\/o timeout|no endpoints available/.exec(f.error ?? '')?.[0] ?? (f.error ?? '').slice(0, 120);
+      const kind =
+        /connection refused|connection reset by peer|EOF|context deadline exceeded|i\/o timeout|no endpoints available/.exec(
+          f.error ?? '',
+        )?.[0] ?? (f.error ?? '').slice(0, 120);
       kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     }
-    process.stderr.write(`SIGKILL of ${victim.name} (it had served ${Math.max(...served)} of ${served[0] + served[1]} calls) with its endpoint published for 3s: ${killed.length} creates, ${failures.length} failed ` +
-      `(${[...kinds].map(([k, n]) => `${n}× ${k}`).join(', ') || 'none'}); first failure: ${failures[0]?.error ?? '-'}\n`);
+    process.stderr.write(
+      `SIGKILL of ${victim.name} (it had served ${Math.max(...served)} of ${served[0] + served[1]} calls) with its endpoint published for 3s: ${killed.length} creates, ${failures.length} failed ` +
+        `(${[...kinds].map(([k, n]) => `${n}× ${k}`).join(', ') || 'none'}); first failure: ${failures[0]?.error ?? '-'}\n`,
+    );
 
     // failurePolicy Fail: a failed call rejects the pod; a pod is never admitted without its sidecar.
     for (const f of failures) expect(f.error).toMatch(/failed calling webhook "mpod\.kb\.io"/);

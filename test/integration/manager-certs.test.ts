@@ -28,7 +28,11 @@ const decode = (s: V1Secret, key: string) => Buffer.from(s.data?.[key] ?? '', 'b
 const hasCertificates = (s: V1Secret) => decode(s, SecretKeys.tlsCert) !== '';
 
 async function startPair(tag: string): Promise<ManagerProcess[]> {
-  const pair = await Promise.all(['a', 'b'].map((r) => ManagerProcess.start({ name: `certs-${tag}-${r}`, kubeconfigPath: envtest().kubeconfigPath, namespace: ns })));
+  const pair = await Promise.all(
+    ['a', 'b'].map((r) =>
+      ManagerProcess.start({ name: `certs-${tag}-${r}`, kubeconfigPath: envtest().kubeconfigPath, namespace: ns }),
+    ),
+  );
   processes.push(...pair);
   await Promise.all(pair.map((m) => m.waitReady()));
   return pair;
@@ -38,15 +42,25 @@ async function expectConverged(pair: ManagerProcess[], writesBefore: number): Pr
   const stored = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: ns });
   const storedCert = new X509Certificate(decode(stored, SecretKeys.tlsCert));
   // Written once: however the two raced, one generated bundle was stored and neither overwrote it.
-  await until('the Secret watch to catch up', () => versions.at(-1)?.metadata?.resourceVersion === stored.metadata?.resourceVersion, 10_000);
+  await until(
+    'the Secret watch to catch up',
+    () => versions.at(-1)?.metadata?.resourceVersion === stored.metadata?.resourceVersion,
+    10_000,
+  );
   expect(versions.slice(writesBefore).filter(hasCertificates)).toHaveLength(1);
   expect(decode(stored, SecretKeys.serverCert)).toBe(decode(stored, SecretKeys.tlsCert));
   expect(storedCert.subjectAltName).toContain(`DNS:${Names.webhookService}.${ns}.svc`);
   expect(storedCert.verify(new X509Certificate(decode(stored, SecretKeys.caCert)).publicKey)).toBe(true);
 
   // For the record: who generated, who lost a race (409) and used theirs.
-  const said = (m: ManagerProcess, msg: string) => m.logs().split('\n').filter((l) => l.includes(`"msg":"${msg}"`)).length;
-  process.stderr.write(`${pair.map((m) => `${m.name}: generated ${said(m, 'generating certificates')}×, lost a write race ${said(m, 'another replica wrote the certificate Secret first; using theirs')}×`).join('; ')}\n`);
+  const said = (m: ManagerProcess, msg: string) =>
+    m
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes(`"msg":"${msg}"`)).length;
+  process.stderr.write(
+    `${pair.map((m) => `${m.name}: generated ${said(m, 'generating certificates')}×, lost a write race ${said(m, 'another replica wrote the certificate Secret first; using theirs')}×`).join('; ')}\n`,
+  );
   // Both serve exactly that certificate over TLS.
   for (const m of pair) {
     const presented = await presentedCertificate(m.ports.webhook);
@@ -54,21 +68,33 @@ async function expectConverged(pair: ManagerProcess[], writesBefore: number): Pr
   }
   // And the API server is told to trust its CA, in every webhook entry.
   const ca = Buffer.from(decode(stored, SecretKeys.caCert)).toString('base64');
-  await until('the caBundle of every webhook entry to be the stored CA', async () => {
-    const mutating = await admission.readMutatingWebhookConfiguration({ name: Names.mutatingWebhookConfiguration });
-    const validating = await admission.readValidatingWebhookConfiguration({ name: Names.validatingWebhookConfiguration });
-    return [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])].every((w) => w.clientConfig.caBundle === ca);
-  }, SLOW);
+  await until(
+    'the caBundle of every webhook entry to be the stored CA',
+    async () => {
+      const mutating = await admission.readMutatingWebhookConfiguration({ name: Names.mutatingWebhookConfiguration });
+      const validating = await admission.readValidatingWebhookConfiguration({
+        name: Names.validatingWebhookConfiguration,
+      });
+      return [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])].every(
+        (w) => w.clientConfig.caBundle === ca,
+      );
+    },
+    SLOW,
+  );
   return stored;
 }
 
 beforeAll(async () => {
   await installRuntime(kc, ns);
   secrets = new Informer<V1Secret & KubernetesObject>({
-    path: resourcePath({ version: 'v1', plural: 'secrets', namespace: ns }), fieldSelector: `metadata.name=${Names.webhookSecret}`,
-    kubeConfig: kc, logger: new Logger({ test: 'manager-certs' }, 'error'),
+    path: resourcePath({ version: 'v1', plural: 'secrets', namespace: ns }),
+    fieldSelector: `metadata.name=${Names.webhookSecret}`,
+    kubeConfig: kc,
+    logger: new Logger({ test: 'manager-certs' }, 'error'),
   });
-  const record = (s: V1Secret) => { versions.push(s); };
+  const record = (s: V1Secret) => {
+    versions.push(s);
+  };
   secrets.addEventHandler({ onAdd: record, onUpdate: (_o, s) => record(s) });
   await secrets.start();
   await secrets.waitForSync(AbortSignal.timeout(SLOW));

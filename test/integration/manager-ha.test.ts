@@ -1,6 +1,7 @@
 // Leader election between real manager processes (lib/runtime/main.ts run as children, as pods
 // would run them) on the envtest API server: exactly one leads; a SIGTERMed leader releases the
-// Lease and a standby takes it at once (it watches the Lease), by its next retry at the latest; a SIGKILLed leader's Lease is taken only once
+// Lease and a standby takes it at once (it watches the Lease), by its next retry at the latest; a SIGKILLed leader's
+// Lease is taken only once
 // it expired; leaseTransitions counts every change of holder. Then the split roles: webhook-only
 // replicas never take the Lease, a controllers-only replica serves no webhook port.
 //
@@ -15,7 +16,16 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Names } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
-import { exitOf, identityOf, LeaseHistory, logLines, presentedCertificate, scrape, until, type LeaseRecord } from './support/ha.js';
+import {
+  exitOf,
+  identityOf,
+  LeaseHistory,
+  logLines,
+  presentedCertificate,
+  scrape,
+  until,
+  type LeaseRecord,
+} from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
 import { installRuntime, kubeConfig, uninstallWebhooks } from './support/runtime-cluster.js';
 
@@ -40,7 +50,12 @@ const processes: ManagerProcess[] = [];
 let history: LeaseHistory;
 
 async function startManager(name: string, args: string[] = []): Promise<ManagerProcess> {
-  const m = await ManagerProcess.start({ name, kubeconfigPath: envtest().kubeconfigPath, namespace: ns, args: [...TIMING_ARGS, ...args] });
+  const m = await ManagerProcess.start({
+    name,
+    kubeconfigPath: envtest().kubeconfigPath,
+    namespace: ns,
+    args: [...TIMING_ARGS, ...args],
+  });
   processes.push(m);
   return m;
 }
@@ -76,7 +91,10 @@ class LeaderSampler {
       this.samples++;
       if (leaders.length > 1) {
         const again = await gaugeLeaders(leaders);
-        if (again.length > 1) this.violations.push(`${new Date().toISOString()}: ${again.map((m) => m.name).join(' and ')} both report leading`);
+        if (again.length > 1)
+          this.violations.push(
+            `${new Date().toISOString()}: ${again.map((m) => m.name).join(' and ')} both report leading`,
+          );
       }
       await sleep(100);
     }
@@ -90,14 +108,17 @@ class LeaderSampler {
 
 /** The single gauge leader, once it is also the Lease holder. */
 async function settledLeader(candidates: ManagerProcess[], timeoutMs: number): Promise<ManagerProcess> {
-  return until('exactly one replica to lead, by its gauge and by the Lease', async () => {
-    const leaders = await gaugeLeaders(candidates);
-    const holder = history.latest()?.holder;
-    return leaders.length === 1 && holder && holder === identityOf(leaders[0]) ? leaders[0] : undefined;
-  }, timeoutMs, 100);
+  return until(
+    'exactly one replica to lead, by its gauge and by the Lease',
+    async () => {
+      const leaders = await gaugeLeaders(candidates);
+      const holder = history.latest()?.holder;
+      return leaders.length === 1 && holder && holder === identityOf(leaders[0]) ? leaders[0] : undefined;
+    },
+    timeoutMs,
+    100,
+  );
 }
-
-
 
 const lastIndexWhere = (records: LeaseRecord[], pred: (r: LeaseRecord) => boolean) => records.findLastIndex(pred);
 
@@ -143,7 +164,8 @@ describe('leader election between manager processes', () => {
     expect(history.records.map((r) => r.leaseTransitions)).toEqual(history.records.map(() => 0));
     expect(history.latest()?.leaseDurationSeconds).toBe(LEASE_MS / 1000);
     // Standbys say so, and renew nothing.
-    for (const m of all.filter((x) => x !== first)) expect(logLines(m).some((l) => l.msg === 'acquired the lease; now leading')).toBe(false);
+    for (const m of all.filter((x) => x !== first))
+      expect(logLines(m).some((l) => l.msg === 'acquired the lease; now leading')).toBe(false);
   }, 60_000);
 
   it('SIGTERM: the leader releases the Lease, exits 0, and a standby leads by its next retry at the latest, before the lease could have expired', async () => {
@@ -160,7 +182,10 @@ describe('leader election between manager processes', () => {
     // The release is the outgoing leader's last write, the new holder's acquisition the next one.
     const lastRenew = lastIndexWhere(records, (r) => r.holder === oldId);
     expect(lastRenew).toBe(release - 1);
-    expect(records[release]).toMatchObject({ leaseDurationSeconds: 1, leaseTransitions: records[lastRenew].leaseTransitions });
+    expect(records[release]).toMatchObject({
+      leaseDurationSeconds: 1,
+      leaseTransitions: records[lastRenew].leaseTransitions,
+    });
     const taken = records[release + 1];
     expect(taken.holder).toBe(identityOf(second));
     expect(taken.leaseTransitions).toBe(records[release].leaseTransitions + 1);
@@ -170,11 +195,13 @@ describe('leader election between manager processes', () => {
     // ...and so before the outgoing leader's last renewal could have expired: the release worked.
     expect(taken.acquireTime).toBeLessThan(records[lastRenew].renewTime + LEASE_MS);
     expect(first.logs()).toMatch(/"msg":"released the lease"/);
-    process.stderr.write(`graceful handover: release → new leader ${taken.acquireTime - records[release].renewTime}ms, ` +
-      `last renewal → new leader ${taken.acquireTime - records[lastRenew].renewTime}ms (lease ${LEASE_MS}ms)\n`);
+    process.stderr.write(
+      `graceful handover: release → new leader ${taken.acquireTime - records[release].renewTime}ms, ` +
+        `last renewal → new leader ${taken.acquireTime - records[lastRenew].renewTime}ms (lease ${LEASE_MS}ms)\n`,
+    );
   }, 60_000);
 
-  it('SIGKILL: a standby leads only once the dead leader\'s lease expired, within lease + jittered retries', async () => {
+  it("SIGKILL: a standby leads only once the dead leader's lease expired, within lease + jittered retries", async () => {
     const oldId = identityOf(second)!;
     const [survivor] = all.filter((m) => m !== first && m !== second);
     third = survivor;
@@ -195,7 +222,9 @@ describe('leader election between manager processes', () => {
     // ...and then promptly: seeing the last renewal late by up to one jittered retry, plus the next retry.
     expect(waited).toBeLessThanOrEqual(LEASE_MS + 2 * JITTERED_RETRY_MS + SLACK_MS);
     expect(second.logs()).not.toMatch(/"msg":"released the lease"/);
-    process.stderr.write(`crash takeover: last renewal → new leader ${waited}ms (lease ${LEASE_MS}ms, bound ${LEASE_MS + 2 * JITTERED_RETRY_MS + SLACK_MS}ms)\n`);
+    process.stderr.write(
+      `crash takeover: last renewal → new leader ${waited}ms (lease ${LEASE_MS}ms, bound ${LEASE_MS + 2 * JITTERED_RETRY_MS + SLACK_MS}ms)\n`,
+    );
   }, 60_000);
 
   it('counted every change of holder in leaseTransitions, and never showed two leaders', async () => {
@@ -238,9 +267,13 @@ describe('split roles', () => {
     expect(history.latest()?.holder).toBe(identityOf(ctl));
     expect(history.since(mark).every((r) => r.holder === identityOf(ctl))).toBe(true);
 
-    // The controllers replica: nothing listens on the webhook port it was given; readiness has no webhook or certificate check.
+    // The controllers replica: nothing listens on the webhook port it was given; readiness has no webhook or
+    // certificate check.
     const refused = await new Promise<string>((resolve) => {
-      const socket = connect(ctl.ports.webhook, '127.0.0.1', () => { socket.destroy(); resolve('connected'); });
+      const socket = connect(ctl.ports.webhook, '127.0.0.1', () => {
+        socket.destroy();
+        resolve('connected');
+      });
       socket.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     });
     expect(refused).toBe('ECONNREFUSED');
@@ -255,7 +288,9 @@ describe('split roles', () => {
       expect(started).toMatchObject({ role: 'webhook', leaderElection: false });
       expect(started?.identity).toBeUndefined();
       expect((await m.get('/readyz?verbose')).body).toMatch(/\[\+\]webhook ok/);
-      expect((await presentedCertificate(m.ports.webhook)).subjectAltName).toContain(`${Names.webhookService}.${ns}.svc`);
+      expect((await presentedCertificate(m.ports.webhook)).subjectAltName).toContain(
+        `${Names.webhookService}.${ns}.svc`,
+      );
     }
   }, 60_000);
 
@@ -277,12 +312,21 @@ describe('standbys watch the Lease', () => {
   // Retries far apart (a candidate waits 30 to 66 s between attempts), so a standby that takes a
   // released Lease within a few seconds can only have learned of the release from its watch.
   const SLOW_RETRY_MS = 30_000;
-  const SLOW = ['--leader-election-lease-duration=90s', '--leader-election-renew-deadline=60s', `--leader-election-retry-period=${SLOW_RETRY_MS / 1000}s`];
+  const SLOW = [
+    '--leader-election-lease-duration=90s',
+    '--leader-election-renew-deadline=60s',
+    `--leader-election-retry-period=${SLOW_RETRY_MS / 1000}s`,
+  ];
 
   it('a standby takes a released Lease at once, not at its next retry, through an ordinary optimistic write', async () => {
     await until('the Lease to be free', () => history.latest()?.holder === '', 30_000);
     const start = async (name: string) => {
-      const m = await ManagerProcess.start({ name, kubeconfigPath: envtest().kubeconfigPath, namespace: ns, args: SLOW });
+      const m = await ManagerProcess.start({
+        name,
+        kubeconfigPath: envtest().kubeconfigPath,
+        namespace: ns,
+        args: SLOW,
+      });
       processes.push(m);
       await m.waitReady();
       return m;
@@ -291,7 +335,11 @@ describe('standbys watch the Lease', () => {
     await settledLeader([leader], 30_000);
     const standby = await start('watch-b');
     // The standby has made its first attempt (it saw the holder) and is now in its long wait.
-    await until('the standby to observe the leader', () => logLines(standby).some((l) => l.msg === 'new leader observed' && l.leader === identityOf(leader)), 30_000);
+    await until(
+      'the standby to observe the leader',
+      () => logLines(standby).some((l) => l.msg === 'new leader observed' && l.leader === identityOf(leader)),
+      30_000,
+    );
     const mark = history.records.length;
     leader.signal('SIGTERM');
     expect(await exitOf(leader)).toEqual({ code: 0, signal: null });
@@ -301,10 +349,15 @@ describe('standbys watch the Lease', () => {
     const release = records.findIndex((r) => r.holder === '');
     expect(release).toBeGreaterThanOrEqual(0);
     const taken = records[release + 1];
-    expect(taken).toMatchObject({ holder: identityOf(standby), leaseTransitions: records[release].leaseTransitions + 1 });
+    expect(taken).toMatchObject({
+      holder: identityOf(standby),
+      leaseTransitions: records[release].leaseTransitions + 1,
+    });
     // Well inside the standby's shortest possible retry wait: the release woke it.
     expect(taken.acquireTime - records[release].renewTime).toBeLessThan(SLOW_RETRY_MS / 2);
-    process.stderr.write(`watched handover: release → new leader ${taken.acquireTime - records[release].renewTime}ms (retry period ${SLOW_RETRY_MS}ms)\n`);
+    process.stderr.write(
+      `watched handover: release → new leader ${taken.acquireTime - records[release].renewTime}ms (retry period ${SLOW_RETRY_MS}ms)\n`,
+    );
     await standby.stop();
   }, 120_000);
 });

@@ -14,11 +14,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Names, Paths, SecretKeys } from '../../lib/contract.js';
 import { envtest, restartApiServer } from '../envtest/state.js';
 import {
-  containerImage, createSidecarSet, deletePods, deleteSidecarSet, podBody, podReview, postReview, reviewPatch, setSidecarImage, until,
+  containerImage,
+  createSidecarSet,
+  deletePods,
+  deleteSidecarSet,
+  podBody,
+  podReview,
+  postReview,
+  reviewPatch,
+  setSidecarImage,
+  until,
   type SidecarSetParams,
 } from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
+import {
+  addEndpoint,
+  installRuntime,
+  kubeConfig,
+  removeEndpoint,
+  uninstallWebhooks,
+} from './support/runtime-cluster.js';
 
 const SLOW = 90_000; // bound for waits on the API server; never a speed assertion
 const kc = kubeConfig();
@@ -27,7 +42,11 @@ const suffix = randomBytes(3).toString('hex');
 const ns = `watch-${suffix}`;
 const podsNs = `watch-pods-${suffix}`;
 const sidecarSet: SidecarSetParams = {
-  name: `watch-${suffix}`, namespace: podsNs, appLabel: `watch-${suffix}`, container: `sidecar-${suffix}`, image: 'registry.invalid/sidecar:v1',
+  name: `watch-${suffix}`,
+  namespace: podsNs,
+  appLabel: `watch-${suffix}`,
+  container: `sidecar-${suffix}`,
+  image: 'registry.invalid/sidecar:v1',
 };
 let manager: ManagerProcess;
 let caPem = '';
@@ -35,9 +54,15 @@ let seq = 0;
 
 /** The sidecar image `manager` injects right now, asked directly (no API server involved). */
 async function injectedImage(): Promise<string | undefined> {
-  const res = await postReview(manager.ports.webhook, Paths.mutatePod, caPem, podReview(podBody('probe', sidecarSet.appLabel), podsNs));
+  const res = await postReview(
+    manager.ports.webhook,
+    Paths.mutatePod,
+    caPem,
+    podReview(podBody('probe', sidecarSet.appLabel), podsNs),
+  );
   // The container arrives as `add /spec/containers/<i>` (or the whole list); find it whatever the shape.
-  const containers = reviewPatch(res.body).filter((op) => op.path.startsWith('/spec/containers'))
+  const containers = reviewPatch(res.body)
+    .filter((op) => op.path.startsWith('/spec/containers'))
     .flatMap((op) => (Array.isArray(op.value) ? op.value : [op.value]) as Array<{ name?: string; image?: string }>);
   return containers.find((c) => c?.name === sidecarSet.container)?.image;
 }
@@ -52,8 +77,14 @@ beforeAll(async () => {
   await installRuntime(kc, ns);
   await core.createNamespace({ body: { metadata: { name: podsNs } } });
   manager = await ManagerProcess.start({
-    name: 'watch-a', kubeconfigPath: envtest().kubeconfigPath, namespace: ns,
-    args: ['--leader-election-lease-duration=40s', '--leader-election-renew-deadline=30s', '--leader-election-retry-period=2s'],
+    name: 'watch-a',
+    kubeconfigPath: envtest().kubeconfigPath,
+    namespace: ns,
+    args: [
+      '--leader-election-lease-duration=40s',
+      '--leader-election-renew-deadline=30s',
+      '--leader-election-retry-period=2s',
+    ],
   });
   await manager.waitReady();
   await addEndpoint(kc, ns, manager.name, manager.ports.webhook);
@@ -80,7 +111,13 @@ describe('manager watches across a kube-apiserver crash', () => {
     let probing = true;
     const prober = (async () => {
       while (probing) {
-        healthz.push({ at: Date.now(), status: await manager.get('/healthz').then((r) => r.status, (e: Error) => e.message) });
+        healthz.push({
+          at: Date.now(),
+          status: await manager.get('/healthz').then(
+            (r) => r.status,
+            (e: Error) => e.message,
+          ),
+        });
         await sleep(200);
       }
     })();
@@ -103,8 +140,10 @@ describe('manager watches across a kube-apiserver crash', () => {
     expect(manager.child.exitCode).toBeNull();
     expect((await manager.get('/readyz')).status).toBe(200);
     const unhealthy = healthz.filter((h) => h.status !== 200);
-    process.stderr.write(`kube-apiserver down/restarting for ${backAt - killedAt}ms; manager injected the new version ${convergedAt - backAt}ms after it was back; ` +
-      `/healthz probed ${healthz.length}×, not 200 ${unhealthy.length}× (${[...new Set(unhealthy.map((h) => h.status))].join(', ') || '-'})\n`);
+    process.stderr.write(
+      `kube-apiserver down/restarting for ${backAt - killedAt}ms; manager injected the new version ${convergedAt - backAt}ms after it was back; ` +
+        `/healthz probed ${healthz.length}×, not 200 ${unhealthy.length}× (${[...new Set(unhealthy.map((h) => h.status))].join(', ') || '-'})\n`,
+    );
     expect(healthz.at(-1)?.status).toBe(200);
     // The manager noticed the cut and re-established its watches (nothing was silently lost).
     expect(manager.logs()).toMatch(/"msg":"list\/watch failed; retrying with backoff"/);

@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url';
 
 const ENSURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'setup', 'ensure-docker-registry.sh');
 
-export interface RegistryAuth { username: string; password: string }
+export interface RegistryAuth {
+  username: string;
+  password: string;
+}
 
 export class RegistryProcess {
   private child?: ChildProcess;
@@ -35,13 +38,19 @@ export class RegistryProcess {
     ];
     if (this.auth) {
       // The registry accepts bcrypt entries only; htpasswd -B writes one.
-      const entry = execFileSync('htpasswd', ['-Bbn', this.auth.username, this.auth.password], { encoding: 'utf8' }).trim();
+      const entry = execFileSync('htpasswd', ['-Bbn', this.auth.username, this.auth.password], {
+        encoding: 'utf8',
+      }).trim();
       writeFileSync(join(this.dir, 'htpasswd'), `${entry}\n`);
       lines.push(`auth: { htpasswd: { realm: test-registry, path: ${join(this.dir, 'htpasswd')} } }`);
     }
     writeFileSync(join(this.dir, 'config.yml'), `${lines.join('\n')}\n`);
-    const child = (this.child = spawn('docker-registry', ['serve', join(this.dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] }));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.stderr = (this.stderr + d).slice(-4000); });
+    const child = (this.child = spawn('docker-registry', ['serve', join(this.dir, 'config.yml')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      this.stderr = (this.stderr + d).slice(-4000);
+    });
     await this.waitReady();
     return this;
   }
@@ -49,8 +58,12 @@ export class RegistryProcess {
   private async waitReady(): Promise<void> {
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
-      if (this.child?.exitCode !== null) throw new Error(`docker-registry exited with ${this.child?.exitCode}:\n${this.stderr}`);
-      const status = await fetch(`http://${this.host}/v2/`).then((r) => r.status, () => 0);
+      if (this.child?.exitCode !== null)
+        throw new Error(`docker-registry exited with ${this.child?.exitCode}:\n${this.stderr}`);
+      const status = await fetch(`http://${this.host}/v2/`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status === 200 || status === 401) return;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -2,7 +2,14 @@
 // label selectors, a quiet watch that outlives client-node's 30s abort, and convergence after
 // the API server restarts (which cuts every watch) with changes made while we were cut off.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesObject,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,8 +52,10 @@ function informer<T extends KubernetesObject>(options: Omit<InformerOptions<T>, 
   return { inf, events, registry };
 }
 
-const configMap = (name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}) =>
-  ({ metadata: { name, labels }, data });
+const configMap = (name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}) => ({
+  metadata: { name, labels },
+  data,
+});
 
 beforeAll(async () => {
   for (const name of [ns, otherNs]) await core.createNamespace({ body: { metadata: { name } } });
@@ -59,15 +68,23 @@ afterAll(async () => {
 describe('Informer on a real API server', () => {
   it('delivers add, update and delete for core objects and keeps the cache equal to the server', async () => {
     await core.createNamespacedConfigMap({ namespace: ns, body: configMap('before-start', { v: '1' }) });
-    const { inf, events } = informer<V1ConfigMap>({ path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: ns }) });
+    const { inf, events } = informer<V1ConfigMap>({
+      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: ns }),
+    });
     await inf.start();
     await inf.waitForSync();
     expect(events).toContain('add before-start');
 
     await core.createNamespacedConfigMap({ namespace: ns, body: configMap('created', { v: '1' }) });
-    await core.replaceNamespacedConfigMap({ name: 'before-start', namespace: ns, body: configMap('before-start', { v: '2' }) });
+    await core.replaceNamespacedConfigMap({
+      name: 'before-start',
+      namespace: ns,
+      body: configMap('before-start', { v: '2' }),
+    });
     await core.deleteNamespacedConfigMap({ name: 'created', namespace: ns });
-    await until('all three events', () => ['add created', 'update before-start', 'delete created'].every((e) => events.includes(e)));
+    await until('all three events', () =>
+      ['add created', 'update before-start', 'delete created'].every((e) => events.includes(e)),
+    );
     expect(inf.store.getByName('before-start', ns)?.data).toEqual({ v: '2' });
     expect(inf.store.getByName('created', ns)).toBeUndefined();
     expect(inf.store.getByName('before-start', ns)?.kind).toBe('ConfigMap');
@@ -75,7 +92,8 @@ describe('Informer on a real API server', () => {
 
   it('honours label selectors', async () => {
     const { inf, events } = informer<V1ConfigMap>({
-      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: ns }), labelSelector: 'pick=me',
+      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: ns }),
+      labelSelector: 'pick=me',
     });
     await inf.start();
     await inf.waitForSync();
@@ -93,9 +111,17 @@ describe('Informer on a real API server', () => {
       body: {
         metadata: { name: `widgets.${group}` },
         spec: {
-          group, scope: 'Namespaced',
+          group,
+          scope: 'Namespaced',
           names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+            },
+          ],
         },
       },
     });
@@ -103,13 +129,18 @@ describe('Informer on a real API server', () => {
       const crd = await ext.readCustomResourceDefinition({ name: `widgets.${group}` });
       return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
     });
-    const { inf, events } = informer<KubernetesObject & { spec?: unknown }>({ path: resourcePath({ group, version: 'v1', plural: 'widgets' }) });
+    const { inf, events } = informer<KubernetesObject & { spec?: unknown }>({
+      path: resourcePath({ group, version: 'v1', plural: 'widgets' }),
+    });
     await inf.start();
     await inf.waitForSync();
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     for (const namespace of [ns, otherNs]) {
       await custom.createNamespacedCustomObject({
-        group, version: 'v1', namespace, plural: 'widgets',
+        group,
+        version: 'v1',
+        namespace,
+        plural: 'widgets',
         body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w' }, spec: { size: 3 } },
       });
     }
@@ -122,7 +153,8 @@ describe('Informer on a real API server', () => {
     const quietNs = `informer-quiet-${suffix}`;
     await core.createNamespace({ body: { metadata: { name: quietNs } } });
     const { inf, events, registry } = informer<V1ConfigMap>({
-      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: quietNs }), watchTimeoutSeconds: 600,
+      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: quietNs }),
+      watchTimeoutSeconds: 600,
     });
     await inf.start();
     await inf.waitForSync();
@@ -134,72 +166,101 @@ describe('Informer on a real API server', () => {
     expect(inf.health().healthy).toBe(true);
   }, 90_000);
 
-  it.each(['graceful', 'kill'] as const)('converges after a %s API server restart, including changes made while it was cut off', async (mode) => {
-    const restartNs = `informer-restart-${mode}-${suffix}`;
-    await core.createNamespace({ body: { metadata: { name: restartNs } } });
-    for (const name of ['keep', 'change', 'remove']) {
-      await core.createNamespacedConfigMap({ namespace: restartNs, body: configMap(name, { v: '1' }) });
-    }
-    // A long first backoff leaves a window after the restart in which we make changes unseen.
-    const { inf, events, registry } = informer<V1ConfigMap>({
-      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: restartNs }), backoff: { initialMs: 4000, maxMs: 8000 },
-    });
-    await inf.start();
-    await inf.waitForSync();
-    events.length = 0;
+  it.each(['graceful', 'kill'] as const)(
+    'converges after a %s API server restart, including changes made while it was cut off',
+    async (mode) => {
+      const restartNs = `informer-restart-${mode}-${suffix}`;
+      await core.createNamespace({ body: { metadata: { name: restartNs } } });
+      for (const name of ['keep', 'change', 'remove']) {
+        await core.createNamespacedConfigMap({ namespace: restartNs, body: configMap(name, { v: '1' }) });
+      }
+      // A long first backoff leaves a window after the restart in which we make changes unseen.
+      const { inf, events, registry } = informer<V1ConfigMap>({
+        path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: restartNs }),
+        backoff: { initialMs: 4000, maxMs: 8000 },
+      });
+      await inf.start();
+      await inf.waitForSync();
+      events.length = 0;
 
-    await restartApiServer(mode);
-    await core.replaceNamespacedConfigMap({ name: 'change', namespace: restartNs, body: configMap('change', { v: '2' }) });
-    await core.deleteNamespacedConfigMap({ name: 'remove', namespace: restartNs });
-    await core.createNamespacedConfigMap({ namespace: restartNs, body: configMap('new', { v: '1' }) });
+      await restartApiServer(mode);
+      await core.replaceNamespacedConfigMap({
+        name: 'change',
+        namespace: restartNs,
+        body: configMap('change', { v: '2' }),
+      });
+      await core.deleteNamespacedConfigMap({ name: 'remove', namespace: restartNs });
+      await core.createNamespacedConfigMap({ namespace: restartNs, body: configMap('new', { v: '1' }) });
 
-    const serverState = async () => Object.fromEntries((await core.listNamespacedConfigMap({ namespace: restartNs })).items
-      .map((c) => [c.metadata?.name, c.data ?? {}]));
-    const cacheState = () => Object.fromEntries(inf.store.list().map((c) => [c.metadata?.name, c.data ?? {}]));
-    const expected = await serverState();
-    await until('the cache to converge', () => JSON.stringify(cacheState()) === JSON.stringify(expected));
-    expect(cacheState()).toEqual(expected);
-    expect(events.sort()).toEqual(expect.arrayContaining(['add new', 'delete remove', 'update change']));
-    expect(events).not.toContain('update keep'); // unchanged objects make no noise after a relist
-    const restarts = (await samples(registry, 'informer_watch_restarts_total')).reduce((n, s) => n + s.value, 0);
-    expect(restarts).toBeGreaterThan(0);
+      const serverState = async () =>
+        Object.fromEntries(
+          (await core.listNamespacedConfigMap({ namespace: restartNs })).items.map((c) => [
+            c.metadata?.name,
+            c.data ?? {},
+          ]),
+        );
+      const cacheState = () => Object.fromEntries(inf.store.list().map((c) => [c.metadata?.name, c.data ?? {}]));
+      const expected = await serverState();
+      await until('the cache to converge', () => JSON.stringify(cacheState()) === JSON.stringify(expected));
+      expect(cacheState()).toEqual(expected);
+      expect(events.sort()).toEqual(expect.arrayContaining(['add new', 'delete remove', 'update change']));
+      expect(events).not.toContain('update keep'); // unchanged objects make no noise after a relist
+      const restarts = (await samples(registry, 'informer_watch_restarts_total')).reduce((n, s) => n + s.value, 0);
+      expect(restarts).toBeGreaterThan(0);
 
-    // And it keeps following new changes on the re-established watch.
-    await core.createNamespacedConfigMap({ namespace: restartNs, body: configMap('after-restart') });
-    await until('an event after the restart', () => events.includes('add after-restart'));
-    expect(inf.health().healthy).toBe(true);
-  }, SLOW * 2);
+      // And it keeps following new changes on the re-established watch.
+      await core.createNamespacedConfigMap({ namespace: restartNs, body: configMap('after-restart') });
+      await until('an event after the restart', () => events.includes('add after-restart'));
+      expect(inf.health().healthy).toBe(true);
+    },
+    SLOW * 2,
+  );
 });
 
 describe('Informer behind a connection that goes silent', () => {
-  it('detects the stalled watch, re-watches, and catches up on what it missed', async () => {
-    const proxy = await BlackholeProxy.start(new URL(state.server));
-    const viaProxy = new KubeConfig();
-    viaProxy.loadFromFile(state.kubeconfigPath);
-    // The serving certificate covers 127.0.0.1 whatever the port, so TLS passes straight through.
-    viaProxy.clusters = viaProxy.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${proxy.port}` }));
-    const stallNs = `informer-stall-${suffix}`;
-    await core.createNamespace({ body: { metadata: { name: stallNs } } });
-    const registry = new Registry();
-    const inf = new Informer<V1ConfigMap>({
-      kubeConfig: viaProxy, logger, registry, path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: stallNs }),
-      watchTimeoutSeconds: 60, stallTimeoutMs: 5_000, backoff: { initialMs: 200, maxMs: 1_000 },
-    });
-    informers.push(inf as unknown as Informer<KubernetesObject>);
-    try {
-      await inf.start();
-      await inf.waitForSync();
-      await sleep(500); // let the watch connect
-      proxy.freezeOpenConnections(); // no FIN, no RST: the stream just stops, as behind a dead LB
-      await core.createNamespacedConfigMap({ namespace: stallNs, body: configMap('sent-into-the-void') });
-      await until('the missed object after the re-watch', () => inf.store.getByName('sent-into-the-void', stallNs) !== undefined, 60_000);
-      const stalled = (await samples(registry, 'informer_watch_restarts_total')).find((x) => x.labels.reason === 'stalled');
-      expect(stalled?.value).toBeGreaterThanOrEqual(1);
-    } finally {
-      await inf.stop();
-      proxy.close();
-    }
-  }, SLOW);
+  it(
+    'detects the stalled watch, re-watches, and catches up on what it missed',
+    async () => {
+      const proxy = await BlackholeProxy.start(new URL(state.server));
+      const viaProxy = new KubeConfig();
+      viaProxy.loadFromFile(state.kubeconfigPath);
+      // The serving certificate covers 127.0.0.1 whatever the port, so TLS passes straight through.
+      viaProxy.clusters = viaProxy.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${proxy.port}` }));
+      const stallNs = `informer-stall-${suffix}`;
+      await core.createNamespace({ body: { metadata: { name: stallNs } } });
+      const registry = new Registry();
+      const inf = new Informer<V1ConfigMap>({
+        kubeConfig: viaProxy,
+        logger,
+        registry,
+        path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: stallNs }),
+        watchTimeoutSeconds: 60,
+        stallTimeoutMs: 5_000,
+        backoff: { initialMs: 200, maxMs: 1_000 },
+      });
+      informers.push(inf as unknown as Informer<KubernetesObject>);
+      try {
+        await inf.start();
+        await inf.waitForSync();
+        await sleep(500); // let the watch connect
+        proxy.freezeOpenConnections(); // no FIN, no RST: the stream just stops, as behind a dead LB
+        await core.createNamespacedConfigMap({ namespace: stallNs, body: configMap('sent-into-the-void') });
+        await until(
+          'the missed object after the re-watch',
+          () => inf.store.getByName('sent-into-the-void', stallNs) !== undefined,
+          60_000,
+        );
+        const stalled = (await samples(registry, 'informer_watch_restarts_total')).find(
+          (x) => x.labels.reason === 'stalled',
+        );
+        expect(stalled?.value).toBeGreaterThanOrEqual(1);
+      } finally {
+        await inf.stop();
+        proxy.close();
+      }
+    },
+    SLOW,
+  );
 });
 
 /** A TCP proxy whose open connections can be frozen: kept open, but nothing flows any more. */
@@ -212,10 +273,18 @@ class BlackholeProxy {
   private constructor(target: URL) {
     this.server = createServer((client) => {
       const upstream = connect(Number(target.port), target.hostname);
-      for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
-        from.on('data', (chunk) => { if (!this.frozen.has(from)) to.write(chunk); });
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        from.on('data', (chunk) => {
+          if (!this.frozen.has(from)) to.write(chunk);
+        });
         from.on('error', () => to.destroy());
-        from.on('close', () => { to.destroy(); this.sockets.delete(from); });
+        from.on('close', () => {
+          to.destroy();
+          this.sockets.delete(from);
+        });
         this.sockets.add(from);
       }
     });
@@ -242,10 +311,14 @@ describe('Controller fed by an informer on a real API server', () => {
   it('reconciles every object, and again when it changes', async () => {
     const ctrlNs = `controller-${suffix}`;
     await core.createNamespace({ body: { metadata: { name: ctrlNs } } });
-    const { inf } = informer<V1ConfigMap>({ path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: ctrlNs }) });
+    const { inf } = informer<V1ConfigMap>({
+      path: resourcePath({ version: 'v1', plural: 'configmaps', namespace: ctrlNs }),
+    });
     const reconciled: string[] = [];
     const controller = new Controller({
-      name: 'configmap-test', workers: 2, logger,
+      name: 'configmap-test',
+      workers: 2,
+      logger,
       reconcile: async (req) => {
         const cm = inf.store.getByName(req.name, req.namespace);
         reconciled.push(`${req.name}=${cm?.data?.v ?? 'gone'}`);

@@ -33,7 +33,9 @@ function elect(leaseName: string, identity: string) {
   const elector = new LeaderElector({
     lock: new LeaseLock(kubeConfig.makeApiClient(CoordinationV1Api), NS, leaseName),
     identity,
-    leaseDurationMs: LEASE_MS, renewDeadlineMs: RENEW_MS, retryPeriodMs: RETRY_MS,
+    leaseDurationMs: LEASE_MS,
+    renewDeadlineMs: RENEW_MS,
+    retryPeriodMs: RETRY_MS,
     callbacks: { onStartedLeading: () => undefined, onStoppedLeading: (reason) => stopped.push(reason) },
     logger,
   });
@@ -61,7 +63,8 @@ describe('LeaderElector on a real API server', () => {
     const lease = `le-three-${randomBytes(3).toString('hex')}`;
     const all = ['a', 'b', 'c'].map((id) => elect(lease, `${id}-${lease}`).elector);
     const leader = await waitForSingleLeader(all, 30_000);
-    for (let i = 0; i < 40; i++) { // 4s: several renewals, never a second leader
+    for (let i = 0; i < 40; i++) {
+      // 4s: several renewals, never a second leader
       expect(await waitForSingleLeader(all, 30_000)).toBe(leader);
       await sleep(100);
     }

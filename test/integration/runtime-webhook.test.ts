@@ -8,7 +8,13 @@
 // in IPv4 EndpointSlices ("may not be in the loopback range") but dials an FQDN-type slice's
 // dotted quad as-is (with --enable-aggregator-routing), so all traffic stays on loopback.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AdmissionregistrationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  DiscoveryV1Api,
+  KubeConfig,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
@@ -35,7 +41,13 @@ const MUTATE_LABEL = 'kruise-ts.test/mutate';
 const MUTATED_BY = 'kruise-ts.test/mutated-by';
 const cleanups: Array<() => unknown> = [];
 
-interface Replica { name: string; port: number; server: WebhookServer; certs: SelfManagedCertificates; health: HealthServer }
+interface Replica {
+  name: string;
+  port: number;
+  server: WebhookServer;
+  certs: SelfManagedCertificates;
+  health: HealthServer;
+}
 const replicas: Replica[] = [];
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = SLOW): Promise<void> {
@@ -48,7 +60,10 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, timeo
 
 /** What the EndpointSlice controller would publish: one slice per ready replica. */
 async function publishEndpoints(ready: Replica[]): Promise<void> {
-  const existing = await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: `kubernetes.io/service-name=${service}` });
+  const existing = await discovery.listNamespacedEndpointSlice({
+    namespace: ns,
+    labelSelector: `kubernetes.io/service-name=${service}`,
+  });
   for (const slice of existing.items) {
     if (!ready.some((r) => slice.metadata?.name === `${service}-${r.name}`)) {
       await discovery.deleteNamespacedEndpointSlice({ name: slice.metadata!.name!, namespace: ns });
@@ -74,16 +89,25 @@ async function startReplica(name: string): Promise<Replica> {
   cleanups.push(dir.remove);
   const port = await freePort();
   const server = new WebhookServer({ certDir: dir.path, logger, registry: new Registry(), port, host: '127.0.0.1' });
-  server.register('/mutate-configmap', mutating(async (req) => {
-    // Slow enough that admissions are in flight whenever a replica stops: cutting them would fail
-    // the API call (an abrupt stop here loses several; checked by hand).
-    await sleep(100);
-    const labels = ((req.object?.metadata as { labels?: Record<string, string> } | undefined)?.labels) ?? {};
-    return labels[MUTATED_BY] ? { allowed: true } : patch([{ op: 'add', path: pointer('metadata', 'labels', MUTATED_BY), value: name }]);
-  }));
+  server.register(
+    '/mutate-configmap',
+    mutating(async (req) => {
+      // Slow enough that admissions are in flight whenever a replica stops: cutting them would fail
+      // the API call (an abrupt stop here loses several; checked by hand).
+      await sleep(100);
+      const labels = (req.object?.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {};
+      return labels[MUTATED_BY]
+        ? { allowed: true }
+        : patch([{ op: 'add', path: pointer('metadata', 'labels', MUTATED_BY), value: name }]);
+    }),
+  );
   let started = false;
   const certs = new SelfManagedCertificates({
-    secrets: new KubeSecretStore(core, ns, 'hooks-certs'), certDir: dir.path, serviceName: service, namespace: ns, logger,
+    secrets: new KubeSecretStore(core, ns, 'hooks-certs'),
+    certDir: dir.path,
+    serviceName: service,
+    namespace: ns,
+    logger,
     caBundleTargets: [new WebhookConfigurationTarget(admission, 'mutating', mwc)],
     onCertificatesWritten: () => (started ? server.reloadCertificates() : undefined),
   });
@@ -96,7 +120,11 @@ async function startReplica(name: string): Promise<Replica> {
   health.addReadinessCheck('webhook', webhookSelfCheck({ port, caPem: () => certs.caPem() }));
   await health.start();
   const replica = { name, port, server, certs, health };
-  cleanups.push(() => health.stop(), () => certs.stop(), () => server.stop());
+  cleanups.push(
+    () => health.stop(),
+    () => certs.stop(),
+    () => server.stop(),
+  );
   replicas.push(replica);
   return replica;
 }
@@ -104,26 +132,33 @@ async function startReplica(name: string): Promise<Replica> {
 let seq = 0;
 async function createLabelled(): Promise<V1ConfigMap> {
   return core.createNamespacedConfigMap({
-    namespace: ns, body: { metadata: { name: `cm-${seq++}`, labels: { [MUTATE_LABEL]: 'true' } }, data: { k: 'v' } },
+    namespace: ns,
+    body: { metadata: { name: `cm-${seq++}`, labels: { [MUTATE_LABEL]: 'true' } }, data: { k: 'v' } },
   });
 }
 
 beforeAll(async () => {
   await core.createNamespace({ body: { metadata: { name: ns } } });
   await core.createNamespacedService({
-    namespace: ns, body: { metadata: { name: service }, spec: { ports: [{ name: 'https', port: 443, targetPort: 'https' }] } },
+    namespace: ns,
+    body: { metadata: { name: service }, spec: { ports: [{ name: 'https', port: 443, targetPort: 'https' }] } },
   });
   await admission.createMutatingWebhookConfiguration({
     body: {
       metadata: { name: mwc },
-      webhooks: [{
-        name: 'configmaps.kruise-ts.test',
-        clientConfig: { service: { namespace: ns, name: service, port: 443, path: '/mutate-configmap' } },
-        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
-        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
-        objectSelector: { matchLabels: { [MUTATE_LABEL]: 'true' } },
-        sideEffects: 'None', admissionReviewVersions: ['v1', 'v1beta1'], failurePolicy: 'Fail', timeoutSeconds: 10,
-      }],
+      webhooks: [
+        {
+          name: 'configmaps.kruise-ts.test',
+          clientConfig: { service: { namespace: ns, name: service, port: 443, path: '/mutate-configmap' } },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+          objectSelector: { matchLabels: { [MUTATE_LABEL]: 'true' } },
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1', 'v1beta1'],
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+        },
+      ],
     },
   });
   cleanups.push(() => admission.deleteMutatingWebhookConfiguration({ name: mwc }));
@@ -136,64 +171,76 @@ afterAll(async () => {
 });
 
 describe('API server → webhook round trip', () => {
-  it('mutates objects created through the API, over TLS trusted via the injected caBundle', async () => {
-    // The API server learns about the configuration and its caBundle asynchronously.
-    await until('a created ConfigMap to come back mutated', async () => {
-      try {
-        return (await createLabelled()).metadata?.labels?.[MUTATED_BY] !== undefined;
-      } catch {
-        return false;
-      }
-    });
-    const cm = await createLabelled();
-    expect(['a', 'b']).toContain(cm.metadata?.labels?.[MUTATED_BY]);
-    const plain = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: `plain-${suffix}` } } });
-    expect(plain.metadata?.labels?.[MUTATED_BY]).toBeUndefined();
-    for (const r of replicas) {
-      const ready = await fetch(`http://127.0.0.1:${r.health.port()}/readyz?verbose`);
-      expect(await ready.text()).toContain('[+]webhook ok');
-    }
-  }, SLOW);
-
-  it('loses no admission while one of two replicas drains and stops', async () => {
-    const failures: string[] = [];
-    const admitted: Array<{ phase: string; by: string }> = [];
-    let phase = 'both serving';
-    let running = true;
-    const creator = async () => {
-      while (running) {
-        const during = phase;
+  it(
+    'mutates objects created through the API, over TLS trusted via the injected caBundle',
+    async () => {
+      // The API server learns about the configuration and its caBundle asynchronously.
+      await until('a created ConfigMap to come back mutated', async () => {
         try {
-          const cm = await createLabelled();
-          admitted.push({ phase: during, by: cm.metadata?.labels?.[MUTATED_BY] ?? 'nobody' });
-        } catch (e) {
-          failures.push(`${during}: ${(e as Error).message.slice(0, 300)}`);
+          return (await createLabelled()).metadata?.labels?.[MUTATED_BY] !== undefined;
+        } catch {
+          return false;
         }
+      });
+      const cm = await createLabelled();
+      expect(['a', 'b']).toContain(cm.metadata?.labels?.[MUTATED_BY]);
+      const plain = await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: `plain-${suffix}` } },
+      });
+      expect(plain.metadata?.labels?.[MUTATED_BY]).toBeUndefined();
+      for (const r of replicas) {
+        const ready = await fetch(`http://127.0.0.1:${r.health.port()}/readyz?verbose`);
+        expect(await ready.text()).toContain('[+]webhook ok');
       }
-    };
-    const count = (p: string, by?: string) => admitted.filter((a) => a.phase === p && (by === undefined || a.by === by)).length;
-    const load = Promise.all([creator(), creator(), creator(), creator()]);
-    await until('objects admitted with both replicas serving', () => count(phase) >= 30);
-    // Stop the replica carrying the most traffic (the API server keeps connections alive, so it
-    // may be carrying all of it): the drain must move every caller to the other one.
-    const [leaving, staying] = [...replicas].sort((x, y) => count(phase, y.name) - count(phase, x.name));
-    expect(count(phase, leaving.name)).toBeGreaterThan(0);
+    },
+    SLOW,
+  );
 
-    // SIGTERM path: readiness fails, the endpoints drop the replica, it serves through a drain window, then stops.
-    leaving.health.markShuttingDown();
-    expect((await fetch(`http://127.0.0.1:${leaving.health.port()}/readyz`)).status).toBe(500);
-    await publishEndpoints([staying]);
-    leaving.server.drain();
-    phase = 'draining';
-    await until('objects admitted during the drain window', () => count('draining') >= 40);
-    await leaving.server.stop();
-    phase = 'stopped';
-    await until('objects admitted after the stop', () => count('stopped') >= 80);
-    running = false;
-    await load;
+  it(
+    'loses no admission while one of two replicas drains and stops',
+    async () => {
+      const failures: string[] = [];
+      const admitted: Array<{ phase: string; by: string }> = [];
+      let phase = 'both serving';
+      let running = true;
+      const creator = async () => {
+        while (running) {
+          const during = phase;
+          try {
+            const cm = await createLabelled();
+            admitted.push({ phase: during, by: cm.metadata?.labels?.[MUTATED_BY] ?? 'nobody' });
+          } catch (e) {
+            failures.push(`${during}: ${(e as Error).message.slice(0, 300)}`);
+          }
+        }
+      };
+      const count = (p: string, by?: string) =>
+        admitted.filter((a) => a.phase === p && (by === undefined || a.by === by)).length;
+      const load = Promise.all([creator(), creator(), creator(), creator()]);
+      await until('objects admitted with both replicas serving', () => count(phase) >= 30);
+      // Stop the replica carrying the most traffic (the API server keeps connections alive, so it
+      // may be carrying all of it): the drain must move every caller to the other one.
+      const [leaving, staying] = [...replicas].sort((x, y) => count(phase, y.name) - count(phase, x.name));
+      expect(count(phase, leaving.name)).toBeGreaterThan(0);
 
-    expect(failures).toEqual([]);
-    expect(admitted.filter((a) => a.by === 'nobody')).toEqual([]);
-    expect(count('stopped', leaving.name)).toBe(0);
-  }, SLOW);
+      // SIGTERM path: readiness fails, the endpoints drop the replica, it serves through a drain window, then stops.
+      leaving.health.markShuttingDown();
+      expect((await fetch(`http://127.0.0.1:${leaving.health.port()}/readyz`)).status).toBe(500);
+      await publishEndpoints([staying]);
+      leaving.server.drain();
+      phase = 'draining';
+      await until('objects admitted during the drain window', () => count('draining') >= 40);
+      await leaving.server.stop();
+      phase = 'stopped';
+      await until('objects admitted after the stop', () => count('stopped') >= 80);
+      running = false;
+      await load;
+
+      expect(failures).toEqual([]);
+      expect(admitted.filter((a) => a.by === 'nobody')).toEqual([]);
+      expect(count('stopped', leaving.name)).toBe(0);
+    },
+    SLOW,
+  );
 });

@@ -17,9 +17,22 @@ import { SidecarSetAnnotations } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
 import { kubectlApply, objectPath } from './support/apply.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
+import {
+  addEndpoint,
+  installRuntime,
+  kubeConfig,
+  removeEndpoint,
+  uninstallWebhooks,
+} from './support/runtime-cluster.js';
 import { generateCases, NAMESPACES, type DiffCase, type Json } from './support/sidecarset-differential-cases.js';
-import { ApiClient, compare, deleteRun, record, type Difference, type Recording } from './support/sidecarset-differential.js';
+import {
+  ApiClient,
+  compare,
+  deleteRun,
+  record,
+  type Difference,
+  type Recording,
+} from './support/sidecarset-differential.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 
 const SEED = Number(process.env.SCDIFF_SEED ?? 20261123);
@@ -32,44 +45,66 @@ const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
  * Differences accepted on purpose, each with its reason. A difference matching none fails the
  * test; so does an entry that no longer matches anything (the list must stay true).
  */
-const INTENDED_DIFFERENCES: Array<{ name: string; why: string; matches: (d: Difference) => boolean; /** Not in every run (upstream is not deterministic). */ sometimes?: true }> = [
+const INTENDED_DIFFERENCES: Array<{
+  name: string;
+  why: string;
+  matches: (d: Difference) => boolean;
+  /** Not in every run (upstream is not deterministic). */ sometimes?: true;
+}> = [
   {
     name: 'order of what several SidecarSets inject',
-    why: 'upstream takes the matching SidecarSets from its cache index (namespace-scoped, then cluster-wide) in Go map order, '
-      + 'which changes from one request to the next; this runtime injects in a fixed order (the same groups, then by name). '
-      + 'Only the order differs: the same containers, volumes and pull secrets, named by the same SidecarSets.',
-    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && injectedSets(d.ours!.object) > 1
-      && equal(byName(d.upstream!.object), byName(d.ours!.object)),
+    why:
+      'upstream takes the matching SidecarSets from its cache index (namespace-scoped, then cluster-wide) in Go map order, ' +
+      'which changes from one request to the next; this runtime injects in a fixed order (the same groups, then by name). ' +
+      'Only the order differs: the same containers, volumes and pull secrets, named by the same SidecarSets.',
+    matches: (d) =>
+      d.kind === 'object' &&
+      d.key.includes(' pod ') &&
+      injectedSets(d.ours!.object) > 1 &&
+      equal(byName(d.upstream!.object), byName(d.ours!.object)),
     sometimes: true,
   },
   {
     name: 'which SidecarSet wins a container or volume name several inject',
-    why: 'upstream admits SidecarSets with the same container name when its loose overlap check (pkg/util/selector.go) deems their '
-      + 'selectors disjoint although both select the pod; the last one injected replaces the other, and upstream\'s order is Go map '
-      + 'order (see above). This runtime applies the same rules in its fixed order. Same names everywhere, different winner.',
-    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && injectedSets(d.ours!.object) > 1 && sharesNames(d.key)
-      && equal(namesOnly(byName(d.upstream!.object)), namesOnly(byName(d.ours!.object))),
+    why:
+      'upstream admits SidecarSets with the same container name when its loose overlap check (pkg/util/selector.go) deems their ' +
+      "selectors disjoint although both select the pod; the last one injected replaces the other, and upstream's order is Go map " +
+      'order (see above). This runtime applies the same rules in its fixed order. Same names everywhere, different winner.',
+    matches: (d) =>
+      d.kind === 'object' &&
+      d.key.includes(' pod ') &&
+      injectedSets(d.ours!.object) > 1 &&
+      sharesNames(d.key) &&
+      equal(namesOnly(byName(d.upstream!.object)), namesOnly(byName(d.ours!.object))),
     sometimes: true,
   },
   {
     name: 'updateStrategy.type other than RollingUpdate or NotUpdate (and what follows in that case)',
-    why: 'the runtime flavour\'s SidecarSet CRD (rendered by the constructs) enumerates the two types upstream implements, so the '
-      + 'API server refuses a typo; upstream\'s CRD takes any string and its webhook does not check it (its controller then rolls '
-      + 'as RollingUpdate). Later requests of the same case differ as a consequence (an update of a SidecarSet that does not exist).',
-    matches: (d) => caseOf(d.key).some((spec) => ![undefined, 'RollingUpdate', 'NotUpdate'].includes(spec?.updateStrategy?.type)),
+    why:
+      "the runtime flavour's SidecarSet CRD (rendered by the constructs) enumerates the two types upstream implements, so the " +
+      "API server refuses a typo; upstream's CRD takes any string and its webhook does not check it (its controller then rolls " +
+      'as RollingUpdate). Later requests of the same case differ as a consequence (an update of a SidecarSet that does not exist).',
+    matches: (d) =>
+      caseOf(d.key).some((spec) => ![undefined, 'RollingUpdate', 'NotUpdate'].includes(spec?.updateStrategy?.type)),
     sometimes: true,
   },
   {
     name: 'kruise.io/sidecarset-inject-ignore',
-    why: 'an opt-out this runtime adds (lib/contract.ts SidecarSetAnnotations.injectIgnore): a pod annotated "true" is left as '
-      + 'sent; upstream v1.8.3 has no such annotation and injects it. Upstream users never set it, so nothing changes for them.',
-    matches: (d) => d.kind === 'object' && d.key.includes(' pod ') && d.ours!.object.metadata?.annotations?.[SidecarSetAnnotations.injectIgnore] === 'true'
-      && injectedSets(d.ours!.object) === injectedSets(podSent(d.key)) && injectedSets(d.upstream!.object) > injectedSets(podSent(d.key)),
+    why:
+      'an opt-out this runtime adds (lib/contract.ts SidecarSetAnnotations.injectIgnore): a pod annotated "true" is left as ' +
+      'sent; upstream v1.8.3 has no such annotation and injects it. Upstream users never set it, so nothing changes for them.',
+    matches: (d) =>
+      d.kind === 'object' &&
+      d.key.includes(' pod ') &&
+      d.ours!.object.metadata?.annotations?.[SidecarSetAnnotations.injectIgnore] === 'true' &&
+      injectedSets(d.ours!.object) === injectedSets(podSent(d.key)) &&
+      injectedSets(d.upstream!.object) > injectedSets(podSent(d.key)),
   },
 ];
 
 const equal = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const injectedSets = (pod: Json): number => (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean).length;
+const injectedSets = (pod: Json): number =>
+  (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean).length;
 
 /** The pod an entry sent. */
 function podSent(key: string): Json {
@@ -86,14 +121,18 @@ function caseOf(key: string): Json[] {
 /** Whether two SidecarSets of the entry's case inject a container, init container or volume of the same name. */
 function sharesNames(key: string): boolean {
   const sets = cases.find((c) => c.id === key.split(' ')[0])?.sets ?? [];
-  const names = (s: Json) => new Set<string>(['containers', 'initContainers', 'volumes'].flatMap((l) => (s.spec[l] ?? []).map((x: Json) => `${l}/${x.name}`)));
+  const names = (s: Json) =>
+    new Set<string>(
+      ['containers', 'initContainers', 'volumes'].flatMap((l) => (s.spec[l] ?? []).map((x: Json) => `${l}/${x.name}`)),
+    );
   return sets.length > 1 && [...names(sets[0])].some((n) => names(sets[1]).has(n));
 }
 
 /** `pod` with containers and volumes reduced to their names. */
 function namesOnly(pod: Json): Json {
   const out = structuredClone(pod);
-  for (const list of ['containers', 'initContainers', 'volumes']) out.spec[list] = out.spec[list]?.map((x: Json) => x.name);
+  for (const list of ['containers', 'initContainers', 'volumes'])
+    out.spec[list] = out.spec[list]?.map((x: Json) => x.name);
   return out;
 }
 
@@ -145,7 +184,10 @@ async function runUpstream(): Promise<Recording> {
   // Earlier suites may have left the runtime flavour's objects under the same names (another field manager).
   await removeSidecarSetCrd();
   await removeOutputObjects(false);
-  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), { serverSide: true, fieldManager: 'kruise-ha' });
+  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), {
+    serverSide: true,
+    fieldManager: 'kruise-ha',
+  });
   if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
   upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-scdiff`, runDir);
   await removeEndpoint(kc, rendered.namespace, upstream.name);
@@ -164,7 +206,9 @@ async function runUpstream(): Promise<Recording> {
 
 /** Deletes the default output's objects (never Namespaces; CRDs only if `crds`) that exist. */
 async function removeOutputObjects(crds: boolean): Promise<void> {
-  for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[]) {
+  for (const o of [...objects]
+    .reverse()
+    .filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[]) {
     await api.call('DELETE', await objectPath(o)).catch(() => undefined);
   }
 }
@@ -172,13 +216,20 @@ async function removeOutputObjects(crds: boolean): Promise<void> {
 /** The upstream install and its Lease, so the runtime flavour installs on a clean slate and later suites meet none. */
 async function removeUpstreamOutput(): Promise<void> {
   await removeSidecarSetCrd();
-  await api.call('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`);
+  await api.call(
+    'DELETE',
+    `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`,
+  );
   await removeOutputObjects(true);
 }
 
 async function runOurs(): Promise<Recording> {
   await installRuntime(kc, OURS_NS);
-  ours = await ManagerProcess.start({ name: 'scdiff-ours-0', kubeconfigPath: envtest().kubeconfigPath, namespace: OURS_NS });
+  ours = await ManagerProcess.start({
+    name: 'scdiff-ours-0',
+    kubeconfigPath: envtest().kubeconfigPath,
+    namespace: OURS_NS,
+  });
   await ours.waitReady();
   await addEndpoint(kc, OURS_NS, ours.name, ours.ports.webhook);
   try {
@@ -202,7 +253,19 @@ beforeAll(async () => {
   await time('remove the upstream install', removeUpstreamOutput);
   recordings.ours = await time('ours: install, start, all cases', runOurs);
   if (process.env.SCDIFF_DUMP) {
-    writeFileSync(process.env.SCDIFF_DUMP, JSON.stringify({ seed: SEED, cases, upstream: Object.fromEntries(recordings.upstream), ours: Object.fromEntries(recordings.ours) }, null, 1));
+    writeFileSync(
+      process.env.SCDIFF_DUMP,
+      JSON.stringify(
+        {
+          seed: SEED,
+          cases,
+          upstream: Object.fromEntries(recordings.upstream),
+          ours: Object.fromEntries(recordings.ours),
+        },
+        null,
+        1,
+      ),
+    );
   }
 }, 600_000);
 
@@ -225,18 +288,22 @@ describe(`SidecarSet webhooks = the real upstream kruise-manager, through the AP
     const pods = [...u].filter(([k]) => k.includes(' pod '));
     const injected = pods.filter(([k, o]) => o.allowed && injectedSets(o.object) > injectedSets(podSent(k)));
     const denied = (step: string) => [...u].filter(([k, o]) => k.includes(` ${step} `) && !o.allowed).length;
-    log(`upstream answered ${u.size} requests: ${pods.length} pods (${injected.length} injected), ` +
-      `${denied('create')} SidecarSet creates and ${denied('update')} updates denied`);
+    log(
+      `upstream answered ${u.size} requests: ${pods.length} pods (${injected.length} injected), ` +
+        `${denied('create')} SidecarSet creates and ${denied('update')} updates denied`,
+    );
     expect(injected.length).toBeGreaterThan(pods.length / 5);
     expect(denied('create')).toBeGreaterThan(0);
     // Both paths are exercised: some creates refused, most admitted.
     expect(denied('create')).toBeLessThan([...u.keys()].filter((k) => k.includes(' create ')).length / 2);
   });
 
-  it('every answer of this runtime equals upstream\'s, except the intended differences', () => {
+  it("every answer of this runtime equals upstream's, except the intended differences", () => {
     const diffs = compare(recordings.upstream!, recordings.ours!);
     const unexplained = diffs.filter((d) => !INTENDED_DIFFERENCES.some((i) => i.matches(d)));
-    const unused = INTENDED_DIFFERENCES.filter((i) => !i.sometimes && !diffs.some((d) => i.matches(d))).map((i) => i.name);
+    const unused = INTENDED_DIFFERENCES.filter((i) => !i.sometimes && !diffs.some((d) => i.matches(d))).map(
+      (i) => i.name,
+    );
     const counts = INTENDED_DIFFERENCES.map((i) => `${diffs.filter((d) => i.matches(d)).length} x ${i.name}`);
     log(`${diffs.length} differences, ${unexplained.length} unexplained; intended: ${counts.join(', ')}`);
     expect(unexplained.slice(0, 15).map((d) => `${d.key} [${d.kind}]: ${d.detail.join('; ')}`)).toEqual([]);

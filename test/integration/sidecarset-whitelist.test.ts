@@ -25,16 +25,23 @@ let manager: ManagerProcess;
 let started: Date;
 
 const sidecarSet = (name: string, annotations: Record<string, string>): SidecarSetObject => ({
-  apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name, labels: { team: 'mesh' } },
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name, labels: { team: 'mesh' } },
   spec: {
-    selector: { matchLabels: { app: 'wl' } }, containers: [{ name: 'proxy', image: 'proxy:1' }],
+    selector: { matchLabels: { app: 'wl' } },
+    containers: [{ name: 'proxy', image: 'proxy:1' }],
     patchPodMetadata: [{ annotations, patchPolicy: 'Overwrite' }],
   },
 });
 
 async function setWhitelist(value: string): Promise<void> {
-  const body = { metadata: { name: KRUISE_CONFIGURATION, namespace: INSTALL_NS }, data: { [PATCH_METADATA_WHITELIST_KEY]: value } };
-  await core.replaceNamespacedConfigMap({ name: KRUISE_CONFIGURATION, namespace: INSTALL_NS, body })
+  const body = {
+    metadata: { name: KRUISE_CONFIGURATION, namespace: INSTALL_NS },
+    data: { [PATCH_METADATA_WHITELIST_KEY]: value },
+  };
+  await core
+    .replaceNamespacedConfigMap({ name: KRUISE_CONFIGURATION, namespace: INSTALL_NS, body })
     .catch(() => core.createNamespacedConfigMap({ namespace: INSTALL_NS, body }));
 }
 
@@ -43,7 +50,9 @@ beforeAll(async () => {
   await core.createNamespace({ body: { metadata: { name: APPS_NS } } });
   const dir = mkdtempSync(join(tmpdir(), 'whitelist-it-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfigPath, await serviceAccountKubeconfig(INSTALL_NS, Names.managerServiceAccount), { mode: 0o600 });
+  writeFileSync(kubeconfigPath, await serviceAccountKubeconfig(INSTALL_NS, Names.managerServiceAccount), {
+    mode: 0o600,
+  });
   started = new Date();
   manager = await ManagerProcess.start({ name: 'wl-m0', kubeconfigPath, namespace: INSTALL_NS });
   await manager.waitReady();
@@ -69,7 +78,9 @@ describe('patchPodMetadata whitelist from ConfigMap kruise-configuration', () =>
       const m = await rejection(() => sidecarSets.create(sidecarSet('wl-early', annotations)));
       return m.includes('vsidecarset.kb.io') ? m : undefined;
     });
-    expect(message).toMatch(/spec\.patchPodMetadata: no patch metadata whitelist is configured; add the keys to SidecarSet_PatchPodMetadata_WhiteList of ConfigMap kruise-configuration/);
+    expect(message).toMatch(
+      /spec\.patchPodMetadata: no patch metadata whitelist is configured; add the keys to SidecarSet_PatchPodMetadata_WhiteList of ConfigMap kruise-configuration/,
+    );
   });
 
   it('refuses a malformed whitelist, naming the ConfigMap key', async () => {
@@ -78,12 +89,16 @@ describe('patchPodMetadata whitelist from ConfigMap kruise-configuration', () =>
       const m = await rejection(() => sidecarSets.create(sidecarSet('wl-malformed', annotations)));
       return m.includes('cannot be used') ? m : undefined;
     });
-    expect(message).toMatch(/SidecarSet_PatchPodMetadata_WhiteList of ConfigMap kruise-configuration: rules must be a JSON list; fix the ConfigMap/);
+    expect(message).toMatch(
+      /SidecarSet_PatchPodMetadata_WhiteList of ConfigMap kruise-configuration: rules must be a JSON list; fix the ConfigMap/,
+    );
     expect(manager.child.exitCode).toBeNull(); // a malformed whitelist never crashes the runtime
   });
 
   it('accepts it once the ConfigMap whitelists the key, and patches the pods it injects', async () => {
-    await setWhitelist('{"rules":[{"selector":{"matchLabels":{"team":"mesh"}},"allowedAnnotationKeyExprs":["^mesh\\\\.io/"]}]}');
+    await setWhitelist(
+      '{"rules":[{"selector":{"matchLabels":{"team":"mesh"}},"allowedAnnotationKeyExprs":["^mesh\\\\.io/"]}]}',
+    );
     created.push('wl-mesh');
     await waitFor('the whitelist to reach the cache', async () => {
       try {
@@ -94,14 +109,28 @@ describe('patchPodMetadata whitelist from ConfigMap kruise-configuration', () =>
       }
     });
     // A key the whitelist does not allow is still refused, by name.
-    expect(await rejection(() => sidecarSets.create(sidecarSet('wl-other', { 'other.io/x': 'y' }))))
-      .toMatch(/annotation "other\.io\/x" is not allowed by the whitelist/);
+    expect(await rejection(() => sidecarSets.create(sidecarSet('wl-other', { 'other.io/x': 'y' })))).toMatch(
+      /annotation "other\.io\/x" is not allowed by the whitelist/,
+    );
     const pod = await waitFor('the SidecarSet to reach the injection cache', async () => {
-      const p: V1Pod = await core.createNamespacedPod({ namespace: APPS_NS, body: { metadata: { name: 'probe', labels: { app: 'wl' } }, spec: { containers: [{ name: 'app', image: 'app:1' }] } }, dryRun: 'All' });
+      const p: V1Pod = await core.createNamespacedPod({
+        namespace: APPS_NS,
+        body: {
+          metadata: { name: 'probe', labels: { app: 'wl' } },
+          spec: { containers: [{ name: 'app', image: 'app:1' }] },
+        },
+        dryRun: 'All',
+      });
       return p.spec!.containers.some((c) => c.name === 'proxy') ? p : undefined;
     });
     expect(pod.metadata!.annotations).toMatchObject(annotations);
-    const stored = await core.createNamespacedPod({ namespace: APPS_NS, body: { metadata: { name: 'app-1', labels: { app: 'wl' } }, spec: { containers: [{ name: 'app', image: 'app:1' }] } } });
+    const stored = await core.createNamespacedPod({
+      namespace: APPS_NS,
+      body: {
+        metadata: { name: 'app-1', labels: { app: 'wl' } },
+        spec: { containers: [{ name: 'app', image: 'app:1' }] },
+      },
+    });
     expect(stored.metadata!.annotations).toMatchObject(annotations);
   });
 

@@ -12,9 +12,23 @@ import { parse } from 'yaml';
 import { SidecarSetAnnotations } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
 import {
-  Fatal, isReady, kubeletStatus, patchPodStatus, rejection, reportedImage, sidecarSetClient, waitFor, type SidecarSetObject,
+  addEndpoint,
+  installRuntime,
+  kubeConfig,
+  removeEndpoint,
+  uninstallWebhooks,
+} from './support/runtime-cluster.js';
+import {
+  Fatal,
+  isReady,
+  kubeletStatus,
+  patchPodStatus,
+  rejection,
+  reportedImage,
+  sidecarSetClient,
+  waitFor,
+  type SidecarSetObject,
 } from './support/sidecarset.js';
 
 const kc = kubeConfig();
@@ -26,7 +40,11 @@ const MESH_NS = 'sidecarset-it-mesh';
 const ROLL_NS = 'sidecarset-it-roll';
 const created: string[] = []; // SidecarSets to delete in afterAll
 /** Short leases, so the takeover after a SIGKILL takes seconds (the bounds below allow for them). */
-const LEADER_ARGS = ['--leader-election-lease-duration=6s', '--leader-election-renew-deadline=4s', '--leader-election-retry-period=1s'];
+const LEADER_ARGS = [
+  '--leader-election-lease-duration=6s',
+  '--leader-election-renew-deadline=4s',
+  '--leader-election-retry-period=1s',
+];
 
 let m0: ManagerProcess;
 let m1: ManagerProcess;
@@ -36,17 +54,38 @@ async function createSidecarSet(body: SidecarSetObject): Promise<SidecarSetObjec
   return sidecarSets.create(body);
 }
 
-function podBody(name: string, labels: Record<string, string>, extra: Partial<V1Pod['spec']> = {}, annotations?: Record<string, string>): V1Pod {
+function podBody(
+  name: string,
+  labels: Record<string, string>,
+  extra: Partial<V1Pod['spec']> = {},
+  annotations?: Record<string, string>,
+): V1Pod {
   return {
     metadata: { name, labels, ...(annotations ? { annotations } : {}) },
-    spec: { containers: [{ name: 'app', image: 'shop:1', env: [{ name: 'APP_NAME', value: name }], volumeMounts: [{ name: 'data', mountPath: '/data' }] }], volumes: [{ name: 'data', emptyDir: {} }], ...extra },
+    spec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'shop:1',
+          env: [{ name: 'APP_NAME', value: name }],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+      ...extra,
+    },
   };
 }
 
 const containerNames = (pod: V1Pod) => pod.spec!.containers.map((c) => c.name);
 
 /** Creates pods through the admission chain with dry-run until `check` holds: the webhook's caches have caught up. */
-async function waitForInjection(namespace: string, labels: Record<string, string>, check: (pod: V1Pod) => boolean, what: string): Promise<void> {
+async function waitForInjection(
+  namespace: string,
+  labels: Record<string, string>,
+  check: (pod: V1Pod) => boolean,
+  what: string,
+): Promise<void> {
   await waitFor(what, async () => {
     const pod = await core.createNamespacedPod({ namespace, body: podBody('probe', labels), dryRun: 'All' });
     return check(pod) ? true : undefined;
@@ -55,15 +94,29 @@ async function waitForInjection(namespace: string, labels: Record<string, string
 
 beforeAll(async () => {
   await installRuntime(kc, INSTALL_NS);
-  for (const [name, labels] of [[APPS_NS, {}], [MESH_NS, { mesh: 'on' }], [ROLL_NS, {}]] as const) {
+  for (const [name, labels] of [
+    [APPS_NS, {}],
+    [MESH_NS, { mesh: 'on' }],
+    [ROLL_NS, {}],
+  ] as const) {
     await core.createNamespace({ body: { metadata: { name, labels } } });
   }
-  m0 = await ManagerProcess.start({ name: 'ss-m0', kubeconfigPath: envtest().kubeconfigPath, namespace: INSTALL_NS, args: LEADER_ARGS });
+  m0 = await ManagerProcess.start({
+    name: 'ss-m0',
+    kubeconfigPath: envtest().kubeconfigPath,
+    namespace: INSTALL_NS,
+    args: LEADER_ARGS,
+  });
   await m0.waitReady();
   await waitFor('m0 to lead', async () => ((await m0.leading()) ? true : undefined));
   await addEndpoint(kc, INSTALL_NS, m0.name, m0.ports.webhook);
   // The standby: same Lease, no endpoint (admission stays on m0, so the caches the tests wait for are m0's).
-  m1 = await ManagerProcess.start({ name: 'ss-m1', kubeconfigPath: envtest().kubeconfigPath, namespace: INSTALL_NS, args: LEADER_ARGS });
+  m1 = await ManagerProcess.start({
+    name: 'ss-m1',
+    kubeconfigPath: envtest().kubeconfigPath,
+    namespace: INSTALL_NS,
+    args: LEADER_ARGS,
+  });
   await m1.waitReady();
 }, 120_000);
 
@@ -116,14 +169,29 @@ spec:
 
   beforeAll(async () => {
     await createSidecarSet(upstream);
-    await waitForInjection(APPS_NS, { app: 'shop' }, (p) => containerNames(p).includes('sidecar1'), 'it-inject to reach the webhook cache');
+    await waitForInjection(
+      APPS_NS,
+      { app: 'shop' },
+      (p) => containerNames(p).includes('sidecar1'),
+      'it-inject to reach the webhook cache',
+    );
   }, 60_000);
 
   it('accepts an upstream manifest unchanged, keeping every field and filling upstream defaults', async () => {
     const stored = await sidecarSets.get('it-inject');
-    expect(stored.spec.containers[0]).toMatchObject({ ...upstream.spec.containers[0], podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'disabled' }, imagePullPolicy: 'IfNotPresent' });
+    expect(stored.spec.containers[0]).toMatchObject({
+      ...upstream.spec.containers[0],
+      podInjectPolicy: 'BeforeAppContainer',
+      shareVolumePolicy: { type: 'disabled' },
+      imagePullPolicy: 'IfNotPresent',
+    });
     expect(stored.spec.containers[1]).toMatchObject(upstream.spec.containers[1]);
-    expect(stored.spec).toMatchObject({ selector: upstream.spec.selector, volumes: upstream.spec.volumes, imagePullSecrets: upstream.spec.imagePullSecrets, revisionHistoryLimit: 10 });
+    expect(stored.spec).toMatchObject({
+      selector: upstream.spec.selector,
+      volumes: upstream.spec.volumes,
+      imagePullSecrets: upstream.spec.imagePullSecrets,
+      revisionHistoryLimit: 10,
+    });
     // apis/apps/defaults/v1alpha1.go setSidecarSetUpdateStrategy: partition defaults to 0 too.
     expect(stored.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: 1, partition: 0 });
   });
@@ -132,151 +200,321 @@ spec:
     const pod = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('shop-1', { app: 'shop' }) });
     expect(containerNames(pod)).toEqual(['sidecar1', 'app', 'log-agent']); // upstream default: BeforeAppContainer
     const [sidecar1, , agent] = pod.spec!.containers;
-    expect(sidecar1).toMatchObject({ image: 'centos:6.7', command: ['sleep', '999d'], volumeMounts: [{ name: 'log-volume', mountPath: '/var/log' }] });
+    expect(sidecar1).toMatchObject({
+      image: 'centos:6.7',
+      command: ['sleep', '999d'],
+      volumeMounts: [{ name: 'log-volume', mountPath: '/var/log' }],
+    });
     expect(agent.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
     // upstream pkg/webhook/pod/mutating/sidecarset.go: IS_INJECTED=true on every sidecar, then the transferred env.
-    expect(agent.env).toEqual([{ name: 'IS_INJECTED', value: 'true' }, { name: 'APP_NAME', value: 'shop-1' }]);
+    expect(agent.env).toEqual([
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'APP_NAME', value: 'shop-1' },
+    ]);
     expect(sidecar1.volumeMounts).toHaveLength(1); // shareVolumePolicy disabled (the default)
     expect(pod.spec!.volumes!.map((v) => v.name)).toEqual(['data', 'log-volume']);
     expect(pod.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     const annotations = pod.metadata!.annotations!;
     expect(annotations[SidecarSetAnnotations.injectedList]).toBe('it-inject');
-    expect(JSON.parse(annotations[SidecarSetAnnotations.hash])['it-inject']).toMatchObject({ sidecarSetName: 'it-inject', sidecarList: ['log-agent', 'sidecar1'] }); // upstream: a sorted set
+    expect(JSON.parse(annotations[SidecarSetAnnotations.hash])['it-inject']).toMatchObject({
+      sidecarSetName: 'it-inject',
+      sidecarList: ['log-agent', 'sidecar1'],
+    }); // upstream: a sorted set
   });
 
   it('is idempotent: a pod re-submitted with its sidecars and annotations is not injected twice', async () => {
     const first = await core.readNamespacedPod({ name: 'shop-1', namespace: APPS_NS });
     const copy = await core.createNamespacedPod({
       namespace: APPS_NS,
-      body: { metadata: { name: 'shop-1-copy', labels: first.metadata!.labels, annotations: first.metadata!.annotations }, spec: { ...first.spec!, nodeName: undefined } },
+      body: {
+        metadata: { name: 'shop-1-copy', labels: first.metadata!.labels, annotations: first.metadata!.annotations },
+        spec: { ...first.spec!, nodeName: undefined },
+      },
     });
     expect(containerNames(copy)).toEqual(['sidecar1', 'app', 'log-agent']);
     expect(copy.spec!.volumes!.map((v) => v.name)).toEqual(['data', 'log-volume']);
   });
 
-  it('leaves kube-system, the manager\'s namespace, opted-out and non-matching pods alone', async () => {
+  it("leaves kube-system, the manager's namespace, opted-out and non-matching pods alone", async () => {
     const untouched = async (namespace: string, body: V1Pod) => {
       const pod = await core.createNamespacedPod({ namespace, body });
-      expect([namespace, containerNames(pod), pod.metadata!.annotations?.[SidecarSetAnnotations.hash]]).toEqual([namespace, ['app'], undefined]);
+      expect([namespace, containerNames(pod), pod.metadata!.annotations?.[SidecarSetAnnotations.hash]]).toEqual([
+        namespace,
+        ['app'],
+        undefined,
+      ]);
     };
     await untouched('kube-system', podBody('it-shop-system', { app: 'shop' }));
     await untouched(INSTALL_NS, podBody('shop-manager-ns', { app: 'shop' }));
-    await untouched(APPS_NS, podBody('shop-opted-out', { app: 'shop' }, {}, { [SidecarSetAnnotations.injectIgnore]: 'true' }));
+    await untouched(
+      APPS_NS,
+      podBody('shop-opted-out', { app: 'shop' }, {}, { [SidecarSetAnnotations.injectIgnore]: 'true' }),
+    );
     await untouched(APPS_NS, podBody('redis', { app: 'redis' }));
     await core.deleteNamespacedPod({ name: 'it-shop-system', namespace: 'kube-system' });
   });
 
   it('honours namespace, namespaceSelector and a paused injection', async () => {
     await createSidecarSet({
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-mesh' },
-      spec: { selector: { matchLabels: { app: 'shop' } }, namespaceSelector: { matchLabels: { mesh: 'on' } }, containers: [{ name: 'mesh-proxy', image: 'envoy:1' }] },
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'it-mesh' },
+      spec: {
+        selector: { matchLabels: { app: 'shop' } },
+        namespaceSelector: { matchLabels: { mesh: 'on' } },
+        containers: [{ name: 'mesh-proxy', image: 'envoy:1' }],
+      },
     });
     await createSidecarSet({
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-paused' },
-      spec: { selector: { matchLabels: { app: 'shop' } }, namespace: MESH_NS, containers: [{ name: 'paused-proxy', image: 'envoy:1' }], injectionStrategy: { paused: true } },
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'it-paused' },
+      spec: {
+        selector: { matchLabels: { app: 'shop' } },
+        namespace: MESH_NS,
+        containers: [{ name: 'paused-proxy', image: 'envoy:1' }],
+        injectionStrategy: { paused: true },
+      },
     });
-    await waitForInjection(MESH_NS, { app: 'shop' }, (p) => containerNames(p).includes('mesh-proxy'), 'it-mesh to reach the webhook cache');
-    await waitFor('it-paused to reach the webhook cache', async () => ((await sidecarSets.get('it-paused')).status?.observedGeneration ? true : undefined));
+    await waitForInjection(
+      MESH_NS,
+      { app: 'shop' },
+      (p) => containerNames(p).includes('mesh-proxy'),
+      'it-mesh to reach the webhook cache',
+    );
+    await waitFor('it-paused to reach the webhook cache', async () =>
+      (await sidecarSets.get('it-paused')).status?.observedGeneration ? true : undefined,
+    );
     const inMesh = await core.createNamespacedPod({ namespace: MESH_NS, body: podBody('shop-mesh', { app: 'shop' }) });
     expect(containerNames(inMesh)).toEqual(['sidecar1', 'mesh-proxy', 'app', 'log-agent']); // SidecarSets applied in name order
     const outside = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('shop-2', { app: 'shop' }) });
     expect(containerNames(outside)).toEqual(['sidecar1', 'app', 'log-agent']);
   });
 
-  it('injects the revision injectionStrategy.revision pins, read from the ControllerRevisions of the manager\'s namespace', async () => {
+  it("injects the revision injectionStrategy.revision pins, read from the ControllerRevisions of the manager's namespace", async () => {
     // Recorded as upstream records one: labelled with the SidecarSet, its spec replaced wholesale.
     await kc.makeApiClient(AppsV1Api).createNamespacedControllerRevision({
       namespace: INSTALL_NS,
       body: {
-        metadata: { name: 'it-canary-stable', labels: { 'kruise.io/sidecarset-name': 'it-canary' } }, revision: 1,
-        data: { spec: { $patch: 'replace', containers: [{ name: 'canary-proxy', image: 'envoy:stable', podInjectPolicy: 'AfterAppContainer' }] } },
+        metadata: { name: 'it-canary-stable', labels: { 'kruise.io/sidecarset-name': 'it-canary' } },
+        revision: 1,
+        data: {
+          spec: {
+            $patch: 'replace',
+            containers: [{ name: 'canary-proxy', image: 'envoy:stable', podInjectPolicy: 'AfterAppContainer' }],
+          },
+        },
       },
     });
     const body: SidecarSetObject = {
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-canary' },
-      spec: { selector: { matchLabels: { app: 'canary' } }, containers: [{ name: 'canary-proxy', image: 'envoy:canary' }], injectionStrategy: { revision: { revisionName: 'it-canary-stable' } } },
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'it-canary' },
+      spec: {
+        selector: { matchLabels: { app: 'canary' } },
+        containers: [{ name: 'canary-proxy', image: 'envoy:canary' }],
+        injectionStrategy: { revision: { revisionName: 'it-canary-stable' } },
+      },
     };
     // The validating webhook refuses it until its ControllerRevision cache has the revision.
-    await waitFor('the revision to reach the webhook cache', () => createSidecarSet(body).then(() => true, () => undefined));
-    await waitForInjection(APPS_NS, { app: 'canary' }, (p) => containerNames(p).includes('canary-proxy'), 'it-canary to reach the webhook cache');
+    await waitFor('the revision to reach the webhook cache', () =>
+      createSidecarSet(body).then(
+        () => true,
+        () => undefined,
+      ),
+    );
+    await waitForInjection(
+      APPS_NS,
+      { app: 'canary' },
+      (p) => containerNames(p).includes('canary-proxy'),
+      'it-canary to reach the webhook cache',
+    );
     const pod = await core.createNamespacedPod({ namespace: APPS_NS, body: podBody('canary-1', { app: 'canary' }) });
-    expect(pod.spec!.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=shop:1', 'canary-proxy=envoy:stable']);
-    expect(JSON.parse(pod.metadata!.annotations![SidecarSetAnnotations.hash])['it-canary'].controllerRevision).toBe('it-canary-stable');
+    expect(pod.spec!.containers.map((c) => `${c.name}=${c.image}`)).toEqual([
+      'app=shop:1',
+      'canary-proxy=envoy:stable',
+    ]);
+    expect(JSON.parse(pod.metadata!.annotations![SidecarSetAnnotations.hash])['it-canary'].controllerRevision).toBe(
+      'it-canary-stable',
+    );
   });
 });
 
 describe('SidecarSet admission', () => {
   const valid = (name: string, spec: object = {}): SidecarSetObject => ({
-    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name },
-    spec: { selector: { matchLabels: { app: 'admission' } }, containers: [{ name: 'proxy', image: 'envoy:1' }], ...spec },
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { app: 'admission' } },
+      containers: [{ name: 'proxy', image: 'envoy:1' }],
+      ...spec,
+    },
   });
   const create = (body: SidecarSetObject) => rejection(() => createSidecarSet(body));
 
-  it('rejects upstream-only fields by name through the CRD\'s CEL rules, never pruning them', async () => {
+  it("rejects upstream-only fields by name through the CRD's CEL rules, never pruning them", async () => {
     // priorityStrategy is served now (upstream semantics); the webhook applies upstream's rules to it.
-    expect(await create(valid('it-bad-priority', { updateStrategy: { priorityStrategy: { weightPriority: [{ weight: 101, matchSelector: { matchLabels: { a: 'b' } } }] } } })))
-      .toMatch(/spec\.updateStrategy\.priorityStrategy\.weightPriority\[0\]\.weight: must be a whole number from 0 to 100/);
-    expect(await create(valid('it-bad-hot', { containers: [{ name: 'proxy', image: 'envoy:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] })))
-      .toMatch(/HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy/);
-    expect(await create(valid('it-bad-device', { containers: [{ name: 'proxy', image: 'envoy:1', shareVolumeDevicePolicy: { type: 'enabled' } }] })))
-      .toMatch(/spec\.containers\[0\]: Invalid value: containers\[\]\.shareVolumeDevicePolicy is not supported by the kruise-ha runtime/);
-    expect(await create(valid('it-bad-namespaces', { namespaceSelector: { namespaces: ['a', 'b'] } })))
-      .toMatch(/spec\.namespaceSelector: Invalid value: spec\.namespaceSelector\.namespaces is not supported by the kruise-ha runtime/);
-    expect(await create(valid('it-bad-ns', { namespace: APPS_NS, namespaceSelector: { matchLabels: { a: 'b' } } })))
-      .toMatch(/spec\.namespace and spec\.namespaceSelector are mutually exclusive; set one/);
+    expect(
+      await create(
+        valid('it-bad-priority', {
+          updateStrategy: {
+            priorityStrategy: { weightPriority: [{ weight: 101, matchSelector: { matchLabels: { a: 'b' } } }] },
+          },
+        }),
+      ),
+    ).toMatch(
+      /spec\.updateStrategy\.priorityStrategy\.weightPriority\[0\]\.weight: must be a whole number from 0 to 100/,
+    );
+    expect(
+      await create(
+        valid('it-bad-hot', {
+          containers: [
+            {
+              name: 'proxy',
+              image: 'envoy:1',
+              upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+            },
+          ],
+        }),
+      ),
+    ).toMatch(/HotUpgrade is not supported by the kruise-ha runtime; use ColdUpgrade or remove upgradeStrategy/);
+    expect(
+      await create(
+        valid('it-bad-device', {
+          containers: [{ name: 'proxy', image: 'envoy:1', shareVolumeDevicePolicy: { type: 'enabled' } }],
+        }),
+      ),
+    ).toMatch(
+      /spec\.containers\[0\]: Invalid value: containers\[\]\.shareVolumeDevicePolicy is not supported by the kruise-ha runtime/,
+    );
+    expect(await create(valid('it-bad-namespaces', { namespaceSelector: { namespaces: ['a', 'b'] } }))).toMatch(
+      /spec\.namespaceSelector: Invalid value: spec\.namespaceSelector\.namespaces is not supported by the kruise-ha runtime/,
+    );
+    expect(
+      await create(valid('it-bad-ns', { namespace: APPS_NS, namespaceSelector: { matchLabels: { a: 'b' } } })),
+    ).toMatch(/spec\.namespace and spec\.namespaceSelector are mutually exclusive; set one/);
   });
 
   it('rejects malformed fields through the CRD schema, with the field and the allowed values', async () => {
-    expect(await create(valid('it-bad-policy', { containers: [{ name: 'proxy', image: 'envoy:1', podInjectPolicy: 'First' }] })))
-      .toMatch(/spec\.containers\[0\]\.podInjectPolicy: Unsupported value: "First": supported values: "BeforeAppContainer", "AfterAppContainer"/);
-    expect(await create(valid('it-bad-image', { containers: [{ name: 'proxy' }] }))).toMatch(/spec\.containers\[0\]\.image: Required value/);
-    expect(await create(valid('it-bad-op', { selector: { matchExpressions: [{ key: 'app', operator: 'Equals' }] } })))
-      .toMatch(/spec\.selector\.matchExpressions\[0\]\.operator: Unsupported value: "Equals"/);
+    expect(
+      await create(
+        valid('it-bad-policy', { containers: [{ name: 'proxy', image: 'envoy:1', podInjectPolicy: 'First' }] }),
+      ),
+    ).toMatch(
+      /spec\.containers\[0\]\.podInjectPolicy: Unsupported value: "First": supported values: "BeforeAppContainer", "AfterAppContainer"/,
+    );
+    expect(await create(valid('it-bad-image', { containers: [{ name: 'proxy' }] }))).toMatch(
+      /spec\.containers\[0\]\.image: Required value/,
+    );
+    expect(
+      await create(valid('it-bad-op', { selector: { matchExpressions: [{ key: 'app', operator: 'Equals' }] } })),
+    ).toMatch(/spec\.selector\.matchExpressions\[0\]\.operator: Unsupported value: "Equals"/);
     // Wrong types reach the mutating (defaulting) webhook before the schema is checked: it
     // must leave them for the schema to name, not fail the request.
-    expect(await create(valid('it-bad-strategy', { updateStrategy: 'fast' }))).toMatch(/spec\.updateStrategy: Invalid value: "string": spec\.updateStrategy in body must be of type object/);
-    expect(await create(valid('it-bad-containers', { containers: ['proxy'] }))).toMatch(/spec\.containers\[0\]: Invalid value: "string": spec\.containers\[0\] in body must be of type object/);
+    expect(await create(valid('it-bad-strategy', { updateStrategy: 'fast' }))).toMatch(
+      /spec\.updateStrategy: Invalid value: "string": spec\.updateStrategy in body must be of type object/,
+    );
+    expect(await create(valid('it-bad-containers', { containers: ['proxy'] }))).toMatch(
+      /spec\.containers\[0\]: Invalid value: "string": spec\.containers\[0\] in body must be of type object/,
+    );
   });
 
   it('rejects what only the validating webhook can judge, naming the field and the fix', async () => {
-    const message = await create(valid('it-bad-webhook', {
-      selector: undefined, unknownField: true, containers: [{ name: 'proxy', image: 'envoy:1' }, { name: 'proxy', image: 'envoy:2' }],
-    }));
-    expect(message).toMatch(/^admission webhook "vsidecarset\.kb\.io" denied the request: SidecarSet it-bad-webhook is invalid: /);
-    expect(message).toMatch(/spec\.unknownField: is not supported by this runtime \(upstream-only feature\); remove it/);
-    expect(message).toContain('spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)');
-    expect(message).toMatch(/spec\.containers\[1\]\.name: "proxy" is already used by spec\.containers\[0\]; container names must be unique/);
+    const message = await create(
+      valid('it-bad-webhook', {
+        selector: undefined,
+        unknownField: true,
+        containers: [
+          { name: 'proxy', image: 'envoy:1' },
+          { name: 'proxy', image: 'envoy:2' },
+        ],
+      }),
+    );
+    expect(message).toMatch(
+      /^admission webhook "vsidecarset\.kb\.io" denied the request: SidecarSet it-bad-webhook is invalid: /,
+    );
+    expect(message).toMatch(
+      /spec\.unknownField: is not supported by this runtime \(upstream-only feature\); remove it/,
+    );
+    expect(message).toContain(
+      'spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)',
+    );
+    expect(message).toMatch(
+      /spec\.containers\[1\]\.name: "proxy" is already used by spec\.containers\[0\]; container names must be unique/,
+    );
     // transferEnv by fieldRef: upstream's rules (validateDownwardAPI), applied by the webhook.
-    expect(await create(valid('it-bad-from', {
-      containers: [{ name: 'proxy', image: 'envoy:1', transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' }] }],
-    }))).toMatch(/spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom\.fieldRef\.apiVersion: is required \(v1\)/);
+    expect(
+      await create(
+        valid('it-bad-from', {
+          containers: [
+            {
+              name: 'proxy',
+              image: 'envoy:1',
+              transferEnv: [
+                { sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envName: 'TZ' },
+              ],
+            },
+          ],
+        }),
+      ),
+    ).toMatch(
+      /spec\.containers\[0\]\.transferEnv\[0\]\.sourceContainerNameFrom\.fieldRef\.apiVersion: is required \(v1\)/,
+    );
     // A pinned revision must exist (read from the ControllerRevision cache); patchPodMetadata needs the whitelist.
-    expect(await create(valid('it-bad-revision', { injectionStrategy: { revision: { revisionName: 'nope' } } })))
-      .toMatch(/spec\.injectionStrategy\.revision: ControllerRevision "nope" \(spec\.injectionStrategy\.revision\.revisionName of SidecarSet it-bad-revision\) not found/);
-    expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] }))).toMatch(/spec\.patchPodMetadata: no patch metadata whitelist is configured/);
-    expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(/spec\.selector\.matchLabels: is not a valid label key \(got "bad key"\)/);
+    expect(
+      await create(valid('it-bad-revision', { injectionStrategy: { revision: { revisionName: 'nope' } } })),
+    ).toMatch(
+      /spec\.injectionStrategy\.revision: ControllerRevision "nope" \(spec\.injectionStrategy\.revision\.revisionName of SidecarSet it-bad-revision\) not found/,
+    );
+    expect(await create(valid('it-bad-patch', { patchPodMetadata: [{ annotations: { a: 'b' } }] }))).toMatch(
+      /spec\.patchPodMetadata: no patch metadata whitelist is configured/,
+    );
+    expect(await create(valid('it-bad-key', { selector: { matchLabels: { 'bad key': 'x' } } }))).toMatch(
+      /spec\.selector\.matchLabels: is not a valid label key \(got "bad key"\)/,
+    );
     // As upstream (ValidatePositiveIntOrPercent), 120% is a valid partition (clamped to the pods); a word is not.
-    expect(await create(valid('it-bad-partition', { updateStrategy: { partition: 'half' } }))).toMatch(/spec\.updateStrategy\.partition: "half" must be a whole number >= 0 or a percentage/);
+    expect(await create(valid('it-bad-partition', { updateStrategy: { partition: 'half' } }))).toMatch(
+      /spec\.updateStrategy\.partition: "half" must be a whole number >= 0 or a percentage/,
+    );
   });
 
   it('rejects a second SidecarSet injecting the same container into overlapping pods, on create and on update', async () => {
     await createSidecarSet(valid('it-first'));
-    const conflict = /SidecarSet it-second is invalid: spec\.containers: container "proxy" is also injected by SidecarSet "it-first" into pods both select; rename the container or make the selectors disjoint/;
+    const conflict =
+      /SidecarSet it-second is invalid: spec\.containers: container "proxy" is also injected by SidecarSet "it-first" into pods both select; rename the container or make the selectors disjoint/;
     // The webhook reads its SidecarSet cache: wait until it has it-first (the first attempt may race it).
     const message = await waitFor('the conflict to be detected', async () => {
-      const m = await rejection(() => sidecarSets.create(valid('it-second', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }))).catch(() => undefined);
+      const m = await rejection(() =>
+        sidecarSets.create(
+          valid('it-second', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }),
+        ),
+      ).catch(() => undefined);
       if (m === undefined) await sidecarSets.delete('it-second');
       return m;
     });
     expect(message).toMatch(conflict);
     // Disjoint selectors are fine; moving onto the first one's pods is not.
     await createSidecarSet(valid('it-second', { selector: { matchLabels: { app: 'other' } } }));
-    expect(await rejection(() => sidecarSets.jsonPatch('it-second', [{ op: 'replace', path: '/spec/selector', value: { matchLabels: { app: 'admission' } } }]))).toMatch(conflict);
+    expect(
+      await rejection(() =>
+        sidecarSets.jsonPatch('it-second', [
+          { op: 'replace', path: '/spec/selector', value: { matchLabels: { app: 'admission' } } },
+        ]),
+      ),
+    ).toMatch(conflict);
   });
 });
 
 /** One sample of the rolling pods as the kubelet sees them. */
-interface Sample { total: number; updated: number; ready: number; updatedReady: number; unavailable: number; patchedNotRunning: number }
+interface Sample {
+  total: number;
+  updated: number;
+  ready: number;
+  updatedReady: number;
+  unavailable: number;
+  patchedNotRunning: number;
+}
 
 /**
  * Drives an image rollout as the kubelet: a pod whose sidecar spec image changed first goes
@@ -288,7 +526,13 @@ class RolloutDriver {
   readonly samples: Sample[] = [];
   maxUnavailableSeen = 0;
 
-  constructor(readonly sidecarSet: string, readonly namespace: string, readonly selector: string, readonly container: string, readonly maxUnavailable: number) {}
+  constructor(
+    readonly sidecarSet: string,
+    readonly namespace: string,
+    readonly selector: string,
+    readonly container: string,
+    readonly maxUnavailable: number,
+  ) {}
 
   async pods(): Promise<V1Pod[]> {
     return (await core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.selector })).items;
@@ -312,7 +556,9 @@ class RolloutDriver {
     this.samples.push(s);
     this.maxUnavailableSeen = Math.max(this.maxUnavailableSeen, s.unavailable);
     if (s.unavailable > this.maxUnavailable) {
-      throw new Fatal(`maxUnavailable ${this.maxUnavailable} exceeded: ${s.unavailable} pods unavailable at once ${JSON.stringify(s)}`);
+      throw new Fatal(
+        `maxUnavailable ${this.maxUnavailable} exceeded: ${s.unavailable} pods unavailable at once ${JSON.stringify(s)}`,
+      );
     }
     return s;
   }
@@ -320,18 +566,39 @@ class RolloutDriver {
   /** Waits until status and pods agree; returns the agreed sample. */
   async settle(image: string, timeoutMs = 15_000): Promise<Sample> {
     let last = '';
-    return waitFor(`SidecarSet ${this.sidecarSet} status to match its pods`, async () => {
-      const [s, pods] = await Promise.all([sidecarSets.get(this.sidecarSet), this.pods()]);
-      const sample = this.sample(pods, image);
-      const status = s.status ?? {};
-      const expected = { observedGeneration: s.metadata.generation, matchedPods: sample.total, updatedPods: sample.updated, readyPods: sample.ready, updatedReadyPods: sample.updatedReady };
-      const actual = { observedGeneration: status.observedGeneration, matchedPods: status.matchedPods, updatedPods: status.updatedPods, readyPods: status.readyPods, updatedReadyPods: status.updatedReadyPods };
-      last = JSON.stringify({ expected, actual });
-      return JSON.stringify(expected) === JSON.stringify(actual) ? sample : undefined;
-    }, timeoutMs).catch((err: Error) => { throw new Error(`${err.message}: ${last}`); });
+    return waitFor(
+      `SidecarSet ${this.sidecarSet} status to match its pods`,
+      async () => {
+        const [s, pods] = await Promise.all([sidecarSets.get(this.sidecarSet), this.pods()]);
+        const sample = this.sample(pods, image);
+        const status = s.status ?? {};
+        const expected = {
+          observedGeneration: s.metadata.generation,
+          matchedPods: sample.total,
+          updatedPods: sample.updated,
+          readyPods: sample.ready,
+          updatedReadyPods: sample.updatedReady,
+        };
+        const actual = {
+          observedGeneration: status.observedGeneration,
+          matchedPods: status.matchedPods,
+          updatedPods: status.updatedPods,
+          readyPods: status.readyPods,
+          updatedReadyPods: status.updatedReadyPods,
+        };
+        last = JSON.stringify({ expected, actual });
+        return JSON.stringify(expected) === JSON.stringify(actual) ? sample : undefined;
+      },
+      timeoutMs,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}: ${last}`);
+    });
   }
 
-  /** One kubelet step: restarting pods come up with the new image, freshly patched pods go down. Returns whether anything changed. */
+  /**
+   * One kubelet step: restarting pods come up with the new image, freshly patched pods go down. Returns whether
+   * anything changed.
+   */
   async kubeletStep(): Promise<boolean> {
     const pods = await this.pods();
     let changed = false;
@@ -341,7 +608,11 @@ class RolloutDriver {
       if (reported === reportedImage(spec)) continue;
       const oldImage = reported!.replace(/^docker\.io\/library\//, '');
       // Ready and still running the old image: the container restarts. Not ready: it is back, on the new image.
-      await patchPodStatus(core, pod, isReady(pod) ? kubeletStatus(pod, false, { [this.container]: oldImage }) : kubeletStatus(pod, true));
+      await patchPodStatus(
+        core,
+        pod,
+        isReady(pod) ? kubeletStatus(pod, false, { [this.container]: oldImage }) : kubeletStatus(pod, true),
+      );
       changed = true;
     }
     return changed;
@@ -351,11 +622,18 @@ class RolloutDriver {
    * Runs kubelet steps until `updated` pods run `image` and everything is ready and settled,
    * calling `afterStep` with each settled sample.
    */
-  async run(image: string, updated: number, timeoutMs: number, afterStep?: (s: Sample) => Promise<void>, settleTimeoutMs?: number): Promise<Sample> {
+  async run(
+    image: string,
+    updated: number,
+    timeoutMs: number,
+    afterStep?: (s: Sample) => Promise<void>,
+    settleTimeoutMs?: number,
+  ): Promise<Sample> {
     const deadline = Date.now() + timeoutMs;
     let sample = await this.settle(image, settleTimeoutMs);
     while (!(sample.updated === updated && sample.updatedReady === updated && sample.unavailable === 0)) {
-      if (Date.now() > deadline) throw new Error(`rollout of ${image} did not finish within ${timeoutMs}ms: ${JSON.stringify(sample)}`);
+      if (Date.now() > deadline)
+        throw new Error(`rollout of ${image} did not finish within ${timeoutMs}ms: ${JSON.stringify(sample)}`);
       if (sample.updated > updated) throw new Error(`rollout went past ${updated} pods: ${JSON.stringify(sample)}`);
       if (!(await this.kubeletStep())) await sleep(100); // nothing to do: the manager's move
       sample = await this.settle(image, settleTimeoutMs);
@@ -377,7 +655,12 @@ class RolloutDriver {
 }
 
 async function rollingPods(sidecarSet: string, app: string, count: number): Promise<void> {
-  await waitForInjection(ROLL_NS, { app }, (p) => containerNames(p).includes(`${app}-proxy`), `${sidecarSet} to reach the webhook cache`);
+  await waitForInjection(
+    ROLL_NS,
+    { app },
+    (p) => containerNames(p).includes(`${app}-proxy`),
+    `${sidecarSet} to reach the webhook cache`,
+  );
   for (let i = 0; i < count; i++) {
     const pod = await core.createNamespacedPod({ namespace: ROLL_NS, body: podBody(`${app}-${i}`, { app }) });
     expect(containerNames(pod)).toEqual([`${app}-proxy`, 'app']);
@@ -390,14 +673,27 @@ describe('SidecarSet in-place rollout', () => {
 
   beforeAll(async () => {
     await createSidecarSet({
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-roll' },
-      spec: { selector: { matchLabels: { app: 'roll' } }, namespace: ROLL_NS, containers: [{ name: 'roll-proxy', image: 'proxy:1' }], updateStrategy: { maxUnavailable: 2, partition: 3 } },
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'it-roll' },
+      spec: {
+        selector: { matchLabels: { app: 'roll' } },
+        namespace: ROLL_NS,
+        containers: [{ name: 'roll-proxy', image: 'proxy:1' }],
+        updateStrategy: { maxUnavailable: 2, partition: 3 },
+      },
     });
     await rollingPods('it-roll', 'roll', 10);
   }, 60_000);
 
   it('counts the pods exactly before any change', async () => {
-    expect(await driver.settle('proxy:1')).toMatchObject({ total: 10, updated: 10, ready: 10, updatedReady: 10, unavailable: 0 });
+    expect(await driver.settle('proxy:1')).toMatchObject({
+      total: 10,
+      updated: 10,
+      ready: 10,
+      updatedReady: 10,
+      unavailable: 0,
+    });
     // As upstream: the name of the latest ControllerRevision, `<sidecarset>-<safe-encoded FNV hash>`.
     const stored = await sidecarSets.get('it-roll');
     expect(stored.status.latestRevision).toMatch(/^it-roll-[bcdfghjklmnpqrstvwxz2456789]+$/);
@@ -423,28 +719,48 @@ describe('SidecarSet in-place rollout', () => {
     ]);
     await driver.holdsStill('proxy:2', 7, 3_000);
     await sidecarSets.jsonPatch('it-roll', [{ op: 'replace', path: '/spec/updateStrategy/paused', value: false }]);
-    expect(await driver.run('proxy:2', 10, 60_000)).toMatchObject({ total: 10, updated: 10, ready: 10, updatedReady: 10 });
+    expect(await driver.run('proxy:2', 10, 60_000)).toMatchObject({
+      total: 10,
+      updated: 10,
+      ready: 10,
+      updatedReady: 10,
+    });
   }, 90_000);
 
-  it('records each revision as a ControllerRevision in the manager\'s namespace', async () => {
+  it("records each revision as a ControllerRevision in the manager's namespace", async () => {
     const { status } = await sidecarSets.get('it-roll');
-    const revisions = (await kc.makeApiClient(AppsV1Api).listNamespacedControllerRevision({ namespace: INSTALL_NS, labelSelector: 'kruise.io/sidecarset-name=it-roll' })).items;
-    expect(revisions.map((r) => [r.revision, r.data.spec.containers[0].image])).toEqual([[1, 'proxy:1'], [2, 'proxy:2']]);
+    const revisions = (
+      await kc
+        .makeApiClient(AppsV1Api)
+        .listNamespacedControllerRevision({ namespace: INSTALL_NS, labelSelector: 'kruise.io/sidecarset-name=it-roll' })
+    ).items;
+    expect(revisions.map((r) => [r.revision, r.data.spec.containers[0].image])).toEqual([
+      [1, 'proxy:1'],
+      [2, 'proxy:2'],
+    ]);
     expect(revisions[1].metadata!.name).toBe(status.latestRevision);
     // Each revision records the SidecarSet's revision hash it was taken at, as upstream's NewRevision.
-    expect(revisions.map((r) => r.metadata!.annotations![SidecarSetAnnotations.hash])).toEqual([expect.stringMatching(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/), (await sidecarSets.get('it-roll')).metadata.annotations[SidecarSetAnnotations.hash]]);
+    expect(revisions.map((r) => r.metadata!.annotations![SidecarSetAnnotations.hash])).toEqual([
+      expect.stringMatching(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/),
+      (await sidecarSets.get('it-roll')).metadata.annotations[SidecarSetAnnotations.hash],
+    ]);
   });
 
   it('updates only the pods the update selector picks', async () => {
     for (const name of ['roll-3', 'roll-8']) {
-      await core.patchNamespacedPod({ name, namespace: ROLL_NS, body: { metadata: { labels: { canary: 'true' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.patchNamespacedPod(
+        { name, namespace: ROLL_NS, body: { metadata: { labels: { canary: 'true' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     }
     await sidecarSets.jsonPatch('it-roll', [
       { op: 'replace', path: '/spec/containers/0/image', value: 'proxy:3' },
       { op: 'add', path: '/spec/updateStrategy/selector', value: { matchLabels: { canary: 'true' } } },
     ]);
     expect(await driver.run('proxy:3', 2, 60_000)).toMatchObject({ total: 10, updated: 2, updatedReady: 2 });
-    const canaries = (await driver.pods()).filter((p) => p.spec!.containers[0].image === 'proxy:3').map((p) => p.metadata!.name);
+    const canaries = (await driver.pods())
+      .filter((p) => p.spec!.containers[0].image === 'proxy:3')
+      .map((p) => p.metadata!.name);
     expect(canaries.sort()).toEqual(['roll-3', 'roll-8']);
     await driver.holdsStill('proxy:3', 2, 2_000);
     await sidecarSets.jsonPatch('it-roll', [{ op: 'remove', path: '/spec/updateStrategy/selector' }]);
@@ -452,24 +768,36 @@ describe('SidecarSet in-place rollout', () => {
   }, 90_000);
 
   it('leaves pods whose sidecar changed beyond its image for recreation', async () => {
-    const { metadata } = await sidecarSets.jsonPatch('it-roll', [{ op: 'add', path: '/spec/containers/0/args', value: ['--verbose'] }]);
+    const { metadata } = await sidecarSets.jsonPatch('it-roll', [
+      { op: 'add', path: '/spec/containers/0/args', value: ['--verbose'] },
+    ]);
     // The status counts every pod as not updated, and nothing is patched.
     await waitFor('the status of the new revision', async () => {
       const { status } = await sidecarSets.get('it-roll');
-      return status.observedGeneration === metadata.generation && status.matchedPods === 10 && status.updatedPods === 0 ? true : undefined;
+      return status.observedGeneration === metadata.generation && status.matchedPods === 10 && status.updatedPods === 0
+        ? true
+        : undefined;
     });
     await sleep(1_000);
-    for (const pod of await driver.pods()) expect(pod.spec!.containers[0]).toEqual(expect.not.objectContaining({ args: expect.anything() }));
+    for (const pod of await driver.pods())
+      expect(pod.spec!.containers[0]).toEqual(expect.not.objectContaining({ args: expect.anything() }));
     expect(driver.sample(await driver.pods(), 'proxy:3')).toMatchObject({ updated: 10, unavailable: 0 });
   });
 
   it('deleting the SidecarSet leaves the pods untouched', async () => {
     const before = await driver.pods();
     await sidecarSets.delete('it-roll');
-    await waitForInjection(ROLL_NS, { app: 'roll' }, (p) => !containerNames(p).includes('roll-proxy'), 'the deletion to reach the webhook cache');
+    await waitForInjection(
+      ROLL_NS,
+      { app: 'roll' },
+      (p) => !containerNames(p).includes('roll-proxy'),
+      'the deletion to reach the webhook cache',
+    );
     await sleep(1_000); // the controller sees pod and SidecarSet events by now
     const after = await driver.pods();
-    expect(after.map((p) => [p.metadata!.name, p.metadata!.resourceVersion])).toEqual(before.map((p) => [p.metadata!.name, p.metadata!.resourceVersion]));
+    expect(after.map((p) => [p.metadata!.name, p.metadata!.resourceVersion])).toEqual(
+      before.map((p) => [p.metadata!.name, p.metadata!.resourceVersion]),
+    );
   });
 });
 
@@ -478,8 +806,15 @@ describe('SidecarSet rollout across a leader crash', () => {
 
   beforeAll(async () => {
     await createSidecarSet({
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'it-failover' },
-      spec: { selector: { matchLabels: { app: 'failover' } }, namespace: ROLL_NS, containers: [{ name: 'failover-proxy', image: 'proxy:1' }], updateStrategy: { maxUnavailable: 2 } },
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'it-failover' },
+      spec: {
+        selector: { matchLabels: { app: 'failover' } },
+        namespace: ROLL_NS,
+        containers: [{ name: 'failover-proxy', image: 'proxy:1' }],
+        updateStrategy: { maxUnavailable: 2 },
+      },
     });
     await rollingPods('it-failover', 'failover', 10);
     await driver.settle('proxy:1');
@@ -490,14 +825,20 @@ describe('SidecarSet rollout across a leader crash', () => {
     await sidecarSets.jsonPatch('it-failover', [{ op: 'replace', path: '/spec/containers/0/image', value: 'proxy:2' }]);
     let killedAt: Sample | undefined;
     // Kill the leader right after it has patched a batch that is not running yet.
-    const final = await driver.run('proxy:2', 10, 90_000, async (s) => {
-      if (killedAt || s.updated < 3 || s.patchedNotRunning === 0) return;
-      killedAt = s;
-      m0.signal('SIGKILL');
-      await m0.exited;
-      await removeEndpoint(kc, INSTALL_NS, m0.name);
-      await addEndpoint(kc, INSTALL_NS, m1.name, m1.ports.webhook);
-    }, 30_000);
+    const final = await driver.run(
+      'proxy:2',
+      10,
+      90_000,
+      async (s) => {
+        if (killedAt || s.updated < 3 || s.patchedNotRunning === 0) return;
+        killedAt = s;
+        m0.signal('SIGKILL');
+        await m0.exited;
+        await removeEndpoint(kc, INSTALL_NS, m0.name);
+        await addEndpoint(kc, INSTALL_NS, m1.name, m1.ports.webhook);
+      },
+      30_000,
+    );
     expect(killedAt).toBeDefined();
     expect(killedAt!.updated).toBeLessThan(10);
     expect(final).toMatchObject({ total: 10, updated: 10, ready: 10, updatedReady: 10 });

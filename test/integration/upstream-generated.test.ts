@@ -12,7 +12,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('generated upstream release data', () => {
   it('is up to date with the pinned module', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'tools/upstream/generate.ts', '--check'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'tools/upstream/generate.ts', '--check'],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } },
+    );
     expect(stdout).toMatch(/up to date \(v1\.8\.3: 18 CRDs, 37 webhooks, 21 controllers/);
   }, 180_000);
 });

@@ -18,10 +18,18 @@ import type { FixtureLag, FixtureReady } from './support/webhook-server-process.
 const MiB = 1024 * 1024;
 const FIXTURE = fileURLToPath(new URL('./support/webhook-server-process.ts', import.meta.url));
 
-interface Target { child: ChildProcess; port: number; caPem: string }
+interface Target {
+  child: ChildProcess;
+  port: number;
+  caPem: string;
+}
 
 async function startServer(env: Record<string, string> = {}): Promise<Target> {
-  const child = fork(FIXTURE, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(FIXTURE, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<FixtureReady>((resolve, reject) => {
     child.once('message', (m) => resolve(m as FixtureReady));
     child.once('exit', (code) => reject(new Error(`webhook server process exited with ${code} before it was ready`)));
@@ -37,47 +45,113 @@ function lagOf(t: Target): Promise<FixtureLag> {
 }
 
 function review(uid: string, pod: unknown): Buffer {
-  return Buffer.from(JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-    request: {
-      uid, kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: 'apps',
-      operation: 'CREATE', userInfo: { username: 'system:admin' }, object: { apiVersion: 'v1', kind: 'Pod', ...(pod as object) }, dryRun: false,
-    },
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        namespace: 'apps',
+        operation: 'CREATE',
+        userInfo: { username: 'system:admin' },
+        object: { apiVersion: 'v1', kind: 'Pod', ...(pod as object) },
+        dryRun: false,
+      },
+    }),
+  );
 }
 
 const bigPod = (spec: unknown) => ({ metadata: { name: 'big', labels: { app: 'batch' } }, spec });
 /** Big reviews, each under the server's 7 MiB limit: many small objects, a huge array, deep nesting. */
 const LARGE: Record<string, Buffer> = {
-  'env-1': review('env-1', bigPod({ containers: Array.from({ length: 40 }, (_, c) => ({ name: `c${c}`, image: 'app:1', env: Array.from({ length: 5_000 }, (_, i) => ({ name: `VAR_${i}`, value: `v${i}` })) })) })),
-  'env-2': review('env-2', bigPod({ containers: Array.from({ length: 40 }, (_, c) => ({ name: `d${c}`, image: 'app:2', env: Array.from({ length: 5_000 }, (_, i) => ({ name: `VAR_${i}`, value: `w${i}` })) })) })),
-  'array': review('array', bigPod({ containers: [{ name: 'app', image: 'app:1', args: Array.from({ length: 2_200_000 }, () => '') }] })),
-  'deep': Buffer.from(review('deep', bigPod({ containers: [{ name: 'app', image: 'app:1', lifecycle: '@@' }] })).toString().replace('"@@"', `${'{"a":'.repeat(1_150_000)}1${'}'.repeat(1_150_000)}`)),
+  'env-1': review(
+    'env-1',
+    bigPod({
+      containers: Array.from({ length: 40 }, (_, c) => ({
+        name: `c${c}`,
+        image: 'app:1',
+        env: Array.from({ length: 5_000 }, (_, i) => ({ name: `VAR_${i}`, value: `v${i}` })),
+      })),
+    }),
+  ),
+  'env-2': review(
+    'env-2',
+    bigPod({
+      containers: Array.from({ length: 40 }, (_, c) => ({
+        name: `d${c}`,
+        image: 'app:2',
+        env: Array.from({ length: 5_000 }, (_, i) => ({ name: `VAR_${i}`, value: `w${i}` })),
+      })),
+    }),
+  ),
+  array: review(
+    'array',
+    bigPod({ containers: [{ name: 'app', image: 'app:1', args: Array.from({ length: 2_200_000 }, () => '') }] }),
+  ),
+  deep: Buffer.from(
+    review('deep', bigPod({ containers: [{ name: 'app', image: 'app:1', lifecycle: '@@' }] }))
+      .toString()
+      .replace('"@@"', `${'{"a":'.repeat(1_150_000)}1${'}'.repeat(1_150_000)}`),
+  ),
 };
-const SMALL_POD = { metadata: { name: 'small', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'web:1' }] } };
+const SMALL_POD = {
+  metadata: { name: 'small', labels: { app: 'web' } },
+  spec: { containers: [{ name: 'app', image: 'web:1' }] },
+};
 
-interface Answer { status: number; body: string; sent: number; end: number }
+interface Answer {
+  status: number;
+  body: string;
+  sent: number;
+  end: number;
+}
 
 function post(t: Target, body: Buffer): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     let sent = start;
-    const req = request({
-      host: '127.0.0.1', servername: 'localhost', port: t.port, path: '/mutate-pod', method: 'POST', ca: t.caPem, agent: false,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': body.length }, signal: AbortSignal.timeout(120_000),
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d)).on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), sent, end: performance.now() }));
+    const req = request(
+      {
+        host: '127.0.0.1',
+        servername: 'localhost',
+        port: t.port,
+        path: '/mutate-pod',
+        method: 'POST',
+        ca: t.caPem,
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': body.length },
+        signal: AbortSignal.timeout(120_000),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res
+          .on('data', (d: Buffer) => chunks.push(d))
+          .on('end', () =>
+            resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), sent, end: performance.now() }),
+          );
+      },
+    );
+    req.on('finish', () => {
+      sent = performance.now();
     });
-    req.on('finish', () => { sent = performance.now(); });
     req.on('error', reject);
     req.end(body);
   });
 }
 
-interface Run { large: Record<string, Answer>; small: Answer[]; lag: FixtureLag; windowStart: number; windowEnd: number }
+interface Run {
+  large: Record<string, Answer>;
+  small: Answer[];
+  lag: FixtureLag;
+  windowStart: number;
+  windowEnd: number;
+}
 
-/** All large reviews at once, four clients sending small reviews one after another until the last large one is answered. */
+/**
+ * All large reviews at once, four clients sending small reviews one after another until the last large one is answered.
+ */
 async function load(t: Target): Promise<Run> {
   await lagOf(t); // resets the server's histogram: only this run counts
   let running = true;
@@ -85,17 +159,28 @@ async function load(t: Target): Promise<Run> {
   const clients = Array.from({ length: 4 }, async (_, c) => {
     for (let i = 0; running; i++) small.push(await post(t, review(`small-${c}-${i}`, SMALL_POD)));
   });
-  const entries = await Promise.all(Object.entries(LARGE).map(async ([name, body]) => [name, await post(t, body)] as const));
+  const entries = await Promise.all(
+    Object.entries(LARGE).map(async ([name, body]) => [name, await post(t, body)] as const),
+  );
   running = false;
   await Promise.all(clients);
   const lag = await lagOf(t);
   const large = Object.fromEntries(entries);
-  return { large, small, lag, windowStart: Math.max(...entries.map(([, a]) => a.sent)), windowEnd: Math.max(...entries.map(([, a]) => a.end)) };
+  return {
+    large,
+    small,
+    lag,
+    windowStart: Math.max(...entries.map(([, a]) => a.sent)),
+    windowEnd: Math.max(...entries.map(([, a]) => a.end)),
+  };
 }
 
 /** Longest stretch inside [from, to] in which no small review was answered. */
 function longestSilence(run: Run): number {
-  const ends = run.small.map((a) => a.end).filter((e) => e > run.windowStart && e < run.windowEnd).sort((a, b) => a - b);
+  const ends = run.small
+    .map((a) => a.end)
+    .filter((e) => e > run.windowStart && e < run.windowEnd)
+    .sort((a, b) => a - b);
   const points = [run.windowStart, ...ends, run.windowEnd];
   return Math.max(...points.slice(1).map((p, i) => p - points[i]));
 }
@@ -105,7 +190,8 @@ let control: Target;
 
 beforeAll(async () => {
   for (const [name, body] of Object.entries(LARGE)) {
-    if (body.length > 7 * MiB || body.length < 6 * MiB) throw new Error(`fixture ${name} is ${body.length} bytes; keep it between 6 and 7 MiB`);
+    if (body.length > 7 * MiB || body.length < 6 * MiB)
+      throw new Error(`fixture ${name} is ${body.length} bytes; keep it between 6 and 7 MiB`);
   }
   [cooperative, control] = await Promise.all([startServer(), startServer({ LARGE_BODY_BYTES: String(8 * MiB) })]);
 }, 60_000);
@@ -118,10 +204,13 @@ describe('large AdmissionReviews do not hold up small ones', () => {
   it('answers small reviews while ~7 MB reviews are parsed and answered; answers identical to the blocking path', async () => {
     const blocking = await load(control);
     const sliced = await load(cooperative);
-    const figures = (name: string, r: Run) => `${name}: server event-loop delay max ${r.lag.maxMs.toFixed(0)} ms (p99 ${r.lag.p99Ms.toFixed(0)}), ` +
+    const figures = (name: string, r: Run) =>
+      `${name}: server event-loop delay max ${r.lag.maxMs.toFixed(0)} ms (p99 ${r.lag.p99Ms.toFixed(0)}), ` +
       `${r.small.length} small reviews, longest stretch without a small answer while large ones were in the server ${longestSilence(r).toFixed(0)} ms ` +
       `of ${(r.windowEnd - r.windowStart).toFixed(0)} ms`;
-    process.stderr.write(`\nlarge reviews:\n  ${figures('blocking control', blocking)}\n  ${figures('cooperative', sliced)}\n`);
+    process.stderr.write(
+      `\nlarge reviews:\n  ${figures('blocking control', blocking)}\n  ${figures('cooperative', sliced)}\n`,
+    );
 
     for (const r of [blocking, sliced]) {
       for (const a of r.small) {
@@ -139,7 +228,15 @@ describe('large AdmissionReviews do not hold up small ones', () => {
     // 55-67% on the control), and the server's own event loop was held less than the control's.
     expect(longestSilence(sliced)).toBeLessThan((sliced.windowEnd - sliced.windowStart) / 4);
     expect(sliced.lag.maxMs).toBeLessThan(blocking.lag.maxMs);
-    expect(JSON.parse(sliced.large.deep.body).response).toMatchObject({ allowed: false, status: { code: 400, message: expect.stringMatching(/^request\.object\.spec\.containers\[0\]\.lifecycle\.a.*nests deeper than 100 levels/) } });
+    expect(JSON.parse(sliced.large.deep.body).response).toMatchObject({
+      allowed: false,
+      status: {
+        code: 400,
+        message: expect.stringMatching(
+          /^request\.object\.spec\.containers\[0\]\.lifecycle\.a.*nests deeper than 100 levels/,
+        ),
+      },
+    });
     expect(JSON.parse(sliced.large['env-1'].body).response).toEqual({ uid: 'env-1', allowed: true });
     expect(JSON.parse(sliced.large.array.body).response).toEqual({ uid: 'array', allowed: true });
   }, 300_000);

@@ -23,65 +23,74 @@ export const ALLOW_LIST: readonly Allowance[] = [
   {
     checks: ['checkov:CKV_K8S_19'],
     objects: [...MANAGERS, DAEMON],
-    reason: 'Host network. The manager serves admission from the node\'s network so that pod creation never depends on the CNI '
-      + '(upstream issues #908, #1958), with dnsPolicy ClusterFirstWithHostNet; `hostNetwork: false` moves it to the pod network. '
-      + 'kruise-daemon is upstream\'s node agent and runs on the node\'s network like upstream\'s.',
+    reason:
+      "Host network. The manager serves admission from the node's network so that pod creation never depends on the CNI " +
+      '(upstream issues #908, #1958), with dnsPolicy ClusterFirstWithHostNet; `hostNetwork: false` moves it to the pod network. ' +
+      "kruise-daemon is upstream's node agent and runs on the node's network like upstream's.",
   },
   {
     checks: ['kube-score:pod-networkpolicy', 'checkov:CKV2_K8S_6'],
     objects: [...MANAGERS, DAEMON, GUARD],
-    reason: 'No NetworkPolicy by default. Most CNIs do not enforce NetworkPolicy on host-network pods, so a policy for the '
-      + 'manager or the daemon would be rendered but not applied; `networkPolicy: true` (with `hostNetwork: false`) renders an '
-      + 'ingress policy for the manager. No egress policy: these pods talk to the API server, whose address a manifest cannot '
-      + 'know and which CNIs disagree on matching by ipBlock. The uninstall guard listens on nothing.',
+    reason:
+      'No NetworkPolicy by default. Most CNIs do not enforce NetworkPolicy on host-network pods, so a policy for the ' +
+      'manager or the daemon would be rendered but not applied; `networkPolicy: true` (with `hostNetwork: false`) renders an ' +
+      'ingress policy for the manager. No egress policy: these pods talk to the API server, whose address a manifest cannot ' +
+      'know and which CNIs disagree on matching by ipBlock. The uninstall guard listens on nothing.',
   },
   {
     checks: ['kube-score:container-security-context-user-group-id', 'checkov:CKV_K8S_23', 'checkov:CKV_K8S_40'],
     objects: [DAEMON],
-    reason: 'kruise-daemon runs as root: it talks to the container runtime\'s socket, which is owned by root on the node. '
-      + 'It keeps no capabilities (drop ALL), a read-only root filesystem, no privilege escalation, RuntimeDefault seccomp, '
-      + 'and mounts the host directory read-only.',
+    reason:
+      "kruise-daemon runs as root: it talks to the container runtime's socket, which is owned by root on the node. " +
+      'It keeps no capabilities (drop ALL), a read-only root filesystem, no privilege escalation, RuntimeDefault seccomp, ' +
+      'and mounts the host directory read-only.',
   },
   {
     checks: ['kube-score:pod-probes-identical'],
     objects: [DAEMON],
-    reason: 'kruise-daemon serves one health endpoint (/healthz, failing until its informers sync), so readiness and liveness '
-      + 'probe the same path, with different timing: readiness paces the DaemonSet rollout (maxUnavailable 10%, '
-      + 'minReadySeconds 3), liveness waits 60 s and three failures. No Service selects the daemon, so readiness never '
-      + 'takes it out of one (the cascade kube-score warns about).',
+    reason:
+      'kruise-daemon serves one health endpoint (/healthz, failing until its informers sync), so readiness and liveness ' +
+      'probe the same path, with different timing: readiness paces the DaemonSet rollout (maxUnavailable 10%, ' +
+      'minReadySeconds 3), liveness waits 60 s and three failures. No Service selects the daemon, so readiness never ' +
+      'takes it out of one (the cascade kube-score warns about).',
   },
   {
     checks: ['kube-score:container-image-pull-policy', 'checkov:CKV_K8S_15'],
     objects: [...MANAGERS, DAEMON, GUARD],
-    reason: 'imagePullPolicy IfNotPresent on every container, not Always. The images are pinned (a release tag, or a '
-      + 'content-addressed tag for the runtime), and with Always every restart of the admission webhook, which pod creation '
-      + 'waits on, would depend on the registry being reachable.',
+    reason:
+      'imagePullPolicy IfNotPresent on every container, not Always. The images are pinned (a release tag, or a ' +
+      'content-addressed tag for the runtime), and with Always every restart of the admission webhook, which pod creation ' +
+      'waits on, would depend on the registry being reachable.',
   },
   {
     checks: ['checkov:CKV_K8S_43'],
     objects: [...MANAGERS, DAEMON, GUARD],
-    reason: 'Images by tag, not digest. Upstream publishes and documents release tags, and mirrors (offline-registry) keep '
-      + 'the tags; the runtime image\'s tag is a hash of its content. `ManagerImage.runtime(\'...@sha256:...\')` takes a digest.',
+    reason:
+      'Images by tag, not digest. Upstream publishes and documents release tags, and mirrors (offline-registry) keep ' +
+      "the tags; the runtime image's tag is a hash of its content. `ManagerImage.runtime('...@sha256:...')` takes a digest.",
   },
   {
     checks: ['checkov:CKV_K8S_38'],
     objects: [...MANAGERS, DAEMON, GUARD],
-    reason: 'Service account tokens are mounted only into these pods, and each is an API client: the manager watches and '
-      + 'writes the cluster\'s objects, the daemon its node\'s, the guard lists Kruise workloads. Their ServiceAccounts set '
-      + 'automountServiceAccountToken: false.',
+    reason:
+      'Service account tokens are mounted only into these pods, and each is an API client: the manager watches and ' +
+      "writes the cluster's objects, the daemon its node's, the guard lists Kruise workloads. Their ServiceAccounts set " +
+      'automountServiceAccountToken: false.',
   },
   {
     checks: ['checkov:CKV2_K8S_5'],
     objects: ['RoleBinding/kruise-webhook-rolebinding', 'RoleBinding/kruise-daemon-secret-rolebinding'],
-    reason: 'Secrets in one namespace each. The manager creates, watches and rotates its serving certificate Secret in its '
-      + 'own namespace; the daemon reads the image pull Secrets that ImagePullJobs copy into the dedicated '
-      + 'kruise-daemon-config namespace. Neither can read Secrets anywhere else.',
+    reason:
+      'Secrets in one namespace each. The manager creates, watches and rotates its serving certificate Secret in its ' +
+      'own namespace; the daemon reads the image pull Secrets that ImagePullJobs copy into the dedicated ' +
+      'kruise-daemon-config namespace. Neither can read Secrets anywhere else.',
   },
   {
     checks: ['checkov:CKV_K8S_155'],
     objects: ['ClusterRole/kruise-certs-role'],
-    reason: 'With self-managed certificates the manager patches the caBundle into its own mutating and validating webhook '
-      + 'configurations (and conversion CRDs), as upstream\'s does; the role names them by resourceNames.',
+    reason:
+      'With self-managed certificates the manager patches the caBundle into its own mutating and validating webhook ' +
+      "configurations (and conversion CRDs), as upstream's does; the role names them by resourceNames.",
   },
 ];
 

@@ -12,7 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
 import { exampleCharts } from '../support/example-charts.js';
 import { ALLOW_LIST, allowanceFor } from './allow-list.js';
-import { checkov, describeFinding, ensureLinters, Finding, kubeScore, Linters, Manifest, Placed, writeExample } from './linters.js';
+import {
+  checkov,
+  describeFinding,
+  ensureLinters,
+  Finding,
+  kubeScore,
+  Linters,
+  Manifest,
+  Placed,
+  writeExample,
+} from './linters.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kruise-lint-'));
 let linters: Linters;
@@ -42,13 +52,17 @@ describe('kube-score and checkov on every example', () => {
   });
 
   it('reports nothing outside the allow-list', () => {
-    const unexpected = [...findings].flatMap(([example, found]) => found.filter((f) => !allowanceFor(f)).map((f) => `${example} ${describeFinding(f)}`));
+    const unexpected = [...findings].flatMap(([example, found]) =>
+      found.filter((f) => !allowanceFor(f)).map((f) => `${example} ${describeFinding(f)}`),
+    );
     expect(unexpected).toEqual([]);
   });
 
   it('uses every allow-list entry (a fixed finding leaves the list)', () => {
     const all = [...findings.values()].flat();
-    const unused = ALLOW_LIST.flatMap((a) => a.checks.filter((c) => !all.some((f) => `${f.linter}:${f.check}` === c && allowanceFor(f) === a)));
+    const unused = ALLOW_LIST.flatMap((a) =>
+      a.checks.filter((c) => !all.some((f) => `${f.linter}:${f.check}` === c && allowanceFor(f) === a)),
+    );
     expect(unused).toEqual([]);
   });
 
@@ -64,23 +78,37 @@ describe('kube-score and checkov on every example', () => {
 describe('the judges themselves (negative control)', () => {
   it('flag a careless Deployment through both linters, mapped to its object', async () => {
     const careless = {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'careless', namespace: 'default' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'careless', namespace: 'default' },
       spec: {
-        replicas: 1, selector: { matchLabels: { app: 'careless' } },
-        template: { metadata: { labels: { app: 'careless' } }, spec: { containers: [{ name: 'app', image: 'nginx:latest', securityContext: { privileged: true } }] } },
+        replicas: 1,
+        selector: { matchLabels: { app: 'careless' } },
+        template: {
+          metadata: { labels: { app: 'careless' } },
+          spec: { containers: [{ name: 'app', image: 'nginx:latest', securityContext: { privileged: true } }] },
+        },
       },
     };
     const controlDir = mkdtempSync(join(tmpdir(), 'kruise-lint-control-'));
     try {
-      const [file, placed] = writeExample(controlDir, 'careless', [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, careless]);
-      const found = [...await kubeScore(linters, join(controlDir, file)), ...(await checkov(linters, controlDir, new Map([[file, placed]]))).get(file)!];
+      const [file, placed] = writeExample(controlDir, 'careless', [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } },
+        careless,
+      ]);
+      const found = [
+        ...(await kubeScore(linters, join(controlDir, file))),
+        ...(await checkov(linters, controlDir, new Map([[file, placed]]))).get(file)!,
+      ];
       const ids = found.map((f) => `${f.linter}:${f.check} ${f.kind}/${f.name}`);
-      expect(ids).toEqual(expect.arrayContaining([
-        'kube-score:container-resources Deployment/careless',
-        'kube-score:container-security-context-privileged Deployment/careless',
-        'checkov:CKV_K8S_16 Deployment/careless',
-        'checkov:CKV_K8S_14 Deployment/careless',
-      ]));
+      expect(ids).toEqual(
+        expect.arrayContaining([
+          'kube-score:container-resources Deployment/careless',
+          'kube-score:container-security-context-privileged Deployment/careless',
+          'checkov:CKV_K8S_16 Deployment/careless',
+          'checkov:CKV_K8S_14 Deployment/careless',
+        ]),
+      );
       expect(found.some((f) => allowanceFor(f))).toBe(false);
     } finally {
       rmSync(controlDir, { recursive: true, force: true });

@@ -68,8 +68,18 @@ const ENSURE = fileURLToPath(new URL('../setup/ensure-linters.sh', import.meta.u
 export async function ensureLinters(): Promise<Linters> {
   const { code, stdout, stderr } = await run('bash', [ENSURE]);
   if (code !== 0) throw new Error(`test/setup/ensure-linters.sh failed (exit ${code}):\n${stderr}`);
-  const kv = Object.fromEntries(stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
-  return { kubeScore: kv.KUBE_SCORE, kubeScoreVersion: kv.KUBE_SCORE_VERSION, checkov: kv.CHECKOV, checkovVersion: kv.CHECKOV_VERSION };
+  const kv = Object.fromEntries(
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+  return {
+    kubeScore: kv.KUBE_SCORE,
+    kubeScoreVersion: kv.KUBE_SCORE_VERSION,
+    checkov: kv.CHECKOV,
+    checkovVersion: kv.CHECKOV_VERSION,
+  };
 }
 
 /** Where each object of a written manifest stands, so line-based reports map back to it. */
@@ -112,20 +122,41 @@ interface KubeScoreObject {
 
 /** kube-score's findings on one manifest file (the objects it knows; it skips custom kinds). */
 export async function kubeScore(linters: Linters, file: string): Promise<Finding[]> {
-  const args = ['score', '-o', 'json', '--kubernetes-version', KUBERNETES_VERSION, ...KUBE_SCORE_OPTIONAL.flatMap((t) => ['--enable-optional-test', t]), file];
+  const args = [
+    'score',
+    '-o',
+    'json',
+    '--kubernetes-version',
+    KUBERNETES_VERSION,
+    ...KUBE_SCORE_OPTIONAL.flatMap((t) => ['--enable-optional-test', t]),
+    file,
+  ];
   const { code, stdout, stderr } = await run(linters.kubeScore, args);
   // Exit 1 means "critical findings", reported in the JSON like the rest.
-  if (code > 1 || !stdout.trim().startsWith('[')) throw new Error(`kube-score failed on ${file} (exit ${code}):\n${stderr}${stdout.slice(0, 2000)}`);
-  return (JSON.parse(stdout) as KubeScoreObject[]).flatMap((o) => o.checks
-    .filter((c) => !c.skipped && c.grade < ALL_OK)
-    .map((c) => ({
-      linter: 'kube-score' as const, check: c.check.id, kind: o.type_meta.kind, name: o.object_meta.name,
-      message: (c.comments ?? []).map((m) => (m.path ? `(${m.path}) ${m.summary}` : m.summary)).join('; '),
-    })));
+  if (code > 1 || !stdout.trim().startsWith('['))
+    throw new Error(`kube-score failed on ${file} (exit ${code}):\n${stderr}${stdout.slice(0, 2000)}`);
+  return (JSON.parse(stdout) as KubeScoreObject[]).flatMap((o) =>
+    o.checks
+      .filter((c) => !c.skipped && c.grade < ALL_OK)
+      .map((c) => ({
+        linter: 'kube-score' as const,
+        check: c.check.id,
+        kind: o.type_meta.kind,
+        name: o.object_meta.name,
+        message: (c.comments ?? []).map((m) => (m.path ? `(${m.path}) ${m.summary}` : m.summary)).join('; '),
+      })),
+  );
 }
 
 interface CheckovReport {
-  readonly results: { readonly failed_checks: ReadonlyArray<{ readonly check_id: string; readonly check_name: string; readonly file_path: string; readonly file_line_range: [number, number] }> };
+  readonly results: {
+    readonly failed_checks: ReadonlyArray<{
+      readonly check_id: string;
+      readonly check_name: string;
+      readonly file_path: string;
+      readonly file_line_range: [number, number];
+    }>;
+  };
   readonly summary: { readonly parsing_errors: number; readonly resource_count: number };
 }
 
@@ -134,18 +165,33 @@ interface CheckovReport {
  * keyed by file name. Findings are mapped to objects by line: graph checks name derived
  * resources (`Pod.<ns>.<name>.<labels>`), not the object that renders them.
  */
-export async function checkov(linters: Linters, dir: string, files: ReadonlyMap<string, Placed[]>): Promise<Map<string, Finding[]>> {
-  const { code, stdout, stderr } = await run(linters.checkov, ['-d', dir, '--framework', 'kubernetes', '--skip-download', '--quiet', '-o', 'json'], CHECKOV_ENV);
-  if (code > 1 || !stdout.trim().startsWith('{')) throw new Error(`checkov failed on ${dir} (exit ${code}):\n${stderr}${stdout.slice(0, 2000)}`);
+export async function checkov(
+  linters: Linters,
+  dir: string,
+  files: ReadonlyMap<string, Placed[]>,
+): Promise<Map<string, Finding[]>> {
+  const { code, stdout, stderr } = await run(
+    linters.checkov,
+    ['-d', dir, '--framework', 'kubernetes', '--skip-download', '--quiet', '-o', 'json'],
+    CHECKOV_ENV,
+  );
+  if (code > 1 || !stdout.trim().startsWith('{'))
+    throw new Error(`checkov failed on ${dir} (exit ${code}):\n${stderr}${stdout.slice(0, 2000)}`);
   const report = JSON.parse(stdout) as CheckovReport;
-  if (report.summary.parsing_errors > 0) throw new Error(`checkov could not parse ${report.summary.parsing_errors} file(s) in ${dir}`);
+  if (report.summary.parsing_errors > 0)
+    throw new Error(`checkov could not parse ${report.summary.parsing_errors} file(s) in ${dir}`);
   const found = new Map<string, Finding[]>([...files.keys()].map((f) => [f, []]));
   for (const f of report.results.failed_checks) {
     const file = basename(f.file_path);
     const placed = files.get(file);
     const object = placed?.find((p) => p.lines[0] <= f.file_line_range[0] && f.file_line_range[0] <= p.lines[1]);
-    if (!placed || !object) throw new Error(`checkov reported ${f.check_id} at ${f.file_path}:${f.file_line_range[0]}, which is no object this test wrote`);
-    found.get(file)!.push({ linter: 'checkov', check: f.check_id, kind: object.kind, name: object.name, message: f.check_name });
+    if (!placed || !object)
+      throw new Error(
+        `checkov reported ${f.check_id} at ${f.file_path}:${f.file_line_range[0]}, which is no object this test wrote`,
+      );
+    found
+      .get(file)!
+      .push({ linter: 'checkov', check: f.check_id, kind: object.kind, name: object.name, message: f.check_name });
   }
   return found;
 }

@@ -13,7 +13,17 @@
  * `npm run synth`. (`import` only writes imports/k8s.ts, which the template's main.ts does not use.)
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -22,14 +32,29 @@ import { RegistryClient } from '../../lib/image/registry.js';
 import { RegistryHttp } from '../../lib/image/registry-http.js';
 import { pushTestBase } from '../integration/base-image-fixture.js';
 import { RegistryProcess } from '../integration/registry-process.js';
-import { CACHE, PackedPackage, REPO, Result, RunOptions, folderBytes, kb, mb, packPackages, run, systemNodeDir } from './support.js';
+import {
+  CACHE,
+  PackedPackage,
+  REPO,
+  Result,
+  RunOptions,
+  folderBytes,
+  kb,
+  mb,
+  packPackages,
+  run,
+  systemNodeDir,
+} from './support.js';
 
 const NPM_CACHE = join(CACHE, 'npm-e2e');
 /** Node releases fetched from the npm registry (node-<platform>-<arch>), besides the machine's and the project's. */
 const FETCHED_NODES = ['20.19.0', '22.23.3'];
 
 const cliDir = dirname(createRequire(import.meta.url).resolve('cdk8s-cli/package.json'));
-const cli = JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+const cli = JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8')) as {
+  version: string;
+  dependencies: Record<string, string>;
+};
 const TEMPLATE = `cdk8s-cli ${cli.version} typescript-app`;
 
 const temp = mkdtempSync(join(tmpdir(), 'kruise-app-'));
@@ -49,7 +74,8 @@ afterAll(async () => {
 const npmFlags = ['--cache', NPM_CACHE, '--no-audit', '--no-fund'];
 const floor = () => nodes[0];
 const project = () => nodes[nodes.length - 1];
-const inApp = (command: string, args: string[], options: Partial<RunOptions> = {}): Result => run(command, args, { cwd: app, ...options });
+const inApp = (command: string, args: string[], options: Partial<RunOptions> = {}): Result =>
+  run(command, args, { cwd: app, ...options });
 
 /** The Node binary of a release, installed once into the cache. */
 function fetchNode(version: string): string {
@@ -58,7 +84,20 @@ function fetchNode(version: string): string {
   const dir = join(prefix, 'node_modules', pkg, 'bin');
   if (!existsSync(join(dir, 'node'))) {
     mkdirSync(prefix, { recursive: true });
-    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--prefer-offline', ...npmFlags, `${pkg}@${version}`], { cwd: prefix });
+    run(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-package-lock',
+        '--prefer-offline',
+        ...npmFlags,
+        `${pkg}@${version}`,
+      ],
+      { cwd: prefix },
+    );
   }
   return dir;
 }
@@ -70,7 +109,9 @@ function nodeVersion(dir: string): string {
 /** The template's files with the values `cdk8s init` puts in (cdk8s-cli's lib/cli/cmds/init.js). */
 function scaffold(): void {
   const fromCli = createRequire(join(cliDir, 'package.json'));
-  const { substitute } = fromCli('sscaff/lib/substitute.js') as { substitute: (s: string, v: Record<string, string>) => string };
+  const { substitute } = fromCli('sscaff/lib/substitute.js') as {
+    substitute: (s: string, v: Record<string, string>) => string;
+  };
   const variables = {
     $base: 'app',
     cdk8s_core_version: (fromCli('cdk8s/package.json') as { version: string }).version,
@@ -90,8 +131,16 @@ function scaffold(): void {
 
 /** Everything the app will install, fetched once (with the network) into the npm cache. */
 function warmCache(): void {
-  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: object; devDependencies: object };
-  const dependencies = { ...manifest.dependencies, ...manifest.devDependencies, ...packed.constructs.manifest.dependencies, ...packed.runtime.manifest.dependencies };
+  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+    dependencies: object;
+    devDependencies: object;
+  };
+  const dependencies = {
+    ...manifest.dependencies,
+    ...manifest.devDependencies,
+    ...packed.constructs.manifest.dependencies,
+    ...packed.runtime.manifest.dependencies,
+  };
   const body = `${JSON.stringify({ name: 'warm', private: true, dependencies }, null, 2)}\n`;
   const marker = join(NPM_CACHE, `warmed-${createHash('sha256').update(body).digest('hex').slice(0, 16)}`);
   if (existsSync(marker) && !warmedNow) return;
@@ -105,14 +154,18 @@ function warmCache(): void {
 
 /** `npm install --offline` in the app; a cache pruned since it was warmed is warmed again. */
 function installOffline(args: string[], options: Partial<RunOptions> = {}): Result {
-  const attempt = () => inApp('npm', ['install', '--offline', ...npmFlags, ...args], { ...options, allowFailure: true });
+  const attempt = () =>
+    inApp('npm', ['install', '--offline', ...npmFlags, ...args], { ...options, allowFailure: true });
   let result = attempt();
   if (result.status !== 0 && /ENOTCACHED/.test(result.stdout + result.stderr) && !warmedNow) {
     warmedNow = true;
     warmCache();
     result = attempt();
   }
-  if (result.status !== 0) throw new Error(`npm install --offline ${args.join(' ')} exited with ${result.status}:\n${result.stderr.slice(-4000)}`);
+  if (result.status !== 0)
+    throw new Error(
+      `npm install --offline ${args.join(' ')} exited with ${result.status}:\n${result.stderr.slice(-4000)}`,
+    );
   return result;
 }
 
@@ -140,7 +193,10 @@ const RUNTIME_IMPORTS = [
 /** The code blocks of the README's user section, in order. */
 function readmeBlocks(): string[] {
   const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Use it in your cdk8s app'), readme.indexOf('\n## ', readme.indexOf('## Use it in your cdk8s app') + 3));
+  const section = readme.slice(
+    readme.indexOf('## Use it in your cdk8s app'),
+    readme.indexOf('\n## ', readme.indexOf('## Use it in your cdk8s app') + 3),
+  );
   return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 
@@ -160,11 +216,13 @@ beforeAll(async () => {
   // Lowest first, the project's Node last; a machine whose Node is one of them runs it once.
   const candidates = [
     { label: `the lowest kruise-ha declares`, dir: fetchNode(FETCHED_NODES[0]) },
-    { label: 'the machine\'s', dir: systemNodeDir() },
+    { label: "the machine's", dir: systemNodeDir() },
     { label: 'Node 22', dir: fetchNode(FETCHED_NODES[1]) },
-    { label: 'the project\'s', dir: dirname(process.execPath) },
+    { label: "the project's", dir: dirname(process.execPath) },
   ].map((n) => ({ ...n, label: `${nodeVersion(n.dir)} (${n.label})` }));
-  nodes = candidates.filter((n, i) => candidates.findIndex((m) => m.label.split(' ')[0] === n.label.split(' ')[0]) === i);
+  nodes = candidates.filter(
+    (n, i) => candidates.findIndex((m) => m.label.split(' ')[0] === n.label.split(' ')[0]) === i,
+  );
   // cdk8s init's post hook, but `cdk8s import`.
   installOffline([]);
   inApp('npm', ['run', 'compile']);
@@ -174,32 +232,60 @@ beforeAll(async () => {
 }, 900_000);
 
 describe(`a fresh ${TEMPLATE} app`, () => {
-  it('installs kruise-ha offline, engine-strict on the lowest Node it declares, without the runtime\'s dependencies', () => {
+  it("installs kruise-ha offline, engine-strict on the lowest Node it declares, without the runtime's dependencies", () => {
     const added = installTarball(packed.constructs.tarball, ['--engine-strict'], floor().dir);
-    figures.push(`kruise-ha: tarball ${kb(packed.constructs.size)}, unpacked ${kb(packed.constructs.unpackedSize)}; npm added ${added.added} packages, node_modules grew ${mb(added.bytes)}`);
-    for (const name of ['@kubernetes/client-node', 'esbuild', 'prom-client', 'tar-stream', '@peculiar/x509', 'kruise-ha-runtime']) {
+    figures.push(
+      `kruise-ha: tarball ${kb(packed.constructs.size)}, unpacked ${kb(packed.constructs.unpackedSize)}; npm added ${added.added} packages, node_modules grew ${mb(added.bytes)}`,
+    );
+    for (const name of [
+      '@kubernetes/client-node',
+      'esbuild',
+      'prom-client',
+      'tar-stream',
+      '@peculiar/x509',
+      'kruise-ha-runtime',
+    ]) {
       expect({ name, installed: existsSync(join(app, 'node_modules', name)) }).toEqual({ name, installed: false });
     }
     // kruise-ha and its cdk8s-plus line; cdk8s and constructs are the app's (one copy).
     expect(added.added).toBe(2);
-    for (const nested of ['kruise-ha/node_modules/cdk8s', 'kruise-ha/node_modules/constructs', 'cdk8s-plus-28/node_modules/cdk8s']) {
-      expect({ nested, installed: existsSync(join(app, 'node_modules', nested)) }).toEqual({ nested, installed: false });
+    for (const nested of [
+      'kruise-ha/node_modules/cdk8s',
+      'kruise-ha/node_modules/constructs',
+      'cdk8s-plus-28/node_modules/cdk8s',
+    ]) {
+      expect({ nested, installed: existsSync(join(app, 'node_modules', nested)) }).toEqual({
+        nested,
+        installed: false,
+      });
     }
     // Only RuntimeImage needs the runtime, and it says so.
-    const image = (props: string) => inApp('node', ['-e', [
-      "const { App } = require('cdk8s');",
-      "const { RuntimeImage } = require('kruise-ha');",
-      `new RuntimeImage(new App(), 'Image', { repository: 'registry.example.com/team/manager'${props} });`,
-    ].join('\n')], { allowFailure: true });
+    const image = (props: string) =>
+      inApp(
+        'node',
+        [
+          '-e',
+          [
+            "const { App } = require('cdk8s');",
+            "const { RuntimeImage } = require('kruise-ha');",
+            `new RuntimeImage(new App(), 'Image', { repository: 'registry.example.com/team/manager'${props} });`,
+          ].join('\n'),
+        ],
+        { allowFailure: true },
+      );
     const bundled = image('');
     expect({ status: bundled.status, stderr: bundled.stderr }).toEqual({
       status: 1,
-      stderr: expect.stringMatching(/Error: entrypoint: has no default: kruise-ha-runtime is not installed .*\(got undefined\)\. Fix: npm install kruise-ha-runtime, or pass entrypoint/),
+      stderr: expect.stringMatching(
+        /Error: entrypoint: has no default: kruise-ha-runtime is not installed .*\(got undefined\)\. Fix: npm install kruise-ha-runtime, or pass entrypoint/,
+      ),
     });
     const own = image(", entrypoint: './main.ts'");
     expect({ status: own.status, stderr: own.stderr }).toEqual({
       status: 1,
-      stderr: expect.stringMatching(/Error: entrypoint: cannot be bundled: esbuild is not installed .*\(got ".*main\.ts"\)\. Fix: npm install kruise-ha-runtime \(it brings esbuild\)/),
+      stderr: expect.stringMatching(
+        /Error: entrypoint: cannot be bundled: esbuild is not installed .*\(got ".*main\.ts"\)\. Fix: npm install kruise-ha-runtime \(it brings esbuild\)/,
+      ),
     });
   }, 300_000);
 
@@ -212,7 +298,7 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       inApp('npx', ['jest', '-u']);
     }, 300_000);
 
-    it('cdk8s synth and the template\'s jest pass on every supported Node, with the same output', () => {
+    it("cdk8s synth and the template's jest pass on every supported Node, with the same output", () => {
       const outputs = new Map<string, string>();
       for (const node of nodes) {
         try {
@@ -221,7 +307,9 @@ describe(`a fresh ${TEMPLATE} app`, () => {
           expect(yaml).toMatch(/^kind: Deployment\n(.*\n)*? {2}name: kruise-controller-manager$/m);
           outputs.set(node.label, yaml);
           const tested = inApp('npm', ['test'], { nodeDir: node.dir });
-          expect(tested.stdout + tested.stderr).toMatch(/Tests:\s+1 passed, 1 total[\s\S]*Snapshots:\s+1 passed, 1 total/);
+          expect(tested.stdout + tested.stderr).toMatch(
+            /Tests:\s+1 passed, 1 total[\s\S]*Snapshots:\s+1 passed, 1 total/,
+          );
         } catch (e) {
           throw new Error(`on Node ${node.label}: ${(e as Error).message}`, { cause: e });
         }
@@ -232,9 +320,10 @@ describe(`a fresh ${TEMPLATE} app`, () => {
     }, 600_000);
   });
 
-  it('compiles every example with the template\'s tsc, and the examples synthesize there', () => {
+  it("compiles every example with the template's tsc, and the examples synthesize there", () => {
     mkdirSync(join(app, 'examples'));
-    for (const file of readdirSync(join(REPO, 'examples'))) copyFileSync(join(REPO, 'examples', file), join(app, 'examples', file));
+    for (const file of readdirSync(join(REPO, 'examples')))
+      copyFileSync(join(REPO, 'examples', file), join(app, 'examples', file));
     // The paths a user imports, under the template's tsconfig (CommonJS, node10 resolution,
     // and a full library check: our declarations pass under its @types/node 14 and lib es2016).
     writeFileSync(join(app, 'imports.ts'), CONSTRUCTS_IMPORTS);
@@ -256,14 +345,22 @@ describe(`a fresh ${TEMPLATE} app`, () => {
     run('npx', ['tsc', '--init'], { cwd: dir });
     writeFileSync(join(dir, 'imports.ts'), CONSTRUCTS_IMPORTS);
     inApp('npx', ['tsc', '--noEmit', '-p', 'nodenext']);
-    const esm = inApp('node', ['--input-type=module', '-e', [
-      "import { Chart, Testing } from 'cdk8s';",
-      "import { KruiseManager } from 'kruise-ha';",
-      "import { Names } from 'kruise-ha/contract';",
-      "const chart = new Chart(Testing.app(), 'esm');",
-      "new KruiseManager(chart, 'Kruise');",
-      "console.log(Testing.synth(chart).filter((o) => o.kind === 'Service' && o.metadata.name === Names.webhookService).length);",
-    ].join('\n')], { nodeDir: project().dir });
+    const esm = inApp(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        [
+          "import { Chart, Testing } from 'cdk8s';",
+          "import { KruiseManager } from 'kruise-ha';",
+          "import { Names } from 'kruise-ha/contract';",
+          "const chart = new Chart(Testing.app(), 'esm');",
+          "new KruiseManager(chart, 'Kruise');",
+          "console.log(Testing.synth(chart).filter((o) => o.kind === 'Service' && o.metadata.name === Names.webhookService).length);",
+        ].join('\n'),
+      ],
+      { nodeDir: project().dir },
+    );
     expect(esm.stdout.trim()).toBe('1');
   }, 300_000);
 
@@ -272,8 +369,12 @@ describe(`a fresh ${TEMPLATE} app`, () => {
 
     beforeAll(async () => {
       const added = installTarball(packed.runtime.tarball, [], project().dir);
-      figures.push(`kruise-ha-runtime: tarball ${kb(packed.runtime.size)}, unpacked ${kb(packed.runtime.unpackedSize)}; npm added ${added.added} packages, node_modules grew ${mb(added.bytes)}`);
-      const client = new RegistryClient(new RegistryHttp(registry.host, { credentials: { searched: 'test', find: () => undefined } }));
+      figures.push(
+        `kruise-ha-runtime: tarball ${kb(packed.runtime.size)}, unpacked ${kb(packed.runtime.unpackedSize)}; npm added ${added.added} packages, node_modules grew ${mb(added.bytes)}`,
+      );
+      const client = new RegistryClient(
+        new RegistryHttp(registry.host, { credentials: { searched: 'test', find: () => undefined } }),
+      );
       await pushTestBase(client, 'test/base', '1');
       base = `${registry.host}/test/base:1`;
     }, 300_000);
@@ -287,17 +388,20 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       inApp('npx', ['tsc', '--noEmit', '--skipLibCheck', '-p', '.']);
     }, 300_000);
 
-    it('RuntimeImage bundles the installed runtime at synth, from the CommonJS app on the machine\'s Node', () => {
-      writeFileSync(join(app, 'image.ts'), [
-        "import { App, Chart } from 'cdk8s';",
-        "import { KruiseManager, ManagerImage, RuntimeImage } from 'kruise-ha';",
-        "const app = new App({ outdir: 'image.out' });",
-        "const chart = new Chart(app, 'kruise');",
-        `const image = new RuntimeImage(chart, 'Image', { repository: '${registry.host}/kruise-ha/manager', baseImage: '${base}' });`,
-        'new KruiseManager(chart, \'Kruise\', { image: ManagerImage.fromRuntime(image) });',
-        'app.synth();',
-        'console.log(image.imageReference);',
-      ].join('\n'));
+    it("RuntimeImage bundles the installed runtime at synth, from the CommonJS app on the machine's Node", () => {
+      writeFileSync(
+        join(app, 'image.ts'),
+        [
+          "import { App, Chart } from 'cdk8s';",
+          "import { KruiseManager, ManagerImage, RuntimeImage } from 'kruise-ha';",
+          "const app = new App({ outdir: 'image.out' });",
+          "const chart = new Chart(app, 'kruise');",
+          `const image = new RuntimeImage(chart, 'Image', { repository: '${registry.host}/kruise-ha/manager', baseImage: '${base}' });`,
+          "new KruiseManager(chart, 'Kruise', { image: ManagerImage.fromRuntime(image) });",
+          'app.synth();',
+          'console.log(image.imageReference);',
+        ].join('\n'),
+      );
       const synth = inApp('npx', ['ts-node', 'image.ts']);
       const reference = synth.stdout.trim();
       expect(reference).toMatch(new RegExp(`^${registry.host.replace(/\./g, '\\.')}/kruise-ha/manager:[0-9a-f]{20}$`));
@@ -314,14 +418,25 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       const bin = join('node_modules', '.bin', 'kruise-ha-image');
       const options = { nodeDir: project().dir, allowFailure: true };
       const help = inApp(bin, ['--help'], options);
-      expect({ status: help.status, stdout: help.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^usage: kruise-ha-image publish/) });
+      expect({ status: help.status, stdout: help.stdout }).toEqual({
+        status: 0,
+        stdout: expect.stringMatching(/^usage: kruise-ha-image publish/),
+      });
       const bare = inApp(bin, [], options);
-      expect({ status: bare.status, stderr: bare.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(/^kruise-ha-image: expected "publish <dir>", got ""/) });
+      expect({ status: bare.status, stderr: bare.stderr }).toEqual({
+        status: 2,
+        stderr: expect.stringMatching(/^kruise-ha-image: expected "publish <dir>", got ""/),
+      });
       const missing = inApp(bin, ['publish', 'no-such-dir'], options);
-      expect({ status: missing.status, stderr: missing.stderr }).toEqual({ status: 1, stderr: expect.stringMatching(/no-such-dir/) });
+      expect({ status: missing.status, stderr: missing.stderr }).toEqual({
+        status: 1,
+        stderr: expect.stringMatching(/no-such-dir/),
+      });
 
       const published = inApp(bin, ['publish', 'image.out'], { nodeDir: project().dir });
-      const reference = readFileSync(join(app, 'image.out', 'kruise.k8s.yaml'), 'utf8').match(/image: (\S+\/kruise-ha\/manager:\S+)/)![1];
+      const reference = readFileSync(join(app, 'image.out', 'kruise.k8s.yaml'), 'utf8').match(
+        /image: (\S+\/kruise-ha\/manager:\S+)/,
+      )![1];
       expect(published.stdout).toMatch(new RegExp(`^${reference.replace(/\./g, '\\.')}@sha256:[0-9a-f]{64}\n$`));
       const again = inApp(bin, ['publish', 'image.out'], { nodeDir: project().dir });
       expect(again.stdout).toBe(published.stdout);
@@ -332,9 +447,15 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       const bin = join('node_modules', '.bin', 'kruise-ha');
       const options = { nodeDir: project().dir, allowFailure: true };
       const help = inApp(bin, ['doctor', '--help'], options);
-      expect({ status: help.status, stdout: help.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^Usage: kruise-ha doctor/) });
+      expect({ status: help.status, stdout: help.stdout }).toEqual({
+        status: 0,
+        stdout: expect.stringMatching(/^Usage: kruise-ha doctor/),
+      });
       const bad = inApp(bin, ['doctor', '--bogus'], options);
-      expect({ status: bad.status, stderr: bad.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(/Unknown option '--bogus'.*Fix: see kruise-ha doctor --help/) });
+      expect({ status: bad.status, stderr: bad.stderr }).toEqual({
+        status: 2,
+        stderr: expect.stringMatching(/Unknown option '--bogus'.*Fix: see kruise-ha doctor --help/),
+      });
     }, 120_000);
   });
 });

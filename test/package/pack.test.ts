@@ -21,7 +21,10 @@ beforeAll(() => {
 }, 300_000);
 afterAll(() => {
   for (const p of [constructs, runtime]) {
-    if (p) process.stderr.write(`${p.name}: ${p.files.length} files, tarball ${kb(p.size)}, unpacked ${kb(p.unpackedSize)}\n`);
+    if (p)
+      process.stderr.write(
+        `${p.name}: ${p.files.length} files, tarball ${kb(p.size)}, unpacked ${kb(p.unpackedSize)}\n`,
+      );
   }
   rmSync(temp, { recursive: true, force: true });
 });
@@ -30,23 +33,35 @@ afterAll(() => {
 function unexpected(pkg: PackedPackage, allowed: RegExp): string[] {
   const files = new Set(pkg.files);
   const outside = pkg.files.filter((f) => !allowed.test(f));
-  const undeclared = pkg.files.filter((f) => f.endsWith('.js') && !files.has(f.replace(/\.js$/, '.d.ts'))).map((f) => `${f} (no .d.ts)`);
+  const undeclared = pkg.files
+    .filter((f) => f.endsWith('.js') && !files.has(f.replace(/\.js$/, '.d.ts')))
+    .map((f) => `${f} (no .d.ts)`);
   return [...outside, ...undeclared];
 }
 
 describe('kruise-ha (constructs)', () => {
   it('holds the CommonJS build and its declarations, nothing else', () => {
-    expect(unexpected(constructs, /^(package\.json|README\.md|LICENSE|dist\/package\.json|dist\/.+\.(js|d\.ts))$/)).toEqual([]);
+    expect(
+      unexpected(constructs, /^(package\.json|README\.md|LICENSE|dist\/package\.json|dist\/.+\.(js|d\.ts))$/),
+    ).toEqual([]);
     expect(JSON.parse(readFileSync(join(REPO, 'dist', 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
-    expect(constructs.files).toEqual(expect.arrayContaining([
-      'dist/index.js', 'dist/contract.js', 'dist/constructs/kruise-manager.js', 'dist/constructs/upstream/kruise.generated.js',
-    ]));
+    expect(constructs.files).toEqual(
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/contract.js',
+        'dist/constructs/kruise-manager.js',
+        'dist/constructs/upstream/kruise.generated.js',
+      ]),
+    );
   });
 
   it('holds none of the runtime: only the two dependency-free image modules RuntimeImage shares with publish', () => {
     expect(constructs.files.filter((f) => f.startsWith('dist/runtime/'))).toEqual([]);
     expect(constructs.files.filter((f) => f.startsWith('dist/image/'))).toEqual([
-      'dist/image/build-context.d.ts', 'dist/image/build-context.js', 'dist/image/reference.d.ts', 'dist/image/reference.js',
+      'dist/image/build-context.d.ts',
+      'dist/image/build-context.js',
+      'dist/image/reference.d.ts',
+      'dist/image/reference.js',
     ]);
   });
 
@@ -57,7 +72,11 @@ describe('kruise-ha (constructs)', () => {
 
   it('depends only on what synthesis needs; the runtime is an optional peer of the same version', () => {
     expect(constructs.manifest.dependencies).toEqual({ 'cdk8s-plus-28': expect.any(String) });
-    expect(constructs.manifest.peerDependencies).toEqual({ 'cdk8s': expect.any(String), 'constructs': expect.any(String), 'kruise-ha-runtime': runtime.version });
+    expect(constructs.manifest.peerDependencies).toEqual({
+      cdk8s: expect.any(String),
+      constructs: expect.any(String),
+      'kruise-ha-runtime': runtime.version,
+    });
     expect(constructs.manifest.peerDependenciesMeta).toEqual({ 'kruise-ha-runtime': { optional: true } });
     expect(constructs.manifest.engines).toEqual({ node: '>= 20.19.0' });
   });
@@ -69,9 +88,12 @@ describe('kruise-ha-runtime', () => {
     // The doctor judges a cluster against upstream's generated definitions: those pure data
     // modules (no cdk8s) are the only construct-room files the runtime package carries.
     const dataModules = ['errors', 'upstream/kruise.generated', 'upstream/permissions', 'upstream/release'];
-    expect(runtime.files.filter((f) => f.startsWith('dist/constructs/')).sort())
-      .toEqual(dataModules.flatMap((m) => [`dist/constructs/${m}.d.ts`, `dist/constructs/${m}.js`]).sort());
-    expect(runtime.files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'dist/runtime/main.js', 'dist/image/cli.js']));
+    expect(runtime.files.filter((f) => f.startsWith('dist/constructs/')).sort()).toEqual(
+      dataModules.flatMap((m) => [`dist/constructs/${m}.d.ts`, `dist/constructs/${m}.js`]).sort(),
+    );
+    expect(runtime.files).toEqual(
+      expect.arrayContaining(['LICENSE', 'README.md', 'dist/runtime/main.js', 'dist/image/cli.js']),
+    );
   });
 
   it('holds every file its package.json names, and its bin is a node script', () => {
@@ -82,9 +104,11 @@ describe('kruise-ha-runtime', () => {
     }
   });
 
-  it('needs Node 24 and brings the runtime\'s dependencies', () => {
+  it("needs Node 24 and brings the runtime's dependencies", () => {
     expect(runtime.manifest.engines).toEqual({ node: '>= 24.0.0' });
-    expect(Object.keys(runtime.manifest.dependencies ?? {})).toEqual(expect.arrayContaining(['@kubernetes/client-node', 'esbuild', 'prom-client']));
+    expect(Object.keys(runtime.manifest.dependencies ?? {})).toEqual(
+      expect.arrayContaining(['@kubernetes/client-node', 'esbuild', 'prom-client']),
+    );
     expect(runtime.version).toBe(constructs.version);
   });
 });

@@ -32,13 +32,18 @@ export interface RunOptions {
 
 /** PATH without the repository's node_modules/.bin, where npm put the project's Node 24. */
 function userPath(): string[] {
-  return (process.env.PATH ?? '').split(delimiter).filter((p) => p !== '' && !p.includes('node_modules/.bin') && !p.includes('node_modules/node/bin'));
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((p) => p !== '' && !p.includes('node_modules/.bin') && !p.includes('node_modules/node/bin'));
 }
 
 /** The machine's Node: the first `node` on the PATH a user's shell has. */
 export function systemNodeDir(): string {
   const dir = userPath().find((p) => existsSync(join(p, 'node')));
-  if (!dir) throw new Error(`no node on PATH (${userPath().join(delimiter)}): install Node, or run the tests where a user would`);
+  if (!dir)
+    throw new Error(
+      `no node on PATH (${userPath().join(delimiter)}): install Node, or run the tests where a user would`,
+    );
   return dir;
 }
 
@@ -50,12 +55,20 @@ export function run(command: string, args: readonly string[], options: RunOption
   }
   env.PATH = [options.nodeDir ?? systemNodeDir(), ...userPath()].join(delimiter);
   Object.assign(env, options.env);
-  const result = spawnSync(command, [...args], { cwd: options.cwd, env, encoding: 'utf8', timeout: options.timeoutMs ?? 300_000, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(command, [...args], {
+    cwd: options.cwd,
+    env,
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 300_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const out: Result = { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
   if (result.error) throw new Error(`${command} ${args.join(' ')} (in ${options.cwd}): ${result.error.message}`);
   if (out.status !== 0 && !options.allowFailure) {
     const tail = (s: string) => s.split('\n').slice(-40).join('\n');
-    throw new Error(`${command} ${args.join(' ')} (in ${options.cwd}) exited with ${out.status}\n--- stdout\n${tail(out.stdout)}\n--- stderr\n${tail(out.stderr)}`);
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${options.cwd}) exited with ${out.status}\n--- stdout\n${tail(out.stdout)}\n--- stderr\n${tail(out.stderr)}`,
+    );
   }
   return out;
 }
@@ -93,12 +106,27 @@ export function packPackages(destination: string): { constructs: PackedPackage; 
   mkdirSync(destination, { recursive: true });
   const pack = (spec: string): PackedPackage => {
     // The repository's own npm and Node 24, as a maintainer runs it (the lifecycle scripts need them).
-    const result = spawnSync('npm', ['pack', spec, '--json', '--pack-destination', destination], { cwd: REPO, encoding: 'utf8', timeout: 300_000 });
+    const result = spawnSync('npm', ['pack', spec, '--json', '--pack-destination', destination], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     if (result.status !== 0) throw new Error(`npm pack ${spec} exited with ${result.status}:\n${result.stderr}`);
-    const [info] = JSON.parse(result.stdout.slice(result.stdout.search(/^\[\s*\{/m))) as Array<{ name: string; version: string; filename: string; size: number; unpackedSize: number; files: Array<{ path: string }> }>;
+    const [info] = JSON.parse(result.stdout.slice(result.stdout.search(/^\[\s*\{/m))) as Array<{
+      name: string;
+      version: string;
+      filename: string;
+      size: number;
+      unpackedSize: number;
+      files: Array<{ path: string }>;
+    }>;
     const root = spec === '.' ? REPO : join(REPO, spec);
     return {
-      name: info.name, version: info.version, tarball: join(destination, info.filename), size: info.size, unpackedSize: info.unpackedSize,
+      name: info.name,
+      version: info.version,
+      tarball: join(destination, info.filename),
+      size: info.size,
+      unpackedSize: info.unpackedSize,
       files: info.files.map((f) => f.path).sort(),
       manifest: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as PackageManifest,
     };
@@ -109,7 +137,9 @@ export function packPackages(destination: string): { constructs: PackedPackage; 
 /** Every file a package.json points at: main, types, bin, exports, typesVersions. */
 export function entryFiles(manifest: PackageManifest): string[] {
   const files = new Set<string>();
-  const add = (p: string | undefined) => { if (p) files.add(p.replace(/^\.\//, '')); };
+  const add = (p: string | undefined) => {
+    if (p) files.add(p.replace(/^\.\//, ''));
+  };
   add(manifest.main);
   add(manifest.types);
   Object.values(manifest.bin ?? {}).forEach(add);

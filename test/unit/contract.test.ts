@@ -1,7 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  controllerNameProblems, describeProblem, distinctPortProblems, dnsLabelProblems, dnsSubdomainProblems, featureGateNameProblems, Flags, leaseTimingProblems,
-  portProblems, Ports, withoutUndefined, workersFlag, workersProblems,
+  controllerNameProblems,
+  describeProblem,
+  distinctPortProblems,
+  dnsLabelProblems,
+  dnsSubdomainProblems,
+  featureGateNameProblems,
+  Flags,
+  leaseTimingProblems,
+  portProblems,
+  Ports,
+  withoutUndefined,
+  workersFlag,
+  workersProblems,
 } from '../../lib/contract.js';
 
 describe('contract', () => {
@@ -31,7 +42,7 @@ describe('contract', () => {
     const timing = (leaseDuration: number, renewDeadline: number, retryPeriod: number) =>
       leaseTimingProblems({ leaseDuration, renewDeadline, retryPeriod }).map((p) => describeProblem(p));
 
-    it('accepts client-go\'s default Lease timing and the tightest legal one', () => {
+    it("accepts client-go's default Lease timing and the tightest legal one", () => {
       expect(timing(15_000, 10_000, 2_000)).toEqual([]);
       expect(timing(1_000, 999, 832)).toEqual([]);
     });
@@ -40,21 +51,37 @@ describe('contract', () => {
       expect(timing(10_000, 10_000, 2_000)).toEqual([
         'leaseDuration: must exceed renewDeadline (10s), or two leaders can overlap (got "10s"). Fix: keep leaseDuration > renewDeadline > 1.2 x retryPeriod, e.g. 15s / 10s / 2s',
       ]);
-      expect(timing(15_000, 6_000, 5_000)).toEqual([expect.stringMatching(/^renewDeadline: must exceed 1.2 x retryPeriod \(5s\).*\(got "6s"\)/)]);
-      expect(leaseTimingProblems({ leaseDuration: 15_000, renewDeadline: 6_000, retryPeriod: 5_000, jitterFactor: 1 })).toEqual([]);
+      expect(timing(15_000, 6_000, 5_000)).toEqual([
+        expect.stringMatching(/^renewDeadline: must exceed 1.2 x retryPeriod \(5s\).*\(got "6s"\)/),
+      ]);
+      expect(
+        leaseTimingProblems({ leaseDuration: 15_000, renewDeadline: 6_000, retryPeriod: 5_000, jitterFactor: 1 }),
+      ).toEqual([]);
       expect(timing(900, 500, 100).map((m) => m.split(':')[0])).toEqual(['leaseDuration']);
       expect(timing(500, 600, 100)).toHaveLength(2);
-      expect(timing(15_000, Number.NaN, -1).map((m) => m.split(' (got')[0])).toEqual(['renewDeadline: must be a positive duration', 'retryPeriod: must be a positive duration']);
+      expect(timing(15_000, Number.NaN, -1).map((m) => m.split(' (got')[0])).toEqual([
+        'renewDeadline: must be a positive duration',
+        'retryPeriod: must be a positive duration',
+      ]);
     });
 
     it('checks names against the Kubernetes and upstream patterns', () => {
       expect(featureGateNameProblems('gates', 'PodWebhook')).toEqual([]);
-      expect(featureGateNameProblems('gates', 'podWebhook')).toEqual([{ field: 'gates', value: 'podWebhook', message: 'is not a feature gate name', fix: expect.stringContaining('CamelCase') }]);
+      expect(featureGateNameProblems('gates', 'podWebhook')).toEqual([
+        {
+          field: 'gates',
+          value: 'podWebhook',
+          message: 'is not a feature gate name',
+          fix: expect.stringContaining('CamelCase'),
+        },
+      ]);
       expect(dnsLabelProblems('n', 'kruise-system')).toEqual([]);
       expect(dnsLabelProblems('n', 'x'.repeat(63))).toEqual([]);
-      for (const bad of ['x'.repeat(64), '-bad', 'bad-', 'Upper', 'a.b', '']) expect(dnsLabelProblems('n', bad)).toHaveLength(1);
+      for (const bad of ['x'.repeat(64), '-bad', 'bad-', 'Upper', 'a.b', ''])
+        expect(dnsLabelProblems('n', bad)).toHaveLength(1);
       expect(dnsSubdomainProblems('n', 'a.b-c.d')).toEqual([]);
-      for (const bad of ['a..b', '.a', 'a_b', `${'a'.repeat(63)}.`.repeat(4) + 'a']) expect(dnsSubdomainProblems('n', bad)).toHaveLength(1);
+      for (const bad of ['a..b', '.a', 'a_b', `${'a'.repeat(63)}.`.repeat(4) + 'a'])
+        expect(dnsSubdomainProblems('n', bad)).toHaveLength(1);
       expect(controllerNameProblems('c', 'sidecarset')).toEqual([]);
       expect(controllerNameProblems('c', 'Side-Car')).toHaveLength(1);
     });
@@ -62,7 +89,9 @@ describe('contract', () => {
     it('bounds workers to 1..1000 and ports to 1..65535, whole numbers only', () => {
       expect([1, 3, 1000].flatMap((n) => workersProblems('w', n))).toEqual([]);
       expect([0, 1001, 2.5].map((n) => workersProblems('w', n).length)).toEqual([1, 1, 1]);
-      expect(describeProblem(workersProblems('controllerWorkers.sidecarset', 0)[0])).toBe('controllerWorkers.sidecarset: must be a whole number from 1 to 1000 (got 0). Fix: e.g. 3');
+      expect(describeProblem(workersProblems('controllerWorkers.sidecarset', 0)[0])).toBe(
+        'controllerWorkers.sidecarset: must be a whole number from 1 to 1000 (got 0). Fix: e.g. 3',
+      );
       expect([1, 8080, 65535].flatMap((n) => portProblems('p', n))).toEqual([]);
       expect([0, 65536, 80.5].map((n) => portProblems('p', n).length)).toEqual([1, 1, 1]);
     });
@@ -70,7 +99,11 @@ describe('contract', () => {
     it('finds the first port each collision repeats, skipping unset listeners', () => {
       const fix = 'give each its own port';
       expect(distinctPortProblems({ webhook: 9876, metrics: 8080, health: undefined }, fix)).toEqual([]);
-      expect(distinctPortProblems({ webhook: 8080, metrics: 8080, health: 8080 }, fix, (k) => `--${k}`).map((p) => describeProblem(p))).toEqual([
+      expect(
+        distinctPortProblems({ webhook: 8080, metrics: 8080, health: 8080 }, fix, (k) => `--${k}`).map((p) =>
+          describeProblem(p),
+        ),
+      ).toEqual([
         '--metrics: collides with --webhook (got 8080). Fix: give each its own port',
         '--health: collides with --webhook (got 8080). Fix: give each its own port',
       ]);
@@ -78,7 +111,12 @@ describe('contract', () => {
     });
 
     it('drops undefined values and keeps every other falsy one', () => {
-      expect(withoutUndefined({ a: undefined, b: 0, c: '', d: null, e: false })).toEqual({ b: 0, c: '', d: null, e: false });
+      expect(withoutUndefined({ a: undefined, b: 0, c: '', d: null, e: false })).toEqual({
+        b: 0,
+        c: '',
+        d: null,
+        e: false,
+      });
       expect(Object.keys(withoutUndefined({ a: undefined }))).toEqual([]);
     });
   });

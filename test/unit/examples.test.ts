@@ -59,12 +59,26 @@ interface ModelClass {
 
 /** Every core kind the library emits, keyed by the apiVersion/kind each model class declares. */
 const SCHEMAS = new Map<string, ModelClass>(
-  ([
-    Namespace, ServiceAccount, Secret, Service,
-    Role, RoleBinding, ClusterRole, ClusterRoleBinding,
-    Deployment, DaemonSet, Job, PodDisruptionBudget, NetworkPolicy,
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration, CustomResourceDefinition,
-  ] as ModelClass[]).map((m) => [`${m.apiVersion}/${m.kind}`, m]),
+  (
+    [
+      Namespace,
+      ServiceAccount,
+      Secret,
+      Service,
+      Role,
+      RoleBinding,
+      ClusterRole,
+      ClusterRoleBinding,
+      Deployment,
+      DaemonSet,
+      Job,
+      PodDisruptionBudget,
+      NetworkPolicy,
+      MutatingWebhookConfiguration,
+      ValidatingWebhookConfiguration,
+      CustomResourceDefinition,
+    ] as ModelClass[]
+  ).map((m) => [`${m.apiVersion}/${m.kind}`, m]),
 );
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -82,7 +96,8 @@ const SIDECAR_ONLY_FIELDS = new Set(['podInjectPolicy', 'shareVolumePolicy', 'tr
 function checkSidecarSet(o: Manifest): string[] {
   const errors = validateAgainstCrd(sidecarSetCrd().manifest, o);
   const spec = o.spec ?? {};
-  const core = (c: Manifest) => Object.fromEntries(Object.entries(c ?? {}).filter(([k]) => !SIDECAR_ONLY_FIELDS.has(k)));
+  const core = (c: Manifest) =>
+    Object.fromEntries(Object.entries(c ?? {}).filter(([k]) => !SIDECAR_ONLY_FIELDS.has(k)));
   try {
     new Pod({
       metadata: { name: 'sidecarset-pod-parts' },
@@ -109,25 +124,39 @@ const CLUSTER_SCOPED_NON_CORE = new Set(['apps.kruise.io/v1alpha1/SidecarSet']);
  * rest against the installed CRD.
  */
 const NON_CORE: ReadonlyMap<string, (o: Manifest) => string[]> = new Map([
-  ['cert-manager.io/v1/Issuer', (o: Manifest) => {
-    const types = ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].filter((t) => isObject(o.spec?.[t]));
-    const ca = o.spec?.ca;
-    return [
-      ...(types.length === 1 ? [] : [`spec must set exactly one issuer type, got [${types.join(', ')}]`]),
-      ...(ca !== undefined && !nonEmptyString(ca.secretName) ? ['spec.ca.secretName is required'] : []),
-    ];
-  }],
-  ['cert-manager.io/v1/Certificate', (o: Manifest) => [
-    ...(nonEmptyString(o.spec?.secretName) ? [] : ['spec.secretName is required']),
-    ...(nonEmptyString(o.spec?.issuerRef?.name) ? [] : ['spec.issuerRef.name is required']),
-    ...(nonEmptyString(o.spec?.commonName) || (Array.isArray(o.spec?.dnsNames) && o.spec.dnsNames.length > 0) ? [] : ['spec needs commonName or dnsNames']),
-  ]],
+  [
+    'cert-manager.io/v1/Issuer',
+    (o: Manifest) => {
+      const types = ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].filter((t) => isObject(o.spec?.[t]));
+      const ca = o.spec?.ca;
+      return [
+        ...(types.length === 1 ? [] : [`spec must set exactly one issuer type, got [${types.join(', ')}]`]),
+        ...(ca !== undefined && !nonEmptyString(ca.secretName) ? ['spec.ca.secretName is required'] : []),
+      ];
+    },
+  ],
+  [
+    'cert-manager.io/v1/Certificate',
+    (o: Manifest) => [
+      ...(nonEmptyString(o.spec?.secretName) ? [] : ['spec.secretName is required']),
+      ...(nonEmptyString(o.spec?.issuerRef?.name) ? [] : ['spec.issuerRef.name is required']),
+      ...(nonEmptyString(o.spec?.commonName) || (Array.isArray(o.spec?.dnsNames) && o.spec.dnsNames.length > 0)
+        ? []
+        : ['spec needs commonName or dnsNames']),
+    ],
+  ],
   ['apps.kruise.io/v1alpha1/SidecarSet', checkSidecarSet],
-  ['monitoring.coreos.com/v1/ServiceMonitor', (o: Manifest) => [
-    ...(isObject(o.spec?.selector) ? [] : ['spec.selector is required']),
-    ...(Array.isArray(o.spec?.endpoints) && o.spec.endpoints.length > 0 && o.spec.endpoints.every((e: Manifest) => nonEmptyString(e.port))
-      ? [] : ['spec.endpoints must list at least one named port']),
-  ]],
+  [
+    'monitoring.coreos.com/v1/ServiceMonitor',
+    (o: Manifest) => [
+      ...(isObject(o.spec?.selector) ? [] : ['spec.selector is required']),
+      ...(Array.isArray(o.spec?.endpoints) &&
+      o.spec.endpoints.length > 0 &&
+      o.spec.endpoints.every((e: Manifest) => nonEmptyString(e.port))
+        ? []
+        : ['spec.endpoints must list at least one named port']),
+    ],
+  ],
 ]);
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -145,10 +174,15 @@ function validateObject(o: Manifest): string[] {
     }
   }
   const check = NON_CORE.get(gvk);
-  if (!check) return [`${gvk} has no schema and is not a known non-core kind: add its model to SCHEMAS or a check to NON_CORE`];
+  if (!check)
+    return [`${gvk} has no schema and is not a known non-core kind: add its model to SCHEMAS or a check to NON_CORE`];
   return [
-    ...(DNS_SUBDOMAIN.test(o.metadata?.name ?? '') ? [] : [`metadata.name ${JSON.stringify(o.metadata?.name)} is not a DNS subdomain`]),
-    ...(CLUSTER_SCOPED_NON_CORE.has(gvk) || nonEmptyString(o.metadata?.namespace) ? [] : ['metadata.namespace is required (namespaced kind)']),
+    ...(DNS_SUBDOMAIN.test(o.metadata?.name ?? '')
+      ? []
+      : [`metadata.name ${JSON.stringify(o.metadata?.name)} is not a DNS subdomain`]),
+    ...(CLUSTER_SCOPED_NON_CORE.has(gvk) || nonEmptyString(o.metadata?.namespace)
+      ? []
+      : ['metadata.namespace is required (namespaced kind)']),
     ...check(o),
   ];
 }
@@ -169,35 +203,52 @@ interface Example {
 }
 
 const of = (m: Manifest[], kind: string): Manifest[] => m.filter((o) => o.kind === kind);
-const podSpecs = (m: Manifest[]): Manifest[] => m.filter((o) => ['Deployment', 'DaemonSet', 'Job'].includes(o.kind)).map((o) => o.spec.template.spec);
+const podSpecs = (m: Manifest[]): Manifest[] =>
+  m.filter((o) => ['Deployment', 'DaemonSet', 'Job'].includes(o.kind)).map((o) => o.spec.template.spec);
 const webhook = (m: Manifest[], name: string): Manifest =>
-  [...of(m, 'MutatingWebhookConfiguration'), ...of(m, 'ValidatingWebhookConfiguration')].flatMap((c) => c.webhooks).find((w) => w.name === name);
+  [...of(m, 'MutatingWebhookConfiguration'), ...of(m, 'ValidatingWebhookConfiguration')]
+    .flatMap((c) => c.webhooks)
+    .find((w) => w.name === name);
 
 const EXAMPLES: Example[] = [
   {
-    name: 'default-ha', file: 'default-ha.ts', objects: 47,
+    name: 'default-ha',
+    file: 'default-ha.ts',
+    objects: 47,
     chart: (app) => new DefaultHaChart(app, 'kruise'),
     intent: (m) => expect(of(m, 'Deployment').map((d) => d.spec.replicas)).toEqual([2]),
   },
   {
-    name: 'strict-zone-spread', file: 'strict-zone-spread.ts', objects: 47,
+    name: 'strict-zone-spread',
+    file: 'strict-zone-spread.ts',
+    objects: 47,
     chart: (app) => new StrictZoneSpreadChart(app, 'kruise'),
     intent: (m) => {
       const [deployment] = of(m, 'Deployment');
       expect(deployment.spec.replicas).toBe(3);
       expect(deployment.spec.template.spec.topologySpreadConstraints).toEqual([
-        expect.objectContaining({ topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', maxSkew: 1 }),
+        expect.objectContaining({
+          topologyKey: 'topology.kubernetes.io/zone',
+          whenUnsatisfiable: 'DoNotSchedule',
+          maxSkew: 1,
+        }),
       ]);
     },
   },
   {
-    name: 'split-webhook-controller', file: 'split-webhook-controller.ts', objects: 25,
+    name: 'split-webhook-controller',
+    file: 'split-webhook-controller.ts',
+    objects: 25,
     chart: (app) => new SplitWebhookControllerChart(app, 'kruise'),
     intent: (m) => {
-      expect(of(m, 'Deployment').map((d) => [d.metadata.name, d.spec.replicas])).toEqual([['kruise-webhook', 3], ['kruise-controllers', 2]]);
+      expect(of(m, 'Deployment').map((d) => [d.metadata.name, d.spec.replicas])).toEqual([
+        ['kruise-webhook', 3],
+        ['kruise-controllers', 2],
+      ]);
       expect(of(m, 'PodDisruptionBudget')).toHaveLength(2);
       expect(podSpecs(m).flatMap((s) => s.containers.map((c: Manifest) => c.image))).toEqual([
-        'registry.example.com/kruise-ha/manager:0.1.0', 'registry.example.com/kruise-ha/manager:0.1.0',
+        'registry.example.com/kruise-ha/manager:0.1.0',
+        'registry.example.com/kruise-ha/manager:0.1.0',
       ]);
       // The runtime ships its own CRDs; upstream-only parts are absent.
       expect(of(m, 'CustomResourceDefinition').length).toBeGreaterThan(0);
@@ -205,39 +256,54 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'cert-manager (private CA)', file: 'cert-manager.ts', objects: 48,
+    name: 'cert-manager (private CA)',
+    file: 'cert-manager.ts',
+    objects: 48,
     chart: (app) => new CertManagerChart(app, 'kruise'),
     intent: (m) => {
       expect(of(m, 'Secret')).toEqual([]);
       expect(of(m, 'Certificate').map((c) => c.metadata.name)).toEqual(['kruise-webhook-ca', 'kruise-webhook-certs']);
-      expect(of(m, 'Certificate')[1].spec.issuerRef).toEqual({ name: 'kruise-webhook-ca-issuer', kind: 'Issuer', group: 'cert-manager.io' });
+      expect(of(m, 'Certificate')[1].spec.issuerRef).toEqual({
+        name: 'kruise-webhook-ca-issuer',
+        kind: 'Issuer',
+        group: 'cert-manager.io',
+      });
       for (const c of [...of(m, 'MutatingWebhookConfiguration'), ...of(m, 'ValidatingWebhookConfiguration')]) {
         expect(c.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('kruise-system/kruise-webhook-certs');
       }
     },
   },
   {
-    name: 'cert-manager (ClusterIssuer)', file: 'cert-manager.ts', objects: 45,
+    name: 'cert-manager (ClusterIssuer)',
+    file: 'cert-manager.ts',
+    objects: 45,
     chart: (app) => new CertManagerChart(app, 'kruise', { clusterIssuer: 'corp-ca' }),
     intent: (m) => {
       expect(of(m, 'Issuer')).toEqual([]);
-      expect(of(m, 'Certificate').map((c) => c.spec.issuerRef)).toEqual([{ name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' }]);
+      expect(of(m, 'Certificate').map((c) => c.spec.issuerRef)).toEqual([
+        { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+      ]);
     },
   },
   {
-    name: 'offline-registry', file: 'offline-registry.ts', objects: 47,
+    name: 'offline-registry',
+    file: 'offline-registry.ts',
+    objects: 47,
     chart: (app) => new OfflineRegistryChart(app, 'kruise'),
     intent: (m) => {
       const specs = podSpecs(m);
       expect(specs).toHaveLength(2); // manager, daemon (no install-time Job: CRD deletion protection guards uninstall)
       for (const spec of specs) {
         expect(spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
-        for (const c of [...spec.containers, ...(spec.initContainers ?? [])]) expect(c.image).toMatch(/^registry\.internal\.example:5000\/openkruise\//);
+        for (const c of [...spec.containers, ...(spec.initContainers ?? [])])
+          expect(c.image).toMatch(/^registry\.internal\.example:5000\/openkruise\//);
       }
     },
   },
   {
-    name: 'small-cluster', file: 'small-cluster.ts', objects: 47,
+    name: 'small-cluster',
+    file: 'small-cluster.ts',
+    objects: 47,
     chart: (app) => new SmallClusterChart(app, 'kruise'),
     intent: (m) => {
       const [deployment] = of(m, 'Deployment');
@@ -251,18 +317,24 @@ const EXAMPLES: Example[] = [
     },
   },
   {
-    name: 'runtime-image', file: 'runtime-image.ts', objects: 23,
+    name: 'runtime-image',
+    file: 'runtime-image.ts',
+    objects: 23,
     chart: (app) => new RuntimeImageChart(app, 'kruise'),
     intent: (m) => {
       // The Deployment runs the content-addressed reference of the bundle built at synth.
       const [deployment] = of(m, 'Deployment');
       expect(deployment.spec.replicas).toBe(3);
-      expect(deployment.spec.template.spec.containers[0].image).toMatch(/^registry\.example\.com\/platform\/kruise-ha-manager:[0-9a-f]{20}$/);
+      expect(deployment.spec.template.spec.containers[0].image).toMatch(
+        /^registry\.example\.com\/platform\/kruise-ha-manager:[0-9a-f]{20}$/,
+      );
       expect(deployment.spec.template.spec.containers[0].command).toBeUndefined();
     },
   },
   {
-    name: 'sidecarset', file: 'sidecarset.ts', objects: 24,
+    name: 'sidecarset',
+    file: 'sidecarset.ts',
+    objects: 24,
     chart: (app) => new SidecarSetChart(app, 'kruise'),
     intent: (m) => {
       // The runtime serves the CRD the SidecarSet needs, and the SidecarSet comes last.
@@ -271,23 +343,36 @@ const EXAMPLES: Example[] = [
       expect(m[m.length - 1].kind).toBe('SidecarSet');
       const [sidecarSet] = of(m, 'SidecarSet');
       expect(sidecarSet.metadata).toEqual({ name: 'log-shipper' });
-      expect(sidecarSet.spec.containers).toEqual([expect.objectContaining({
-        name: 'log-shipper', podInjectPolicy: 'AfterAppContainer', shareVolumePolicy: { type: 'enabled' },
-        transferEnv: [{ sourceContainerName: 'app', envNames: ['APP_NAME', 'APP_ENV'] }],
-        resources: { requests: { cpu: '20m', memory: '32Mi' }, limits: { memory: '64Mi' } },
-      })]);
+      expect(sidecarSet.spec.containers).toEqual([
+        expect.objectContaining({
+          name: 'log-shipper',
+          podInjectPolicy: 'AfterAppContainer',
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [{ sourceContainerName: 'app', envNames: ['APP_NAME', 'APP_ENV'] }],
+          resources: { requests: { cpu: '20m', memory: '32Mi' }, limits: { memory: '64Mi' } },
+        }),
+      ]);
       expect(sidecarSet.spec.updateStrategy).toEqual({ type: 'RollingUpdate', maxUnavailable: '10%', partition: 2 });
       // The manager's pod webhook intercepts pod creation everywhere but kube-system and its own namespace.
-      expect(webhook(m, 'mpod.kb.io').namespaceSelector.matchExpressions[0].values).toEqual(['kube-system', 'kruise-system']);
+      expect(webhook(m, 'mpod.kb.io').namespaceSelector.matchExpressions[0].values).toEqual([
+        'kube-system',
+        'kruise-system',
+      ]);
     },
   },
   {
-    name: 'upstream-image', file: 'upstream-image.ts', objects: 35,
+    name: 'upstream-image',
+    file: 'upstream-image.ts',
+    objects: 35,
     chart: (app) => new UpstreamImageChart(app, 'kruise'),
     intent: (m) => {
       expect(of(m, 'CustomResourceDefinition')).toEqual([]);
       const rules = of(m, 'ClusterRole').find((r) => r.metadata.name === 'kruise-manager-role').rules;
-      expect(rules).toEqual(expect.arrayContaining([{ apiGroups: ['games.example.com'], resources: ['gameservers/scale'], verbs: ['get', 'list', 'watch'] }]));
+      expect(rules).toEqual(
+        expect.arrayContaining([
+          { apiGroups: ['games.example.com'], resources: ['gameservers/scale'], verbs: ['get', 'list', 'watch'] },
+        ]),
+      );
       expect(of(m, 'Job')[0].metadata.annotations['argocd.argoproj.io/hook']).toBe('PreDelete');
       expect(of(m, 'ServiceMonitor')).toHaveLength(1);
       expect(of(m, 'NetworkPolicy')).toHaveLength(1);
@@ -303,9 +388,23 @@ const EXAMPLES: Example[] = [
 ];
 
 /** The runtime's own flags (lib/contract.ts); upstream kruise-manager would refuse to start with them. */
-const RUNTIME_ONLY: ReadonlySet<string> = new Set([Flags.role, Flags.drainTimeout, Flags.gracefulShutdownTimeout, Flags.maxCacheStaleness, Flags.certMode, Flags.logLevel]);
-/** Flags upstream kruise-manager v1.8.3 parses (its main.go, with controller-runtime's and klog's) that this library renders. */
-const UPSTREAM_FLAGS = new Set([...Object.values(Flags).filter((f) => !RUNTIME_ONLY.has(f)), 'enable-pprof', 'pprof-addr']);
+const RUNTIME_ONLY: ReadonlySet<string> = new Set([
+  Flags.role,
+  Flags.drainTimeout,
+  Flags.gracefulShutdownTimeout,
+  Flags.maxCacheStaleness,
+  Flags.certMode,
+  Flags.logLevel,
+]);
+/**
+ * Flags upstream kruise-manager v1.8.3 parses (its main.go, with controller-runtime's and klog's) that this library
+ * renders.
+ */
+const UPSTREAM_FLAGS = new Set([
+  ...Object.values(Flags).filter((f) => !RUNTIME_ONLY.has(f)),
+  'enable-pprof',
+  'pprof-addr',
+]);
 
 const FIRST = new Set(['CustomResourceDefinition', 'Namespace']);
 const LAST = new Set(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
@@ -351,11 +450,17 @@ describe.each(EXAMPLES.map((e) => [e.name, e] as const))('example %s', (_name, e
       const container = d.spec.template.spec.containers[0];
       if (container.command?.[0] === '/manager') {
         // Upstream's flags, pprof explicitly off: kruise-manager refuses an unknown flag at start.
-        expect(container.args.map((a: string) => a.split('=')[0].slice(2)).filter((f: string) => !UPSTREAM_FLAGS.has(f) && !f.endsWith('-workers'))).toEqual([]);
+        expect(
+          container.args
+            .map((a: string) => a.split('=')[0].slice(2))
+            .filter((f: string) => !UPSTREAM_FLAGS.has(f) && !f.endsWith('-workers')),
+        ).toEqual([]);
         expect(container.args).toContain('--enable-pprof=false');
       } else {
         // The runtime's own parser: the contract round-trips through every example.
-        expect(() => parseOptions(container.args, { POD_NAMESPACE: d.metadata.namespace, POD_NAME: 'p' })).not.toThrow();
+        expect(() =>
+          parseOptions(container.args, { POD_NAMESPACE: d.metadata.namespace, POD_NAME: 'p' }),
+        ).not.toThrow();
       }
     }
   });
@@ -384,9 +489,9 @@ describe('the validator', () => {
   });
 
   it('rejects an unknown kind instead of skipping it', () => {
-    expect(validateObject({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'n' } })).toEqual([
-      expect.stringMatching(/example\.com\/v1\/Widget has no schema/),
-    ]);
+    expect(
+      validateObject({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'n' } }),
+    ).toEqual([expect.stringMatching(/example\.com\/v1\/Widget has no schema/)]);
   });
 
   it('rejects a known core kind under the wrong apiVersion', () => {
@@ -394,7 +499,9 @@ describe('the validator', () => {
   });
 
   it('judges a SidecarSet by our CRD schema and its pod parts by the Pod schema', () => {
-    const [sidecarSet] = synth(EXAMPLES.find((e) => e.name === 'sidecarset')!).filter((o: Manifest) => o.kind === 'SidecarSet');
+    const [sidecarSet] = synth(EXAMPLES.find((e) => e.name === 'sidecarset')!).filter(
+      (o: Manifest) => o.kind === 'SidecarSet',
+    );
     expect(validateObject(sidecarSet)).toEqual([]);
     const broken = structuredClone(sidecarSet);
     broken.metadata.namespace = 'apps';
@@ -416,9 +523,14 @@ describe('the validator', () => {
   });
 
   it('rejects a non-core object missing what its controller needs', () => {
-    expect(validateObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'c', namespace: 'n' }, spec: {} })).toEqual([
-      'spec.secretName is required', 'spec.issuerRef.name is required', 'spec needs commonName or dnsNames',
-    ]);
+    expect(
+      validateObject({
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name: 'c', namespace: 'n' },
+        spec: {},
+      }),
+    ).toEqual(['spec.secretName is required', 'spec.issuerRef.name is required', 'spec needs commonName or dnsNames']);
   });
 });
 
@@ -428,7 +540,11 @@ describe('example mains', () => {
   const files = [...new Set(EXAMPLES.map((e) => e.file))];
 
   it('covers every example file', () => {
-    expect(files.sort()).toEqual(readdirSync(examplesDir).filter((f) => f.endsWith('.ts')).sort());
+    expect(files.sort()).toEqual(
+      readdirSync(examplesDir)
+        .filter((f) => f.endsWith('.ts'))
+        .sort(),
+    );
   });
 
   it('synthesize from any working directory into ./cdk8s.out there', async () => {
@@ -440,7 +556,9 @@ describe('example mains', () => {
       delete env.CDK8S_OUTDIR;
       // The examples import kruise-ha by name; tsconfig.dev.json maps the name to the source.
       const tsconfig = fileURLToPath(new URL('../../tsconfig.dev.json', import.meta.url));
-      await Promise.all(files.map((f) => run(process.execPath, [tsx, '--tsconfig', tsconfig, join(examplesDir, f)], { cwd, env })));
+      await Promise.all(
+        files.map((f) => run(process.execPath, [tsx, '--tsconfig', tsconfig, join(examplesDir, f)], { cwd, env })),
+      );
       const written = readdirSync(join(cwd, 'cdk8s.out')).filter((f) => f.endsWith('.k8s.yaml'));
       // One file per example: the mains use distinct chart ids so they never overwrite each other.
       expect(written).toHaveLength(files.length);

@@ -29,9 +29,11 @@ class BuildError extends Error {}
 function compile(tsconfig: string): ts.Program {
   const problems: ts.Diagnostic[] = [];
   const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, tsconfig), undefined, {
-    ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => problems.push(d),
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => problems.push(d),
   });
-  if (!config || problems.length > 0 || config.errors.length > 0) throw diagnosticsError(tsconfig, [...problems, ...(config?.errors ?? [])]);
+  if (!config || problems.length > 0 || config.errors.length > 0)
+    throw diagnosticsError(tsconfig, [...problems, ...(config?.errors ?? [])]);
   const program = ts.createProgram({ rootNames: config.fileNames, options: config.options });
   const emitted = program.emit();
   const diagnostics = [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
@@ -40,15 +42,24 @@ function compile(tsconfig: string): ts.Program {
 }
 
 function diagnosticsError(tsconfig: string, diagnostics: readonly ts.Diagnostic[]): BuildError {
-  const text = ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' });
+  const text = ts.formatDiagnostics(diagnostics, {
+    getCanonicalFileName: (f) => f,
+    getCurrentDirectory: () => ROOT,
+    getNewLine: () => '\n',
+  });
   return new BuildError(`${tsconfig}: ${diagnostics.length} TypeScript error(s):\n${text}`);
 }
 
 /** The Node release the constructs package declares as its lowest (package.json `engines`). */
 function constructsMinNode(): string {
-  const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node ?? '';
+  const engines =
+    (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node ??
+    '';
   const version = /^>=\s*(\d+\.\d+\.\d+)$/.exec(engines)?.[1];
-  if (!version) throw new BuildError(`package.json engines.node: expected ">= X.Y.Z" (got ${JSON.stringify(engines)}). Fix: set minNodeVersion in .projenrc.ts and run npx projen`);
+  if (!version)
+    throw new BuildError(
+      `package.json engines.node: expected ">= X.Y.Z" (got ${JSON.stringify(engines)}). Fix: set minNodeVersion in .projenrc.ts and run npx projen`,
+    );
   return version;
 }
 
@@ -63,13 +74,20 @@ function buildConstructs(): void {
     const source = relative(ROOT, file.fileName);
     const usesModuleUrl = file.text.includes('import.meta.url');
     const result = transformSync(file.text, {
-      loader: 'ts', format: 'cjs', platform: 'node', target, sourcefile: source, logLevel: 'silent',
+      loader: 'ts',
+      format: 'cjs',
+      platform: 'node',
+      target,
+      sourcefile: source,
+      logLevel: 'silent',
       define: { 'import.meta.url': MODULE_URL },
       banner: usesModuleUrl ? MODULE_URL_BANNER : undefined,
     });
     // A warning here is a construct that would misbehave in CommonJS (import.meta.dirname, ...).
     if (result.warnings.length > 0) {
-      throw new BuildError(`${source}: cannot be compiled to CommonJS: ${result.warnings.map((w) => w.text).join('; ')}. Fix: use import.meta.url only, or move the code out of the constructs`);
+      throw new BuildError(
+        `${source}: cannot be compiled to CommonJS: ${result.warnings.map((w) => w.text).join('; ')}. Fix: use import.meta.url only, or move the code out of the constructs`,
+      );
     }
     const output = join(out, relative(LIB, file.fileName)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(output), { recursive: true });
@@ -77,7 +95,9 @@ function buildConstructs(): void {
     count++;
   }
   writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
-  process.stderr.write(`kruise-ha: ${count} modules (CommonJS, ${target}) and their declarations in ${relative(ROOT, out)}/\n`);
+  process.stderr.write(
+    `kruise-ha: ${count} modules (CommonJS, ${target}) and their declarations in ${relative(ROOT, out)}/\n`,
+  );
 }
 
 function buildRuntime(): void {
@@ -86,14 +106,19 @@ function buildRuntime(): void {
   const program = compile('tsconfig.runtime.json');
   copyFileSync(join(ROOT, 'LICENSE'), join(dir, 'LICENSE'));
   const count = program.getSourceFiles().filter((f) => !f.isDeclarationFile && f.fileName.startsWith(LIB)).length;
-  process.stderr.write(`kruise-ha-runtime: ${count} modules (ESM) and their declarations in ${relative(ROOT, dir)}/dist/\n`);
+  process.stderr.write(
+    `kruise-ha-runtime: ${count} modules (ESM) and their declarations in ${relative(ROOT, dir)}/dist/\n`,
+  );
 }
 
 const builds: Record<string, () => void> = { constructs: buildConstructs, runtime: buildRuntime };
 const which = process.argv[2] ?? '';
 try {
   const build = builds[which];
-  if (!build) throw new BuildError(`package: expected one of ${Object.keys(builds).join(', ')} (got ${JSON.stringify(which)}). Fix: tsx tools/package/build.ts constructs`);
+  if (!build)
+    throw new BuildError(
+      `package: expected one of ${Object.keys(builds).join(', ')} (got ${JSON.stringify(which)}). Fix: tsx tools/package/build.ts constructs`,
+    );
   build();
 } catch (e) {
   if (!(e instanceof BuildError)) throw e;

@@ -34,10 +34,20 @@ export class CustomResourceAccess {
   public static including(resources: GroupResource[]): CustomResourceAccess {
     resources.forEach((r, i) => {
       if (!DNS_LABEL.test(r.resource)) {
-        throw propError(`customResourceAccess[${i}].resource`, r.resource, 'is not a plural resource name', "use the lower-case plural, e.g. 'widgets'");
+        throw propError(
+          `customResourceAccess[${i}].resource`,
+          r.resource,
+          'is not a plural resource name',
+          "use the lower-case plural, e.g. 'widgets'",
+        );
       }
       if (r.apiGroup !== '' && !DNS_SUBDOMAIN.test(r.apiGroup)) {
-        throw propError(`customResourceAccess[${i}].apiGroup`, r.apiGroup, 'is not an API group', "use a DNS name like 'example.com', or '' for the core group");
+        throw propError(
+          `customResourceAccess[${i}].apiGroup`,
+          r.apiGroup,
+          'is not an API group',
+          "use a DNS name like 'example.com', or '' for the core group",
+        );
       }
     });
     return new CustomResourceAccess(false, resources);
@@ -48,7 +58,10 @@ export class CustomResourceAccess {
     return new CustomResourceAccess(true, []);
   }
 
-  private constructor(private readonly wildcard: boolean, private readonly extra: GroupResource[]) {}
+  private constructor(
+    private readonly wildcard: boolean,
+    private readonly extra: GroupResource[],
+  ) {}
 
   /**
    * Replaces a wildcard rule by the resources it is narrowed to; other rules pass through.
@@ -70,7 +83,10 @@ export class CustomResourceAccess {
 }
 
 /** Workloads whose scale subresource upstream reads: the built-in ones. */
-const BUILT_IN_SCALABLE: GroupResource[] = ['deployments', 'replicasets', 'statefulsets'].map((resource) => ({ apiGroup: 'apps', resource }));
+const BUILT_IN_SCALABLE: GroupResource[] = ['deployments', 'replicasets', 'statefulsets'].map((resource) => ({
+  apiGroup: 'apps',
+  resource,
+}));
 
 /** What the manager needs: cluster-wide rules, and rules only needed in one namespace (a Role there). */
 export interface ManagerPermissions {
@@ -84,7 +100,11 @@ export interface ManagerPermissions {
  * server's reads, with wildcards narrowed by `access`. Writes to the webhook configurations
  * and CRDs are left to the name-restricted certificate role.
  */
-export function managerPermissions(release: UpstreamRelease, env: Environment, access: CustomResourceAccess): ManagerPermissions {
+export function managerPermissions(
+  release: UpstreamRelease,
+  env: Environment,
+  access: CustomResourceAccess,
+): ManagerPermissions {
   const controllers = release.controllers.filter((c) => holds(c.requires, env));
   const handlerSets = release.handlerSets.filter((h) => holds(h.requires, env));
   const active = new Set([...controllers.map((c) => c.name), ...handlerSets.map((h) => h.package)]);
@@ -97,14 +117,21 @@ export function managerPermissions(release: UpstreamRelease, env: Environment, a
     ...controllers.flatMap((c) => c.rbac),
     ...handlerSets.flatMap((h) => h.rbac),
     ...needs.filter((n) => !n.namespace).flatMap((n) => n.rules),
-    ...release.webhookServerRbac.map((r) => ({ ...r, verbs: r.verbs.filter((v) => v === 'get' || v === 'list' || v === 'watch') })),
+    ...release.webhookServerRbac.map((r) => ({
+      ...r,
+      verbs: r.verbs.filter((v) => v === 'get' || v === 'list' || v === 'watch'),
+    })),
   ];
   const namespaced: { [namespace: string]: PolicyRule[] } = {};
   for (const need of needs) {
     if (need.namespace) namespaced[need.namespace] = mergeRules([...(namespaced[need.namespace] ?? []), ...need.rules]);
   }
   return {
-    cluster: mergeRules(rules.flatMap((r) => access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise))),
+    cluster: mergeRules(
+      rules.flatMap((r) =>
+        access._narrow(r, r.resources.some((x) => x.endsWith('/scale')) ? [...BUILT_IN_SCALABLE, ...scalable] : kruise),
+      ),
+    ),
     namespaced,
   };
 }

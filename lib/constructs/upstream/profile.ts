@@ -4,7 +4,17 @@ import type { CrdManifest } from '../crds.js';
 import { WebhookDefinition, WebhookGroup } from '../webhooks.js';
 import { KRUISE_RELEASE } from './kruise.generated.js';
 import { CustomResourceAccess, managerPermissions } from './permissions.js';
-import { effectiveGates, Environment, PolicyRule, servedWebhooks, startedControllers, unknownGates, UpstreamController, UpstreamRelease, UpstreamWebhook } from './release.js';
+import {
+  effectiveGates,
+  Environment,
+  PolicyRule,
+  servedWebhooks,
+  startedControllers,
+  unknownGates,
+  UpstreamController,
+  UpstreamRelease,
+  UpstreamWebhook,
+} from './release.js';
 
 /** Inputs that decide what the upstream binary does. */
 export interface UpstreamProfileInput {
@@ -53,39 +63,79 @@ export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamPro
   const user = input.featureGates ?? {};
   const unknown = unknownGates(release, user);
   if (unknown.length > 0) {
-    throw propError('featureGates', unknown.join(', '), `is not a feature gate of kruise-manager ${release.version}, which refuses to start with it`,
-      `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`);
+    throw propError(
+      'featureGates',
+      unknown.join(', '),
+      `is not a feature gate of kruise-manager ${release.version}, which refuses to start with it`,
+      `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`,
+    );
   }
-  const flags = { ...CHART_GATES, ...input.protectionGates, ...(input.externalCertificates ? { [FeatureGates.enableExternalCerts]: true } : {}), ...user };
+  const flags = {
+    ...CHART_GATES,
+    ...input.protectionGates,
+    ...(input.externalCertificates ? { [FeatureGates.enableExternalCerts]: true } : {}),
+    ...user,
+  };
   const gates = effectiveGates(release, flags);
   // The CRDs are rendered (or managed elsewhere): every kind counts as installed.
   const env: Environment = { gates, crds: new Set(release.crds.map((c) => c.kind)) };
-  const permissions = managerPermissions(release, env, input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn());
+  const permissions = managerPermissions(
+    release,
+    env,
+    input.customResourceAccess ?? CustomResourceAccess.kruiseAndBuiltIn(),
+  );
   return {
-    release, flags, gates,
+    release,
+    flags,
+    gates,
     webhooks: servedWebhooks(release, env).map(definition),
     controllers: startedControllers(release, env),
     clusterRules: permissions.cluster,
     namespacedRules: permissions.namespaced,
-    leaderElectionRules: release.leaderElectionRbac.filter((r) => r.resources.includes('leases') || r.resources.includes('events')),
+    leaderElectionRules: release.leaderElectionRbac.filter(
+      (r) => r.resources.includes('leases') || r.resources.includes('events'),
+    ),
     conversionCrds: release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`),
-    crds: release.crds.map((c) => ({ manifest: withLabels(c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest, input.crdLabels ?? {}) })),
+    crds: release.crds.map((c) => ({
+      manifest: withLabels(
+        c.conversionWebhook ? withConversion(c.manifest, release.conversionPath, input.namespace) : c.manifest,
+        input.crdLabels ?? {},
+      ),
+    })),
   };
 }
 
 function definition(w: UpstreamWebhook): WebhookDefinition {
   // Upstream's patch selects the pod webhooks by namespace and delete protection by label.
-  const group = w.namespaceSelector ? WebhookGroup.PODS : w.objectSelector ? WebhookGroup.DELETE_PROTECTION : WebhookGroup.RESOURCES;
-  return { type: w.type, name: w.name, path: w.path, group, rules: w.rules, ...(w.objectSelector ? { objectSelector: w.objectSelector } : {}) };
+  const group = w.namespaceSelector
+    ? WebhookGroup.PODS
+    : w.objectSelector
+      ? WebhookGroup.DELETE_PROTECTION
+      : WebhookGroup.RESOURCES;
+  return {
+    type: w.type,
+    name: w.name,
+    path: w.path,
+    group,
+    rules: w.rules,
+    ...(w.objectSelector ? { objectSelector: w.objectSelector } : {}),
+  };
 }
 
-function withLabels(manifest: { readonly [key: string]: unknown }, labels: { readonly [key: string]: string }): { [key: string]: unknown } {
+function withLabels(
+  manifest: { readonly [key: string]: unknown },
+  labels: { readonly [key: string]: string },
+): { [key: string]: unknown } {
   if (Object.keys(labels).length === 0) return { ...manifest };
   const metadata = manifest.metadata as { labels?: { [key: string]: string } };
   return { ...manifest, metadata: { ...metadata, labels: { ...metadata.labels, ...labels } } };
 }
 
-function withConversion(manifest: { readonly [key: string]: unknown }, path: string, namespace: string): { [key: string]: unknown } {
+function withConversion(
+  manifest: { readonly [key: string]: unknown },
+  path: string,
+  namespace: string,
+): { [key: string]: unknown } {
   const spec = manifest.spec as { [key: string]: unknown };
   return {
     ...manifest,

@@ -160,7 +160,10 @@ export function holds(c: Condition, env: Environment): boolean {
  * The gates the binary runs with: its defaults, then the flags, then its
  * SetDefaultFeatureGates() implications, in upstream's order.
  */
-export function effectiveGates(release: UpstreamRelease, flags: { readonly [gate: string]: boolean }): { [gate: string]: boolean } {
+export function effectiveGates(
+  release: UpstreamRelease,
+  flags: { readonly [gate: string]: boolean },
+): { [gate: string]: boolean } {
   const gates: { [gate: string]: boolean } = {};
   for (const g of release.featureGates) gates[g.name] = g.default;
   Object.assign(gates, flags);

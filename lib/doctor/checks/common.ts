@@ -14,9 +14,18 @@ export function human(ms: number): string {
   const abs = Math.abs(ms);
   if (abs < 1000) return `${Math.round(abs)}ms`;
   const s = Math.floor(abs / 1000);
-  const parts: Array<[number, string]> = [[Math.floor(s / 86400), 'd'], [Math.floor((s % 86400) / 3600), 'h'], [Math.floor((s % 3600) / 60), 'm'], [s % 60, 's']];
+  const parts: Array<[number, string]> = [
+    [Math.floor(s / 86400), 'd'],
+    [Math.floor((s % 86400) / 3600), 'h'],
+    [Math.floor((s % 3600) / 60), 'm'],
+    [s % 60, 's'],
+  ];
   const first = parts.findIndex(([n]) => n > 0);
-  return parts.slice(first, first + 2).filter(([n]) => n > 0).map(([n, u]) => `${n}${u}`).join(' ');
+  return parts
+    .slice(first, first + 2)
+    .filter(([n]) => n > 0)
+    .map(([n, u]) => `${n}${u}`)
+    .join(' ');
 }
 
 /** `a, b, c and 4 more`. */
@@ -26,7 +35,10 @@ export function list(items: readonly string[], max = 6): string {
 }
 
 export function isReady(pod: V1Pod): boolean {
-  return !pod.metadata?.deletionTimestamp && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return (
+    !pod.metadata?.deletionTimestamp &&
+    (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
 }
 
 /** The pods a Deployment owns (by its selector; terminating pods excluded). */
@@ -36,7 +48,9 @@ export function podsOf(s: ClusterSnapshot, d: V1Deployment): V1Pod[] {
 
 export function managerPods(s: ClusterSnapshot): V1Pod[] {
   const seen = new Set<string>();
-  return s.deployments.flatMap((d) => podsOf(s, d)).filter((p) => !seen.has(p.metadata!.name!) && seen.add(p.metadata!.name!));
+  return s.deployments
+    .flatMap((d) => podsOf(s, d))
+    .filter((p) => !seen.has(p.metadata!.name!) && seen.add(p.metadata!.name!));
 }
 
 export type Entry = (V1MutatingWebhook | V1ValidatingWebhook) & { readonly kind: 'mutating' | 'validating' };
@@ -50,5 +64,7 @@ export function webhookEntries(s: ClusterSnapshot): Entry[] {
 
 /** Entries the API server sends to the manager's webhook Service. */
 export function entriesOnService(s: ClusterSnapshot, serviceName: string): Entry[] {
-  return webhookEntries(s).filter((w) => w.clientConfig?.service?.name === serviceName && w.clientConfig.service.namespace === s.namespace);
+  return webhookEntries(s).filter(
+    (w) => w.clientConfig?.service?.name === serviceName && w.clientConfig.service.namespace === s.namespace,
+  );
 }

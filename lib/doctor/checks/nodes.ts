@@ -23,7 +23,9 @@ export function eligibleNodes(s: ClusterSnapshot, d: V1Deployment | undefined = 
     if (n.spec?.unschedulable) return false;
     if (!(n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return false;
     if (!matches({ matchLabels: pod?.nodeSelector }, n.metadata?.labels)) return false;
-    return (n.spec?.taints ?? []).filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute').every((t) => (pod?.tolerations ?? []).some((tol) => tolerates(tol, t)));
+    return (n.spec?.taints ?? [])
+      .filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')
+      .every((t) => (pod?.tolerations ?? []).some((tol) => tolerates(tol, t)));
   });
 }
 
@@ -37,20 +39,37 @@ const nodeFix = `set the label on every node (kubectl label node <node> ${ZONE_L
 
 export function checkZoneLabels(s: ClusterSnapshot): CheckResult {
   const id = 'zone-labels';
-  if (!s.nodes) return { id, status: 'skip', message: `cannot list nodes (${s.readErrors.find((e) => e.startsWith('nodes')) ?? 'not read'})` };
+  if (!s.nodes)
+    return {
+      id,
+      status: 'skip',
+      message: `cannot list nodes (${s.readErrors.find((e) => e.startsWith('nodes')) ?? 'not read'})`,
+    };
   const { key, configured } = spreadKey(s);
   const nodes = eligibleNodes(s);
-  if (nodes.length === 0) return { id, status: 'fail', message: 'no Ready, schedulable node can run a manager pod (node selector, taints)', fix: 'add nodes, or adjust the nodeSelector and tolerations of the manager' };
+  if (nodes.length === 0)
+    return {
+      id,
+      status: 'fail',
+      message: 'no Ready, schedulable node can run a manager pod (node selector, taints)',
+      fix: 'add nodes, or adjust the nodeSelector and tolerations of the manager',
+    };
   const unlabelled = nodes.filter((n) => !n.metadata?.labels?.[key]).map((n) => n.metadata!.name!);
   const zones = new Set(nodes.map((n) => n.metadata?.labels?.[key]).filter(Boolean));
   if (unlabelled.length > 0) {
     return {
-      id, status: configured ? 'fail' : 'warn',
+      id,
+      status: configured ? 'fail' : 'warn',
       message: `${unlabelled.length} of ${nodes.length} nodes have no ${key} label (${list(unlabelled, 4)}): ${configured ? 'the zone spread silently treats them as no zone, so replicas can share a failure domain' : 'replicas cannot be spread over zones'}`,
-      fix: nodeFix, details: unlabelled,
+      fix: nodeFix,
+      details: unlabelled,
     };
   }
-  return { id, status: 'pass', message: `all ${nodes.length} eligible nodes carry ${key} (${zones.size} zone${zones.size === 1 ? '' : 's'}: ${list([...zones] as string[], 4)})` };
+  return {
+    id,
+    status: 'pass',
+    message: `all ${nodes.length} eligible nodes carry ${key} (${zones.size} zone${zones.size === 1 ? '' : 's'}: ${list([...zones] as string[], 4)})`,
+  };
 }
 
 export function checkSpread(s: ClusterSnapshot): CheckResult {
@@ -65,21 +84,38 @@ export function checkSpread(s: ClusterSnapshot): CheckResult {
     const pods = podsOf(s, d).filter((p) => p.spec?.nodeName);
     const nodes = pods.map((p) => p.spec!.nodeName!);
     const shared = nodes.filter((n, i) => nodes.indexOf(n) !== i);
-    if (shared.length > 0) problems.push(`${d.metadata!.name}: ${pods.length} pods on ${new Set(nodes).size} nodes (${[...new Set(shared)].join(', ')} runs several): one node failure takes them together`);
+    if (shared.length > 0)
+      problems.push(
+        `${d.metadata!.name}: ${pods.length} pods on ${new Set(nodes).size} nodes (${[...new Set(shared)].join(', ')} runs several): one node failure takes them together`,
+      );
     const zoneOf = (p: V1Pod) => byName.get(p.spec!.nodeName!)?.metadata?.labels?.[key];
     if (pods.some((p) => !zoneOf(p))) {
-      facts.push(`${d.metadata!.name}: ${pods.length} pods on ${new Set(nodes).size} nodes; zones unknown (see zone-labels)`);
+      facts.push(
+        `${d.metadata!.name}: ${pods.length} pods on ${new Set(nodes).size} nodes; zones unknown (see zone-labels)`,
+      );
       continue;
     }
     const have = new Set(pods.map(zoneOf));
-    const available = new Set(eligibleNodes(s, d).map((n) => n.metadata?.labels?.[key]).filter(Boolean));
+    const available = new Set(
+      eligibleNodes(s, d)
+        .map((n) => n.metadata?.labels?.[key])
+        .filter(Boolean),
+    );
     const wanted = Math.min(pods.length, available.size);
-    if (have.size < wanted) problems.push(`${d.metadata!.name}: ${pods.length} pods in ${have.size} zone${have.size === 1 ? '' : 's'} (${[...have].join(', ')}) although ${available.size} zones have nodes: one zone outage takes them together`);
-    else facts.push(`${d.metadata!.name}: ${pods.length} pods on ${new Set(nodes).size} nodes in ${have.size} zone${have.size === 1 ? '' : 's'}`);
+    if (have.size < wanted)
+      problems.push(
+        `${d.metadata!.name}: ${pods.length} pods in ${have.size} zone${have.size === 1 ? '' : 's'} (${[...have].join(', ')}) although ${available.size} zones have nodes: one zone outage takes them together`,
+      );
+    else
+      facts.push(
+        `${d.metadata!.name}: ${pods.length} pods on ${new Set(nodes).size} nodes in ${have.size} zone${have.size === 1 ? '' : 's'}`,
+      );
   }
   if (problems.length > 0) {
     return {
-      id, status: 'fail', message: problems.join('; '),
+      id,
+      status: 'fail',
+      message: problems.join('; '),
       fix: `delete one of the co-located pods so the scheduler places it again (kubectl -n ${s.namespace} delete pod <pod>); to enforce the spread use ZoneSpread.required() and keep the required hostname anti-affinity`,
       details: [...problems, ...facts],
     };
@@ -98,7 +134,11 @@ function surgePods(d: V1Deployment): number {
 
 function hostPorts(pod: V1Pod): number[] {
   const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
-  return containers.flatMap((c) => (c.ports ?? []).flatMap((p) => (pod.spec?.hostNetwork ? [p.hostPort ?? p.containerPort] : p.hostPort ? [p.hostPort] : [])));
+  return containers.flatMap((c) =>
+    (c.ports ?? []).flatMap((p) =>
+      pod.spec?.hostNetwork ? [p.hostPort ?? p.containerPort] : p.hostPort ? [p.hostPort] : [],
+    ),
+  );
 }
 
 export function checkRolloutCapacity(s: ClusterSnapshot): CheckResult {
@@ -109,21 +149,31 @@ export function checkRolloutCapacity(s: ClusterSnapshot): CheckResult {
   const hostNetwork = s.deployments.some((d) => d.spec?.template?.spec?.hostNetwork);
   const ports = new Set(s.deployments.flatMap((d) => hostPorts({ spec: d.spec!.template!.spec } as V1Pod)));
   const occupied = new Map<string, string[]>(); // node -> why it cannot take a surge pod
-  for (const p of managerPods(s)) if (p.spec?.nodeName) occupied.set(p.spec.nodeName, [...(occupied.get(p.spec.nodeName) ?? []), `manager pod ${p.metadata!.name}`]);
+  for (const p of managerPods(s))
+    if (p.spec?.nodeName)
+      occupied.set(p.spec.nodeName, [...(occupied.get(p.spec.nodeName) ?? []), `manager pod ${p.metadata!.name}`]);
   for (const p of s.hostPortPods) {
     if (!p.spec?.nodeName || mine.has(p.metadata!.name) || p.metadata?.deletionTimestamp) continue;
     const clash = hostPorts(p).filter((x) => ports.has(x));
-    if (clash.length > 0) occupied.set(p.spec.nodeName, [...(occupied.get(p.spec.nodeName) ?? []), `${p.metadata!.namespace}/${p.metadata!.name} holds port ${clash.join(', ')}`]);
+    if (clash.length > 0)
+      occupied.set(p.spec.nodeName, [
+        ...(occupied.get(p.spec.nodeName) ?? []),
+        `${p.metadata!.namespace}/${p.metadata!.name} holds port ${clash.join(', ')}`,
+      ]);
   }
   const surges = s.deployments.map((d) => ({ name: d.metadata!.name!, surge: surgePods(d) }));
   // One apply rolls every Deployment at once; with host network all their surge pods need free nodes.
   const needed = hostNetwork ? surges.reduce((n, x) => n + x.surge, 0) : Math.max(...surges.map((x) => x.surge));
-  const free = eligibleNodes(s).filter((n) => !occupied.has(n.metadata!.name!)).map((n) => n.metadata!.name!);
+  const free = eligibleNodes(s)
+    .filter((n) => !occupied.has(n.metadata!.name!))
+    .map((n) => n.metadata!.name!);
   const text = `${needed} surge pod${needed === 1 ? '' : 's'} need a node without a manager pod${hostNetwork ? ` and with ports ${[...ports].join(', ')} free` : ''}; ${free.length} such node${free.length === 1 ? '' : 's'}${free.length ? ` (${list(free, 4)})` : ''}`;
   if (needed === 0) return { id, status: 'pass', message: 'no surge pods (Recreate or maxSurge 0)' };
   if (free.length < needed) {
     return {
-      id, status: 'fail', message: `a rollout cannot complete: ${text}; the surge pods stay Pending and the rollout stalls`,
+      id,
+      status: 'fail',
+      message: `a rollout cannot complete: ${text}; the surge pods stay Pending and the rollout stalls`,
       fix: 'reduce the surge (KruiseManager rollout: Rollout.surge(1)), add nodes, or free the ports on more nodes',
       details: [...occupied].map(([n, why]) => `${n}: ${why.join('; ')}`),
     };

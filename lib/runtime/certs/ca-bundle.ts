@@ -7,8 +7,11 @@
  * makes us re-read instead of being overwritten.
  */
 import {
-  ApiException, PatchStrategy, setHeaderOptions,
-  type AdmissionregistrationV1Api, type ApiextensionsV1Api,
+  ApiException,
+  PatchStrategy,
+  setHeaderOptions,
+  type AdmissionregistrationV1Api,
+  type ApiextensionsV1Api,
 } from '@kubernetes/client-node';
 import { describeError } from './secret-store.js';
 import { isNewerBundle } from './verify.js';
@@ -27,7 +30,10 @@ export interface CaBundleTarget {
   inject(caBundlePem: string, now: number, overrideNewer?: boolean): Promise<InjectOutcome>;
 }
 
-interface Current { resourceVersion: string; bundles: Array<{ key: string; caBundle?: string }> }
+interface Current {
+  resourceVersion: string;
+  bundles: Array<{ key: string; caBundle?: string }>;
+}
 
 /** Shared read → compare → guarded patch loop. */
 abstract class PatchingTarget implements CaBundleTarget {
@@ -47,10 +53,16 @@ abstract class PatchingTarget implements CaBundleTarget {
       if (!current) return 'absent';
       const outdated = current.bundles.filter((b) => b.caBundle !== encoded);
       if (outdated.length === 0) return 'unchanged';
-      const newer = outdated.some((b) => b.caBundle && isNewerBundle(Buffer.from(b.caBundle, 'base64').toString('utf8'), caBundlePem, now));
+      const newer = outdated.some(
+        (b) => b.caBundle && isNewerBundle(Buffer.from(b.caBundle, 'base64').toString('utf8'), caBundlePem, now),
+      );
       if (newer && !overrideNewer) return 'stale';
       try {
-        await this.patch(current.resourceVersion, current.bundles.map((b) => b.key), encoded);
+        await this.patch(
+          current.resourceVersion,
+          current.bundles.map((b) => b.key),
+          encoded,
+        );
         return 'updated';
       } catch (e) {
         if (e instanceof ApiException && e.code === 409) continue;
@@ -69,16 +81,21 @@ function notFound(e: unknown): boolean {
 export class WebhookConfigurationTarget extends PatchingTarget {
   readonly ref: string;
 
-  constructor(private readonly api: AdmissionregistrationV1Api, private readonly kind: 'mutating' | 'validating', private readonly name: string) {
+  constructor(
+    private readonly api: AdmissionregistrationV1Api,
+    private readonly kind: 'mutating' | 'validating',
+    private readonly name: string,
+  ) {
     super();
     this.ref = `${kind === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration'} ${name}`;
   }
 
   protected async read(): Promise<Current | undefined> {
     try {
-      const obj = this.kind === 'mutating'
-        ? await this.api.readMutatingWebhookConfiguration({ name: this.name })
-        : await this.api.readValidatingWebhookConfiguration({ name: this.name });
+      const obj =
+        this.kind === 'mutating'
+          ? await this.api.readMutatingWebhookConfiguration({ name: this.name })
+          : await this.api.readValidatingWebhookConfiguration({ name: this.name });
       return {
         resourceVersion: obj.metadata?.resourceVersion ?? '',
         bundles: (obj.webhooks ?? []).map((w) => ({ key: w.name, caBundle: w.clientConfig?.caBundle })),
@@ -91,7 +108,10 @@ export class WebhookConfigurationTarget extends PatchingTarget {
 
   protected async patch(resourceVersion: string, names: string[], caBundle: string): Promise<void> {
     // Strategic merge: `webhooks` merges by name, so only caBundle changes in each entry.
-    const body = { metadata: { resourceVersion }, webhooks: names.map((name) => ({ name, clientConfig: { caBundle } })) };
+    const body = {
+      metadata: { resourceVersion },
+      webhooks: names.map((name) => ({ name, clientConfig: { caBundle } })),
+    };
     const options = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
     if (this.kind === 'mutating') await this.api.patchMutatingWebhookConfiguration({ name: this.name, body }, options);
     else await this.api.patchValidatingWebhookConfiguration({ name: this.name, body }, options);
@@ -101,7 +121,10 @@ export class WebhookConfigurationTarget extends PatchingTarget {
 export class ConversionWebhookTarget extends PatchingTarget {
   readonly ref: string;
 
-  constructor(private readonly api: ApiextensionsV1Api, private readonly name: string) {
+  constructor(
+    private readonly api: ApiextensionsV1Api,
+    private readonly name: string,
+  ) {
     super();
     this.ref = `CustomResourceDefinition ${name}`;
   }
@@ -124,6 +147,9 @@ export class ConversionWebhookTarget extends PatchingTarget {
 
   protected async patch(resourceVersion: string, _keys: string[], caBundle: string): Promise<void> {
     const body = { metadata: { resourceVersion }, spec: { conversion: { webhook: { clientConfig: { caBundle } } } } };
-    await this.api.patchCustomResourceDefinition({ name: this.name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await this.api.patchCustomResourceDefinition(
+      { name: this.name, body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 }

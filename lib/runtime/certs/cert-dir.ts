@@ -15,7 +15,11 @@ export const CertFiles = {
   ca: 'ca.crt',
 } as const;
 
-export interface CertDirContents { cert: string; key: string; ca: string }
+export interface CertDirContents {
+  cert: string;
+  key: string;
+  ca: string;
+}
 
 /** Writes what differs; resolves true if any file changed. */
 export async function writeCertDir(dir: string, contents: CertDirContents): Promise<boolean> {

@@ -3,14 +3,23 @@
  * `CERTS_RENEW_BEFORE` and every kruise-manager duration flag use it.
  */
 const UNIT_MS: Record<string, number> = {
-  ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
 };
 const TERM = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
 
 /** Milliseconds in `text`; throws naming `field` when it is not a Go duration or is negative. */
 export function parseDuration(text: string, field: string): number {
   const fail = (why: string): never => {
-    throw new Error(`${field}: ${JSON.stringify(text)} is not a duration (${why}); use Go syntax such as 720h or 1h30m`);
+    throw new Error(
+      `${field}: ${JSON.stringify(text)} is not a duration (${why}); use Go syntax such as 720h or 1h30m`,
+    );
   };
   const s = text.trim();
   if (s === '0') return 0;

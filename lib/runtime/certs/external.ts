@@ -30,7 +30,11 @@ export class ExternalCertificates extends ProviderLoop {
   private readonly dnsNames: string[];
 
   constructor(private readonly opts: ExternalOptions) {
-    super({ ...opts, logger: opts.logger.child({ component: 'certs', mode: 'external' }), resyncIntervalMs: opts.resyncIntervalMs ?? 60_000 });
+    super({
+      ...opts,
+      logger: opts.logger.child({ component: 'certs', mode: 'external' }),
+      resyncIntervalMs: opts.resyncIntervalMs ?? 60_000,
+    });
     this.dnsNames = opts.requiredDnsNames ?? [servingDnsNames(opts.serviceName, opts.namespace)[0], 'localhost'];
   }
 
@@ -39,24 +43,35 @@ export class ExternalCertificates extends ProviderLoop {
     const snapshot = await this.opts.secrets.get();
     if (!snapshot) throw new Error(`${ref} does not exist yet; waiting for cert-manager to issue it`);
     for (const key of KEYS) {
-      if (!snapshot.data[key]?.trim()) throw new Error(`${ref} has no ${key} yet; waiting for cert-manager to issue it`);
+      if (!snapshot.data[key]?.trim())
+        throw new Error(`${ref} has no ${key} yet; waiting for cert-manager to issue it`);
     }
     const now = this.clock.now();
     let notAfter: number;
     try {
       notAfter = verifyServing({
-        certPem: snapshot.data[SecretKeys.tlsCert], keyPem: snapshot.data[SecretKeys.tlsKey], caPem: snapshot.data[SecretKeys.caCrt],
-        dnsNames: this.dnsNames, now, sources: { cert: `${ref} tls.crt`, key: `${ref} tls.key`, ca: `${ref} ca.crt` },
+        certPem: snapshot.data[SecretKeys.tlsCert],
+        keyPem: snapshot.data[SecretKeys.tlsKey],
+        caPem: snapshot.data[SecretKeys.caCrt],
+        dnsNames: this.dnsNames,
+        now,
+        sources: { cert: `${ref} tls.crt`, key: `${ref} tls.key`, ca: `${ref} ca.crt` },
       }).notAfter;
     } catch (e) {
       throw new Error(`refusing to serve the certificate from cert-manager: ${(e as Error).message}`, { cause: e });
     }
     if (this.stopped()) return { nextCheckAt: now };
     const changed = await writeCertDir(this.opts.certDir, {
-      cert: snapshot.data[SecretKeys.tlsCert], key: snapshot.data[SecretKeys.tlsKey], ca: snapshot.data[SecretKeys.caCrt],
+      cert: snapshot.data[SecretKeys.tlsCert],
+      key: snapshot.data[SecretKeys.tlsKey],
+      ca: snapshot.data[SecretKeys.caCrt],
     });
     await this.install({ caPem: snapshot.data[SecretKeys.caCrt], notAfter }, changed);
-    if (changed) this.log.info('installed the certificate from cert-manager', { secret: ref, notAfter: new Date(notAfter).toISOString() });
+    if (changed)
+      this.log.info('installed the certificate from cert-manager', {
+        secret: ref,
+        notAfter: new Date(notAfter).toISOString(),
+      });
     return { nextCheckAt: notAfter };
   }
 }

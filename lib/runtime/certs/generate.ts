@@ -21,7 +21,10 @@ const RSA_ALG = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 /** Issued certificates start this far in the past, so peers whose clock lags still accept them. */
 export const BACKDATE_MS = 60 * 60 * 1000;
 
-export interface KeyPairPem { certPem: string; keyPem: string }
+export interface KeyPairPem {
+  certPem: string;
+  keyPem: string;
+}
 
 export interface CaOptions {
   /** Distinct per generation (a timestamp suffix), so rotated CAs in one trust bundle are told apart. */
@@ -105,7 +108,9 @@ async function importSigningKey(pem: string): Promise<{ key: CryptoKey; algorith
   if (type === 'ec' && keyObject.asymmetricKeyDetails?.namedCurve === 'prime256v1') {
     return { key: await webcrypto.subtle.importKey('pkcs8', der, EC_ALG, false, ['sign']), algorithm: EC_ALG };
   }
-  throw new Error(`unsupported CA key type ${type}${type === 'ec' ? ` (${keyObject.asymmetricKeyDetails?.namedCurve})` : ''}`);
+  throw new Error(
+    `unsupported CA key type ${type}${type === 'ec' ? ` (${keyObject.asymmetricKeyDetails?.namedCurve})` : ''}`,
+  );
 }
 
 async function pkcs8Pem(key: CryptoKey): Promise<string> {

@@ -40,10 +40,19 @@ export interface CertificateProviderConfig {
 
 /** Wires the chosen mode to the Kubernetes API with the contract's object names. */
 export function createCertificateProvider(cfg: CertificateProviderConfig): CertificateProvider {
-  const secrets = new KubeSecretStore(cfg.kubeConfig.makeApiClient(CoreV1Api), cfg.namespace, cfg.secretName ?? Names.webhookSecret);
+  const secrets = new KubeSecretStore(
+    cfg.kubeConfig.makeApiClient(CoreV1Api),
+    cfg.namespace,
+    cfg.secretName ?? Names.webhookSecret,
+  );
   const common = {
-    secrets, certDir: cfg.certDir, logger: cfg.logger, clock: cfg.clock,
-    serviceName: cfg.serviceName ?? Names.webhookService, namespace: cfg.namespace, onCertificatesWritten: cfg.onCertificatesWritten,
+    secrets,
+    certDir: cfg.certDir,
+    logger: cfg.logger,
+    clock: cfg.clock,
+    serviceName: cfg.serviceName ?? Names.webhookService,
+    namespace: cfg.namespace,
+    onCertificatesWritten: cfg.onCertificatesWritten,
   };
   if (cfg.mode === CertModes.external) return new ExternalCertificates(common);
   const admission = cfg.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
@@ -52,8 +61,16 @@ export function createCertificateProvider(cfg: CertificateProviderConfig): Certi
     ...common,
     policy: cfg.policy,
     caBundleTargets: [
-      new WebhookConfigurationTarget(admission, 'mutating', cfg.mutatingWebhookConfiguration ?? Names.mutatingWebhookConfiguration),
-      new WebhookConfigurationTarget(admission, 'validating', cfg.validatingWebhookConfiguration ?? Names.validatingWebhookConfiguration),
+      new WebhookConfigurationTarget(
+        admission,
+        'mutating',
+        cfg.mutatingWebhookConfiguration ?? Names.mutatingWebhookConfiguration,
+      ),
+      new WebhookConfigurationTarget(
+        admission,
+        'validating',
+        cfg.validatingWebhookConfiguration ?? Names.validatingWebhookConfiguration,
+      ),
       ...(cfg.conversionCrds ?? []).map((name) => new ConversionWebhookTarget(extensions, name)),
     ],
   });

@@ -40,14 +40,19 @@ export async function planSecret(current: Record<string, string> | undefined, ct
 
   if (a.action === 'generate-all' || a.action === 'rotate-ca') {
     ca = await generateCA({
-      commonName: `${ctx.caName}@${Math.floor(ctx.now / 1000)}`, now: ctx.now, validityMs: ctx.policy.caValidityMs,
+      commonName: `${ctx.caName}@${Math.floor(ctx.now / 1000)}`,
+      now: ctx.now,
+      validityMs: ctx.policy.caValidityMs,
     });
     trustBundle = ca.certPem;
   }
   if (a.action === 'generate-all' || a.action === 'renew-serving' || (a.action === 'rotate-ca' && a.renewServing)) {
     serving = await generateServingCert({
       ca: { certPem: firstCert(ca.certPem), keyPem: ca.keyPem },
-      dnsNames: ctx.dnsNames, ipAddresses: ctx.ipAddresses, now: ctx.now, validityMs: ctx.policy.servingValidityMs,
+      dnsNames: ctx.dnsNames,
+      ipAddresses: ctx.ipAddresses,
+      now: ctx.now,
+      validityMs: ctx.policy.servingValidityMs,
     });
   }
   const bundle = trustBundleWith(trustBundle, data[SecretKeys.caCert] ?? '', ctx.now);

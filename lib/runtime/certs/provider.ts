@@ -34,9 +34,14 @@ export interface ProviderLoopOptions {
   onCertificatesWritten?: () => unknown;
 }
 
-export interface SyncResult { nextCheckAt: number }
+export interface SyncResult {
+  nextCheckAt: number;
+}
 
-export interface Installed { caPem: string; notAfter: number }
+export interface Installed {
+  caPem: string;
+  notAfter: number;
+}
 
 const BACKOFF_INITIAL_MS = 1_000;
 const BACKOFF_MAX_MS = 30_000;
@@ -103,8 +108,14 @@ export abstract class ProviderLoop implements CertificateProvider {
     if (this.ready()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const done = () => { signal?.removeEventListener('abort', onAbort); resolve(); };
-      const onAbort = () => { this.waiters = this.waiters.filter((w) => w !== done); reject(signal?.reason); };
+      const done = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.waiters = this.waiters.filter((w) => w !== done);
+        reject(signal?.reason);
+      };
       this.waiters.push(done);
       signal?.addEventListener('abort', onAbort, { once: true });
     });

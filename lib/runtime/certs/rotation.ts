@@ -33,7 +33,9 @@ export function validatePolicy(p: RotationPolicy): void {
     throw new Error('renewBefore (CERTS_RENEW_BEFORE) must be shorter than the serving certificate validity');
   }
   if (p.servingValidityMs + p.renewBeforeMs >= p.caValidityMs) {
-    throw new Error('the CA validity must exceed the serving certificate validity plus renewBefore (CERTS_RENEW_BEFORE)');
+    throw new Error(
+      'the CA validity must exceed the serving certificate validity plus renewBefore (CERTS_RENEW_BEFORE)',
+    );
   }
 }
 
@@ -43,20 +45,32 @@ export type Assessment =
   | { action: 'renew-serving'; reason: string }
   | { action: 'keep'; nextCheckAt: number; ca: X509Certificate; servingNotAfter: number };
 
-export function assess(data: Record<string, string> | undefined, dnsNames: string[], now: number, p: RotationPolicy): Assessment {
+export function assess(
+  data: Record<string, string> | undefined,
+  dnsNames: string[],
+  now: number,
+  p: RotationPolicy,
+): Assessment {
   const d = data ?? {};
   let ca: X509Certificate;
   try {
     ca = verifySigningCA(d[SecretKeys.caCert] ?? '', d[SecretKeys.caKey] ?? '', now);
   } catch (e) {
-    return { action: 'generate-all', reason: data ? `no usable CA: ${(e as Error).message}` : 'the Secret does not exist' };
+    return {
+      action: 'generate-all',
+      reason: data ? `no usable CA: ${(e as Error).message}` : 'the Secret does not exist',
+    };
   }
   let servingNotAfter: number | undefined;
   let servingProblem: string | undefined;
   try {
     servingNotAfter = verifyServing({
-      certPem: d[SecretKeys.tlsCert] ?? '', keyPem: d[SecretKeys.tlsKey] ?? '', caPem: d[SecretKeys.caCert],
-      dnsNames, now, sources: { cert: SecretKeys.tlsCert, key: SecretKeys.tlsKey, ca: SecretKeys.caCert },
+      certPem: d[SecretKeys.tlsCert] ?? '',
+      keyPem: d[SecretKeys.tlsKey] ?? '',
+      caPem: d[SecretKeys.caCert],
+      dnsNames,
+      now,
+      sources: { cert: SecretKeys.tlsCert, key: SecretKeys.tlsKey, ca: SecretKeys.caCert },
     }).notAfter;
     if (servingNotAfter - now <= p.renewBeforeMs) {
       servingProblem = `the serving certificate expires at ${new Date(servingNotAfter).toISOString()}, within renewBefore`;

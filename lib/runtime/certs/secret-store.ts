@@ -28,7 +28,11 @@ export interface SecretStore {
 export class KubeSecretStore implements SecretStore {
   readonly ref: string;
 
-  constructor(private readonly core: CoreV1Api, private readonly namespace: string, private readonly name: string) {
+  constructor(
+    private readonly core: CoreV1Api,
+    private readonly namespace: string,
+    private readonly name: string,
+  ) {
     this.ref = `Secret ${namespace}/${name}`;
   }
 
@@ -43,10 +47,12 @@ export class KubeSecretStore implements SecretStore {
 
   async create(data: Record<string, string>): Promise<SecretSnapshot> {
     try {
-      return snapshot(await this.core.createNamespacedSecret({
-        namespace: this.namespace,
-        body: { metadata: { name: this.name, namespace: this.namespace }, type: 'Opaque', data: encode(data) },
-      }));
+      return snapshot(
+        await this.core.createNamespacedSecret({
+          namespace: this.namespace,
+          body: { metadata: { name: this.name, namespace: this.namespace }, type: 'Opaque', data: encode(data) },
+        }),
+      );
     } catch (e) {
       if (e instanceof ApiException && e.code === 409) throw new ConflictError(`${this.ref} already exists`);
       throw describeError(e, `creating ${this.ref}`);
@@ -85,7 +91,9 @@ export function describeError(e: unknown, doing: string): Error {
     let message = body;
     try {
       message = (JSON.parse(body) as { message?: string }).message ?? body;
-    } catch { /* not JSON: keep the raw body */ }
+    } catch {
+      /* not JSON: keep the raw body */
+    }
     return new Error(`${doing} failed with HTTP ${e.code}: ${message}`, { cause: e });
   }
   return new Error(`${doing} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });

@@ -54,7 +54,8 @@ export class SelfManagedCertificates extends ProviderLoop {
     const data = await this.ensureSecret();
     const now = this.clock.now();
     const verdict = assess(data, this.dnsNames, now, this.policy);
-    if (verdict.action !== 'keep') throw new Error(`the stored certificates are still unusable after writing them: ${verdict.reason}`);
+    if (verdict.action !== 'keep')
+      throw new Error(`the stored certificates are still unusable after writing them: ${verdict.reason}`);
     if (this.stopped()) return { nextCheckAt: now };
 
     // Trust first, serve second: the API server must accept a new CA before anything presents it.
@@ -70,10 +71,15 @@ export class SelfManagedCertificates extends ProviderLoop {
         failures.push((e as Error).message);
       }
     }
-    const changed = await writeCertDir(this.opts.certDir, { cert: data[SecretKeys.tlsCert], key: data[SecretKeys.tlsKey], ca: caBundle });
+    const changed = await writeCertDir(this.opts.certDir, {
+      cert: data[SecretKeys.tlsCert],
+      key: data[SecretKeys.tlsKey],
+      ca: caBundle,
+    });
     await this.install({ caPem: caBundle, notAfter: verdict.servingNotAfter }, changed);
     this.staleRounds = stale ? this.staleRounds + 1 : 0;
-    if (failures.length > 0) throw new Error(`certificates are in place but caBundle injection failed: ${failures.join('; ')}`);
+    if (failures.length > 0)
+      throw new Error(`certificates are in place but caBundle injection failed: ${failures.join('; ')}`);
     if (stale) {
       this.log.info('a caBundle already trusts a newer CA than our copy of the Secret; re-reading it');
       return { nextCheckAt: now + STALE_RECHECK_MS };
@@ -87,11 +93,15 @@ export class SelfManagedCertificates extends ProviderLoop {
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
       const snapshot = await secrets.get();
       const plan = await planSecret(snapshot?.data, {
-        dnsNames: this.dnsNames, ipAddresses: this.opts.ipAddresses ?? [], now: this.clock.now(),
-        policy: this.policy, caName: `${this.opts.serviceName}-ca`,
+        dnsNames: this.dnsNames,
+        ipAddresses: this.opts.ipAddresses ?? [],
+        now: this.clock.now(),
+        policy: this.policy,
+        caName: `${this.opts.serviceName}-ca`,
       });
       if (snapshot && !plan.changed) return snapshot.data;
-      if (plan.action !== 'keep') this.log.info('generating certificates', { action: plan.action, reason: plan.reason, secret: secrets.ref });
+      if (plan.action !== 'keep')
+        this.log.info('generating certificates', { action: plan.action, reason: plan.reason, secret: secrets.ref });
       try {
         if (!snapshot) await secrets.create(plan.data);
         else await secrets.update(snapshot.resourceVersion, plan.data);

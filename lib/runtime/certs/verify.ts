@@ -34,7 +34,8 @@ export function joinPem(blocks: string[]): string {
 }
 
 function checkValidAt(cert: X509Certificate, now: number, source: string): void {
-  if (now < cert.validFromDate.getTime()) throw new Error(`${source} is not valid before ${cert.validFromDate.toISOString()}`);
+  if (now < cert.validFromDate.getTime())
+    throw new Error(`${source} is not valid before ${cert.validFromDate.toISOString()}`);
   if (now >= cert.validToDate.getTime()) throw new Error(`${source} expired at ${cert.validToDate.toISOString()}`);
 }
 
@@ -100,7 +101,8 @@ function issuedBy(child: X509Certificate, ca: X509Certificate): boolean {
 export function verifySigningCA(caPem: string, keyPem: string, now: number): X509Certificate {
   const [ca] = parseCertificates(caPem, 'ca-cert.pem');
   if (!ca.ca) throw new Error('ca-cert.pem: the first certificate is not a CA');
-  if (!ca.checkPrivateKey(parsePrivateKey(keyPem, 'ca-key.pem'))) throw new Error('ca-key.pem does not match ca-cert.pem');
+  if (!ca.checkPrivateKey(parsePrivateKey(keyPem, 'ca-key.pem')))
+    throw new Error('ca-key.pem does not match ca-cert.pem');
   checkValidAt(ca, now, 'ca-cert.pem');
   return ca;
 }
@@ -120,6 +122,10 @@ export function isNewerBundle(existingPem: string, desiredPem: string, now: numb
   const desired = parseCertificates(desiredPem, 'desired caBundle');
   const desiredFingerprints = new Set(desired.map((c) => c.fingerprint256));
   const newestDesired = Math.max(...desired.map((c) => c.validFromDate.getTime()));
-  return existing.some((c) => !desiredFingerprints.has(c.fingerprint256)
-    && c.validToDate.getTime() > now && c.validFromDate.getTime() > newestDesired);
+  return existing.some(
+    (c) =>
+      !desiredFingerprints.has(c.fingerprint256) &&
+      c.validToDate.getTime() > now &&
+      c.validFromDate.getTime() > newestDesired,
+  );
 }

@@ -22,7 +22,8 @@ export class CheckSet {
 
   /** Names are URL path segments (`/readyz/<name>`): lower-case DNS-label style. */
   add(name: string, check: HealthCheck): void {
-    if (!DNS_LABEL.test(name)) throw new Error(`health check name ${JSON.stringify(name)} must be lower-case letters, digits and dashes`);
+    if (!DNS_LABEL.test(name))
+      throw new Error(`health check name ${JSON.stringify(name)} must be lower-case letters, digits and dashes`);
     if (this.checks.has(name)) throw new Error(`a health check named ${name} already exists`);
     this.checks.set(name, check);
   }
@@ -63,10 +64,16 @@ export class CheckSet {
 }
 
 /** The plain-text report: `ok` when all pass (unless verbose), else every check with its state. */
-export function formatReport(kind: 'readyz' | 'healthz', results: CheckResult[], verbose: boolean): { ok: boolean; text: string } {
+export function formatReport(
+  kind: 'readyz' | 'healthz',
+  results: CheckResult[],
+  verbose: boolean,
+): { ok: boolean; text: string } {
   const ok = results.every((r) => r.ok);
   if (ok && !verbose) return { ok, text: 'ok\n' };
-  const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: ${oneLine(r.reason ?? 'unknown')}`));
+  const lines = results.map((r) =>
+    r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: ${oneLine(r.reason ?? 'unknown')}`,
+  );
   lines.push(ok ? `${kind} check passed` : `${kind} check failed`);
   return { ok, text: lines.join('\n') + '\n' };
 }

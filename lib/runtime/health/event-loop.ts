@@ -50,11 +50,14 @@ export class EventLoopStallDetector {
     const now = this.clock.now();
     if (this.cancel) {
       const overdue = now - this.expectedAt;
-      if (overdue > this.maxLagMs) throw new Error(`event loop blocked: the probe timer is ${overdue}ms overdue (bound ${this.maxLagMs}ms)`);
+      if (overdue > this.maxLagMs)
+        throw new Error(`event loop blocked: the probe timer is ${overdue}ms overdue (bound ${this.maxLagMs}ms)`);
     }
     if (this.lastStall && now - this.lastStall.at <= this.windowMs) {
       const ago = Math.round((now - this.lastStall.at) / 1000);
-      throw new Error(`event loop was blocked ${ago}s ago: the probe timer fired ${this.lastStall.lagMs}ms late (bound ${this.maxLagMs}ms)`);
+      throw new Error(
+        `event loop was blocked ${ago}s ago: the probe timer fired ${this.lastStall.lagMs}ms late (bound ${this.maxLagMs}ms)`,
+      );
     }
   };
 

@@ -83,8 +83,10 @@ export class HealthServer {
     const [, kind, single, ...rest] = url.pathname.split('/');
     const set = `/${kind}` === Paths.readyz ? this.readiness : `/${kind}` === Paths.healthz ? this.liveness : undefined;
     if (!set || rest.length > 0) return text(res, 404, `not found: ${url.pathname}\n`);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'only GET and HEAD are allowed\n', { Allow: 'GET, HEAD' });
-    if (single !== undefined && single !== '' && !set.has(single)) return text(res, 404, `no ${kind} check named ${single}\n`);
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return text(res, 405, 'only GET and HEAD are allowed\n', { Allow: 'GET, HEAD' });
+    if (single !== undefined && single !== '' && !set.has(single))
+      return text(res, 404, `no ${kind} check named ${single}\n`);
     const exclude = new Set(url.searchParams.getAll('exclude'));
     const select = single ? (n: string) => n === single : (n: string) => !exclude.has(n);
     const results = await set.run(this.opts.checkTimeoutMs ?? 800, select);

@@ -25,7 +25,11 @@ export class Backoff {
   private step = 0;
   private lastFailure = -Infinity;
 
-  constructor(options: BackoffOptions, private readonly clock: Clock, private readonly random: () => number = Math.random) {
+  constructor(
+    options: BackoffOptions,
+    private readonly clock: Clock,
+    private readonly random: () => number = Math.random,
+  ) {
     this.initialMs = options.initialMs ?? 800;
     this.maxMs = options.maxMs ?? 30_000;
     this.factor = options.factor ?? 2;

@@ -3,7 +3,7 @@ import { ApiException } from '@kubernetes/client-node';
 /** HTTP status of a client-node error (ApiException, or a watch's `statusCode`), if it has one. */
 export function httpStatus(err: unknown): number | undefined {
   if (err instanceof ApiException) return err.code;
-  const code = (err as { code?: unknown; statusCode?: unknown } | null | undefined);
+  const code = err as { code?: unknown; statusCode?: unknown } | null | undefined;
   if (typeof code?.statusCode === 'number') return code.statusCode;
   if (typeof code?.code === 'number') return code.code;
   return undefined;

@@ -32,7 +32,8 @@ export class HttpListWatcher<T extends KubernetesObject> implements ListWatcher<
   private readonly http = new IsomorphicFetchHttpLibrary();
 
   constructor(private readonly options: HttpListWatcherOptions) {
-    if (!options.path.startsWith('/')) throw new Error(`resource path must start with "/" (got ${JSON.stringify(options.path)})`);
+    if (!options.path.startsWith('/'))
+      throw new Error(`resource path must start with "/" (got ${JSON.stringify(options.path)})`);
   }
 
   async list(options: { limit?: number; continueToken?: string; signal: AbortSignal }): Promise<ListPage<T>> {
@@ -41,7 +42,10 @@ export class HttpListWatcher<T extends KubernetesObject> implements ListWatcher<
     if (options.continueToken) query.continue = options.continueToken;
     const response = await this.send(query, options.signal);
     const body = parseJson(await response.body.text(), 'list response') as {
-      apiVersion?: string; kind?: string; metadata?: { resourceVersion?: string; continue?: string }; items?: unknown;
+      apiVersion?: string;
+      kind?: string;
+      metadata?: { resourceVersion?: string; continue?: string };
+      items?: unknown;
     };
     if (!Array.isArray(body?.items)) throw new Error(`list of ${this.options.path} returned no items array`);
     // List items carry no apiVersion/kind; fill them in so listed and watched objects look alike.
@@ -100,8 +104,12 @@ async function statusError(response: ResponseContext, path: string): Promise<Api
     // not a Status object: keep the raw text
   }
   const message = (body as { message?: unknown })?.message;
-  return new ApiException(response.httpStatusCode,
-    `${path}: HTTP ${response.httpStatusCode}${typeof message === 'string' ? `: ${message}` : ''}`, body, response.headers);
+  return new ApiException(
+    response.httpStatusCode,
+    `${path}: HTTP ${response.httpStatusCode}${typeof message === 'string' ? `: ${message}` : ''}`,
+    body,
+    response.headers,
+  );
 }
 
 /** Calls `onLine` for each non-empty line of a UTF-8 stream, as it arrives. */
@@ -132,7 +140,12 @@ async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: stri
 
 function parseEvent<T extends KubernetesObject>(line: string): WatchEvent<T> {
   const event = parseJson(line, 'watch event') as { type?: unknown; object?: unknown };
-  if (typeof event?.type !== 'string' || !EVENT_TYPES.has(event.type) || typeof event.object !== 'object' || event.object === null) {
+  if (
+    typeof event?.type !== 'string' ||
+    !EVENT_TYPES.has(event.type) ||
+    typeof event.object !== 'object' ||
+    event.object === null
+  ) {
     // Skipping it would silently lose an event; failing makes the informer re-watch from the
     // last good resourceVersion, so the event is delivered again or covered by a relist.
     throw new Error(`undecodable watch event: ${line.slice(0, 200)}`);

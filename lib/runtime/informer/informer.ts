@@ -10,7 +10,9 @@ import { Store, objectKey, type Delta, type IndexFunc } from './store.js';
 import type { EventHandler, EventSource, ListWatcher, WatchEvent } from './types.js';
 
 export interface InformerOptions<T extends KubernetesObject> {
-  /** Collection path, e.g. `/api/v1/pods` (all namespaces) or `/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets`. */
+  /**
+   * Collection path, e.g. `/api/v1/pods` (all namespaces) or `/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets`.
+   */
   path: string;
   /** Needed unless `listWatcher` is given. */
   kubeConfig?: KubeConfig;
@@ -32,7 +34,10 @@ export interface InformerOptions<T extends KubernetesObject> {
    * below `stallTimeoutMs` or healthy quiet watches get aborted as stalled.
    */
   watchTimeoutSeconds?: number;
-  /** Abort and re-watch when nothing (event, bookmark, connect) arrived for this long (default max(150s, watchTimeout + 30s)). */
+  /**
+   * Abort and re-watch when nothing (event, bookmark, connect) arrived for this long (default max(150s, watchTimeout +
+   * 30s)).
+   */
   stallTimeoutMs?: number;
   /** Bound on each list page request (default 60s). */
   listTimeoutMs?: number;
@@ -104,7 +109,8 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     this.clock = options.clock ?? realClock;
     this.log = options.logger.child({ informer: this.resource });
     this.store = new Store<T>(options.indexers);
-    const stallTimeoutMs = options.stallTimeoutMs ?? Math.max(150_000, (options.watchTimeoutSeconds ?? 0) * 1000 + 30_000);
+    const stallTimeoutMs =
+      options.stallTimeoutMs ?? Math.max(150_000, (options.watchTimeoutSeconds ?? 0) * 1000 + 30_000);
     this.unhealthyAfterMs = options.unhealthyAfterMs ?? stallTimeoutMs + 60_000;
     this.maxStalenessMs = options.maxStalenessMs ?? 10_000;
     this.keepManagedFields = options.keepManagedFields ?? false;
@@ -114,24 +120,38 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     else if (options.kubeConfig) lw = new HttpListWatcher<T>({ ...options, kubeConfig: options.kubeConfig });
     else throw new Error(`informer for ${options.path}: pass kubeConfig or listWatcher`);
     this.metrics = new InformerMetrics(
-      { resource: this.resource, size: () => this.store.size, lastActivity: () => this.activityAt, staleness: () => this.staleness() },
+      {
+        resource: this.resource,
+        size: () => this.store.size,
+        lastActivity: () => this.activityAt,
+        staleness: () => this.staleness(),
+      },
       options.registry ?? new Registry(),
     );
-    this.reflector = new Reflector<T>(lw, {
-      replace: (items, resourceVersion) => this.replace(items, resourceVersion),
-      apply: (event) => this.apply(event),
-      touch: () => { this.activityAt = this.clock.now(); },
-      connected: () => this.markCurrent(),
-      disconnected: () => this.markDisconnected(),
-      listed: () => this.metrics.listed(),
-      restarted: (reason) => this.metrics.restarted(reason),
-    }, {
-      pageSize: options.pageSize ?? 500,
-      watchTimeoutSeconds: options.watchTimeoutSeconds,
-      stallTimeoutMs,
-      listTimeoutMs: options.listTimeoutMs ?? 60_000,
-      backoff: options.backoff,
-    }, this.log, this.clock, options.random ?? Math.random);
+    this.reflector = new Reflector<T>(
+      lw,
+      {
+        replace: (items, resourceVersion) => this.replace(items, resourceVersion),
+        apply: (event) => this.apply(event),
+        touch: () => {
+          this.activityAt = this.clock.now();
+        },
+        connected: () => this.markCurrent(),
+        disconnected: () => this.markDisconnected(),
+        listed: () => this.metrics.listed(),
+        restarted: (reason) => this.metrics.restarted(reason),
+      },
+      {
+        pageSize: options.pageSize ?? 500,
+        watchTimeoutSeconds: options.watchTimeoutSeconds,
+        stallTimeoutMs,
+        listTimeoutMs: options.listTimeoutMs ?? 60_000,
+        backoff: options.backoff,
+      },
+      this.log,
+      this.clock,
+      options.random ?? Math.random,
+    );
   }
 
   /** Starts listing and watching in the background; returns at once. */
@@ -149,7 +169,8 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     await this.loop;
     this.cancelStaleTimer();
     this.metrics.close();
-    for (const w of this.syncWaiters.splice(0)) w.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
+    for (const w of this.syncWaiters.splice(0))
+      w.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
   }
 
   hasSynced(): boolean {
@@ -159,15 +180,22 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.abort?.signal.aborted) return Promise.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
+    if (this.abort?.signal.aborted)
+      return Promise.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         this.syncWaiters = this.syncWaiters.filter((w) => w !== waiter);
         reject(signal?.reason);
       };
       const waiter = {
-        resolve: () => { signal?.removeEventListener('abort', onAbort); resolve(); },
-        reject: (e: unknown) => { signal?.removeEventListener('abort', onAbort); reject(e); },
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (e: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
       };
       this.syncWaiters.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -213,8 +241,10 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     if (!this.synced) throw new StaleCacheError(`cache of ${this.resource} has not synced yet`);
     const staleMs = this.staleness();
     if (staleMs > boundMs) {
-      throw new StaleCacheError(`cache of ${this.resource} not proven current for ${(staleMs / 1000).toFixed(1)}s ` +
-        `(bound ${boundMs / 1000}s, --max-cache-staleness): the watch is down, reconnecting`);
+      throw new StaleCacheError(
+        `cache of ${this.resource} not proven current for ${(staleMs / 1000).toFixed(1)}s ` +
+          `(bound ${boundMs / 1000}s, --max-cache-staleness): the watch is down, reconnecting`,
+      );
     }
   }
 
@@ -246,8 +276,10 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     this.cancelStaleTimer = this.clock.after(this.maxStalenessMs + 1, () => {
       if (this.current || this.staleLogged || this.staleness() <= this.maxStalenessMs) return;
       this.staleLogged = true;
-      this.log.warn('cache not proven current past its staleness bound; readiness fails and admission from it is refused until the watch is back',
-        { staleForMs: Math.round(this.staleness()), boundMs: this.maxStalenessMs, flag: '--max-cache-staleness' });
+      this.log.warn(
+        'cache not proven current past its staleness bound; readiness fails and admission from it is refused until the watch is back',
+        { staleForMs: Math.round(this.staleness()), boundMs: this.maxStalenessMs, flag: '--max-cache-staleness' },
+      );
     });
   }
 
@@ -280,7 +312,8 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     if (!this.keepManagedFields) stripManagedFields(obj);
     const old = this.store.upsert(obj);
     if (!old) this.dispatch([{ type: 'add', obj }]);
-    else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.dispatch([{ type: 'update', oldObj: old, obj }]);
+    else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+      this.dispatch([{ type: 'update', oldObj: old, obj }]);
   }
 
   private dispatch(deltas: Array<Delta<T>>): void {
@@ -293,7 +326,11 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
       else if (delta.type === 'update') handler.onUpdate?.(delta.oldObj, delta.obj);
       else handler.onDelete?.(delta.obj);
     } catch (err) {
-      this.log.error('event handler threw; the informer carries on', { event: delta.type, key: objectKey(delta.obj), error: err });
+      this.log.error('event handler threw; the informer carries on', {
+        event: delta.type,
+        key: objectKey(delta.obj),
+        error: err,
+      });
     }
   }
 }

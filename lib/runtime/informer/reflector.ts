@@ -2,7 +2,15 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { raceAbort, sleep, withTimeout, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
-import { RequestTimeoutError, StalledWatchError, describeError, httpStatus, isGone, retryAfter, watchStatusError } from './errors.js';
+import {
+  RequestTimeoutError,
+  StalledWatchError,
+  describeError,
+  httpStatus,
+  isGone,
+  retryAfter,
+  watchStatusError,
+} from './errors.js';
 import type { RestartReason } from './metrics.js';
 import type { ListWatcher, WatchEvent } from './types.js';
 
@@ -97,9 +105,15 @@ export class Reflector<T extends KubernetesObject> {
           await sleep(this.clock, this.goneBackoff.next(), signal).catch(() => undefined);
           continue;
         } else if (reason === 'stalled') {
-          this.log.warn('watch stalled; re-watching', { error: describeError(err), resourceVersion: this.resourceVersion });
+          this.log.warn('watch stalled; re-watching', {
+            error: describeError(err),
+            resourceVersion: this.resourceVersion,
+          });
         } else {
-          this.log.warn('list/watch failed; retrying with backoff', { error: describeError(err), status: httpStatus(err) });
+          this.log.warn('list/watch failed; retrying with backoff', {
+            error: describeError(err),
+            status: httpStatus(err),
+          });
         }
         retryAfterMs = retryAfter(err);
       }
@@ -116,9 +130,13 @@ export class Reflector<T extends KubernetesObject> {
     for (;;) {
       let page;
       try {
-        page = await withTimeout(this.clock, this.t.listTimeoutMs, signal, (s) =>
-          this.lw.list({ limit: pageSize > 0 ? pageSize : undefined, continueToken, signal: s }),
-        () => new RequestTimeoutError('list', this.t.listTimeoutMs));
+        page = await withTimeout(
+          this.clock,
+          this.t.listTimeoutMs,
+          signal,
+          (s) => this.lw.list({ limit: pageSize > 0 ? pageSize : undefined, continueToken, signal: s }),
+          () => new RequestTimeoutError('list', this.t.listTimeoutMs),
+        );
       } catch (err) {
         // The continue token expired mid-list: start over with a single unpaged list.
         if (!isGone(err) || !continueToken) throw err;
@@ -139,7 +157,12 @@ export class Reflector<T extends KubernetesObject> {
   }
 
   /** One watch from `resourceVersion` until the server closes it; `stats` is filled in even when it fails. */
-  private async watchOnce(resourceVersion: string, outer: AbortSignal, stats: { events: number; lastedMs: number }, fromFreshList: boolean): Promise<void> {
+  private async watchOnce(
+    resourceVersion: string,
+    outer: AbortSignal,
+    stats: { events: number; lastedMs: number },
+    fromFreshList: boolean,
+  ): Promise<void> {
     const started = this.clock.now();
     const abort = new AbortController();
     const onOuterAbort = () => abort.abort(outer.reason);
@@ -147,7 +170,9 @@ export class Reflector<T extends KubernetesObject> {
     let cancelWatchdog = () => {};
     const armWatchdog = () => {
       cancelWatchdog();
-      cancelWatchdog = this.clock.after(this.t.stallTimeoutMs, () => abort.abort(new StalledWatchError(this.t.stallTimeoutMs)));
+      cancelWatchdog = this.clock.after(this.t.stallTimeoutMs, () =>
+        abort.abort(new StalledWatchError(this.t.stallTimeoutMs)),
+      );
     };
     const timeoutSeconds = this.t.watchTimeoutSeconds ?? Math.floor(60 * (1 + this.random()));
     armWatchdog();
@@ -165,18 +190,25 @@ export class Reflector<T extends KubernetesObject> {
       }
     };
     try {
-      await raceAbort(this.lw.watch({ resourceVersion, timeoutSeconds, signal: abort.signal }, (event) => {
-        armWatchdog();
-        this.sink.touch();
-        this.handle(event);
-        stats.events++; // after handle: an ERROR event is a failure, not progress
-        proven();
-      }, () => {
-        armWatchdog();
-        this.sink.touch();
-        if (fromFreshList) proven();
-        else cancelProof = this.clock.after(RESUME_PROOF_MS, proven);
-      }), abort.signal);
+      await raceAbort(
+        this.lw.watch(
+          { resourceVersion, timeoutSeconds, signal: abort.signal },
+          (event) => {
+            armWatchdog();
+            this.sink.touch();
+            this.handle(event);
+            stats.events++; // after handle: an ERROR event is a failure, not progress
+            proven();
+          },
+          () => {
+            armWatchdog();
+            this.sink.touch();
+            if (fromFreshList) proven();
+            else cancelProof = this.clock.after(RESUME_PROOF_MS, proven);
+          },
+        ),
+        abort.signal,
+      );
     } catch (err) {
       throw abort.signal.aborted ? abort.signal.reason : err;
     } finally {

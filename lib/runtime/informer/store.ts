@@ -13,10 +13,7 @@ export function objectKey(obj: KubernetesObject): string | undefined {
   return typeof namespace === 'string' && namespace !== '' ? `${namespace}/${name}` : name;
 }
 
-export type Delta<T> =
-  | { type: 'add'; obj: T }
-  | { type: 'update'; oldObj: T; obj: T }
-  | { type: 'delete'; obj: T };
+export type Delta<T> = { type: 'add'; obj: T } | { type: 'update'; oldObj: T; obj: T } | { type: 'delete'; obj: T };
 
 /**
  * The informer's cache: objects by `namespace/name`, plus secondary indexes. Objects are deeply
@@ -70,7 +67,8 @@ export class Store<T extends KubernetesObject> {
   /** Objects whose index function returned `value` for index `indexName`. */
   byIndex(indexName: string, value: string): T[] {
     const index = this.indices.get(indexName);
-    if (!index) throw new Error(`no index named ${JSON.stringify(indexName)}; known: ${[...this.indexers.keys()].join(', ')}`);
+    if (!index)
+      throw new Error(`no index named ${JSON.stringify(indexName)}; known: ${[...this.indexers.keys()].join(', ')}`);
     const keys = index.get(value);
     return keys ? [...keys].map((k) => this.objects.get(k) as T) : [];
   }
@@ -110,7 +108,8 @@ export class Store<T extends KubernetesObject> {
       const old = this.upsert(obj);
       if (!old) deltas.push({ type: 'add', obj });
       else if (old.metadata?.uid !== obj.metadata?.uid) deltas.push({ type: 'delete', obj: old }, { type: 'add', obj });
-      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) deltas.push({ type: 'update', oldObj: old, obj });
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+        deltas.push({ type: 'update', oldObj: old, obj });
     }
     for (const key of this.keys()) {
       if (seen.has(key)) continue;

@@ -1,4 +1,10 @@
-import { describeProblem, Flags, LeaderElectionDefaults, leaseTimingProblems, withoutUndefined } from '../../contract.js';
+import {
+  describeProblem,
+  Flags,
+  LeaderElectionDefaults,
+  leaseTimingProblems,
+  withoutUndefined,
+} from '../../contract.js';
 
 export interface LeaderElectionTimings {
   /** How long a candidate waits after it last saw the Lease change before taking it over. */
@@ -23,7 +29,9 @@ const defaultTimings: LeaderElectionTimings = {
 
 /** The contract rule's fields, as this module names them. */
 const FIELDS = {
-  leaseDuration: ['leaseDurationMs', Flags.leaseDuration], renewDeadline: ['renewDeadlineMs', Flags.renewDeadline], retryPeriod: ['retryPeriodMs', Flags.retryPeriod],
+  leaseDuration: ['leaseDurationMs', Flags.leaseDuration],
+  renewDeadline: ['renewDeadlineMs', Flags.renewDeadline],
+  retryPeriod: ['retryPeriodMs', Flags.retryPeriod],
 } as const;
 
 /**
@@ -37,10 +45,14 @@ export function resolveTimings(partial: Partial<LeaderElectionTimings> = {}): Le
     ...withoutUndefined(partial),
   };
   for (const key of ['jitterFactor', 'requestTimeoutMs'] as const) {
-    if (!Number.isFinite(t[key]) || t[key] <= 0) throw new RangeError(`leader election: ${key} must be a positive number (got ${String(t[key])})`);
+    if (!Number.isFinite(t[key]) || t[key] <= 0)
+      throw new RangeError(`leader election: ${key} must be a positive number (got ${String(t[key])})`);
   }
   const problems = leaseTimingProblems({
-    leaseDuration: t.leaseDurationMs, renewDeadline: t.renewDeadlineMs, retryPeriod: t.retryPeriodMs, jitterFactor: t.jitterFactor,
+    leaseDuration: t.leaseDurationMs,
+    renewDeadline: t.renewDeadlineMs,
+    retryPeriod: t.retryPeriodMs,
+    jitterFactor: t.jitterFactor,
   });
   if (problems.length > 0) {
     const described = problems.map((p) => {

@@ -73,8 +73,11 @@ export class LeaderElector {
   constructor(options: LeaderElectorOptions) {
     if (!options.identity) throw new Error('leader election: identity must not be empty');
     this.t = resolveTimings({
-      leaseDurationMs: options.leaseDurationMs, renewDeadlineMs: options.renewDeadlineMs, retryPeriodMs: options.retryPeriodMs,
-      jitterFactor: options.jitterFactor, requestTimeoutMs: options.requestTimeoutMs,
+      leaseDurationMs: options.leaseDurationMs,
+      renewDeadlineMs: options.renewDeadlineMs,
+      retryPeriodMs: options.retryPeriodMs,
+      jitterFactor: options.jitterFactor,
+      requestTimeoutMs: options.requestTimeoutMs,
     });
     this.identity = options.identity;
     this.lock = options.lock;
@@ -222,7 +225,9 @@ export class LeaderElector {
   private loseLeadership(): void {
     if (!this.leading || this.stopping.signal.aborted) return;
     this.lost = true;
-    this.log.error('failed to renew the lease within the renew deadline; leadership lost', { renewDeadlineMs: this.t.renewDeadlineMs });
+    this.log.error('failed to renew the lease within the renew deadline; leadership lost', {
+      renewDeadlineMs: this.t.renewDeadlineMs,
+    });
     this.endLeading('leadership lost');
     this.notifyStopped('lost');
   }
@@ -264,13 +269,23 @@ export class LeaderElector {
   private async tryAcquireOrRenew(timeoutMs = this.t.requestTimeoutMs): Promise<boolean> {
     const sentAt = this.clock.now();
     const call = <R>(fn: (s: AbortSignal) => Promise<R>) =>
-      withTimeout(this.clock, timeoutMs, undefined, fn, () => new Error(`lease request timed out after ${timeoutMs}ms`));
+      withTimeout(
+        this.clock,
+        timeoutMs,
+        undefined,
+        fn,
+        () => new Error(`lease request timed out after ${timeoutMs}ms`),
+      );
     const next = (old?: LeaderElectionRecord): LeaderElectionRecord => ({
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
       acquireTime: old?.holderIdentity === this.identity ? old.acquireTime : new Date(sentAt).toISOString(),
       renewTime: new Date(sentAt).toISOString(),
-      leaseTransitions: old ? (old.holderIdentity === this.identity ? old.leaseTransitions : old.leaseTransitions + 1) : 0,
+      leaseTransitions: old
+        ? old.holderIdentity === this.identity
+          ? old.leaseTransitions
+          : old.leaseTransitions + 1
+        : 0,
     });
     try {
       const current = await call((s) => this.lock.get(s));
@@ -306,7 +321,6 @@ export class LeaderElector {
     return true;
   }
 
-
   private observe(record: LeaderElectionRecord, raw: string): void {
     if (raw !== this.observedRaw) {
       this.observedRaw = raw;
@@ -335,17 +349,28 @@ export class LeaderElector {
     if (this.lock.lastKnownHolder() !== this.identity) return;
     const now = new Date(this.clock.now()).toISOString();
     const record: LeaderElectionRecord = {
-      holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now,
+      holderIdentity: '',
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
       leaseTransitions: this.observedRecord?.leaseTransitions ?? 0,
     };
     try {
-      await withTimeout(this.clock, this.t.requestTimeoutMs, undefined, (s) => this.lock.update(record, s),
-        () => new Error('lease release timed out'));
+      await withTimeout(
+        this.clock,
+        this.t.requestTimeoutMs,
+        undefined,
+        (s) => this.lock.update(record, s),
+        () => new Error('lease release timed out'),
+      );
       this.observe(record, rawRecord(record));
       this.log.info('released the lease');
     } catch (err) {
       // 409: someone else wrote it since our last renewal, so it is no longer ours to release.
-      this.log.warn('could not release the lease; it will expire instead', { error: describeError(err), status: httpStatus(err) });
+      this.log.warn('could not release the lease; it will expire instead', {
+        error: describeError(err),
+        status: httpStatus(err),
+      });
     }
   }
 

@@ -18,7 +18,10 @@ export interface LeaderElectionRecord {
 }
 
 /** The three Lease calls the lock makes; CoordinationV1Api satisfies it, and so does a test fake. */
-export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+export type LeaseApi = Pick<
+  CoordinationV1Api,
+  'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'
+>;
 
 export interface ObservedRecord {
   record: LeaderElectionRecord;
@@ -34,7 +37,11 @@ export interface ObservedRecord {
 export class LeaseLock {
   private lease?: V1Lease;
 
-  constructor(readonly api: LeaseApi, readonly namespace: string, readonly name: string) {
+  constructor(
+    readonly api: LeaseApi,
+    readonly namespace: string,
+    readonly name: string,
+  ) {
     if (!namespace || !name) throw new Error('leader election lock needs a namespace and a name');
   }
 
@@ -45,7 +52,10 @@ export class LeaseLock {
   /** The current record, or undefined if the Lease does not exist. */
   async get(signal: AbortSignal): Promise<ObservedRecord | undefined> {
     try {
-      this.lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace }, withSignal(signal));
+      this.lease = await this.api.readNamespacedLease(
+        { name: this.name, namespace: this.namespace },
+        withSignal(signal),
+      );
     } catch (err) {
       if (httpStatus(err) === 404) {
         this.lease = undefined;
@@ -58,17 +68,28 @@ export class LeaseLock {
   }
 
   async create(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
-    this.lease = await this.api.createNamespacedLease({
-      namespace: this.namespace,
-      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: toSpec(record) },
-    }, withSignal(signal));
+    this.lease = await this.api.createNamespacedLease(
+      {
+        namespace: this.namespace,
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.name, namespace: this.namespace },
+          spec: toSpec(record),
+        },
+      },
+      withSignal(signal),
+    );
   }
 
   /** Replaces the Lease last seen; throws (409) if anyone else wrote it since. */
   async update(record: LeaderElectionRecord, signal: AbortSignal): Promise<void> {
     if (!this.lease) throw new Error(`lease ${this.describe()} must be read before it is updated`);
     const body: V1Lease = { ...this.lease, spec: toSpec(record) };
-    this.lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body }, withSignal(signal));
+    this.lease = await this.api.replaceNamespacedLease(
+      { name: this.name, namespace: this.namespace, body },
+      withSignal(signal),
+    );
   }
 
   /** What the lock believes the holder is, from the last Lease it read or wrote. */
@@ -78,7 +99,13 @@ export class LeaseLock {
 }
 
 export function rawRecord(r: LeaderElectionRecord): string {
-  return JSON.stringify([r.holderIdentity, r.leaseDurationSeconds, sameInstant(r.acquireTime), sameInstant(r.renewTime), r.leaseTransitions]);
+  return JSON.stringify([
+    r.holderIdentity,
+    r.leaseDurationSeconds,
+    sameInstant(r.acquireTime),
+    sameInstant(r.renewTime),
+    r.leaseTransitions,
+  ]);
 }
 
 // A watch hands timestamps over as the API server wrote them (microseconds), a read may hand
@@ -133,13 +160,15 @@ function timeText(value: unknown): string | undefined {
 /** Per-call options that make client-node abort the HTTP request when `signal` aborts. */
 function withSignal(signal: AbortSignal): ConfigurationOptions {
   return {
-    middleware: [{
-      pre: (ctx) => {
-        ctx.setSignal(signal);
-        return new Observable(Promise.resolve(ctx));
+    middleware: [
+      {
+        pre: (ctx) => {
+          ctx.setSignal(signal);
+          return new Observable(Promise.resolve(ctx));
+        },
+        post: (rsp) => new Observable(Promise.resolve(rsp)),
       },
-      post: (rsp) => new Observable(Promise.resolve(rsp)),
-    }],
+    ],
     middlewareMergeStrategy: 'append',
   };
 }

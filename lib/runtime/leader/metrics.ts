@@ -16,9 +16,11 @@ export function registerMasterStatus(registry: Registry, name: string, leading: 
     sources.set(registry, map);
     new Gauge({
       name: 'leader_election_master_status',
-      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. ' +
-        '\'name\' is the string used to identify the lease.',
-      labelNames: ['name'], registers: [registry],
+      help:
+        'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. ' +
+        "'name' is the string used to identify the lease.",
+      labelNames: ['name'],
+      registers: [registry],
       collect() {
         for (const [lease, isLeading] of map) this.set({ name: lease }, isLeading() ? 1 : 0);
       },

@@ -1,5 +1,11 @@
 import {
-  PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type CustomObjectsApi, type V1Namespace, type V1Pod,
+  PatchStrategy,
+  setHeaderOptions,
+  type AppsV1Api,
+  type CoreV1Api,
+  type CustomObjectsApi,
+  type V1Namespace,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import { KRUISE_APPS_GROUP, SidecarSetAnnotations } from '../../contract.js';
 import type { Clock } from '../clock.js';
@@ -66,15 +72,27 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
     const states = pods.map((pod) => podState(s, pod));
     const revision = sidecarSetHash(s);
     const cached = (namespace: string, podName: string) => deps.pods.store.getByName(podName, namespace);
-    const settled = expectations.satisfied(name, revision, cached, (pod) => podSidecarSetHash(pod.metadata?.annotations, name));
+    const settled = expectations.satisfied(name, revision, cached, (pod) =>
+      podSidecarSetHash(pod.metadata?.annotations, name),
+    );
     const updating = settled ? planUpdates(s, states) : [];
     // The status counts this round's pods as updated and not yet running it (what they are once
     // patched), so the events of our own patches find it current and write nothing more: one status
     // write per step of the rollout, not two. It goes out together with the patches (nothing in
     // them depends on it); the reconcile awaits both.
     const planned = new Set(updating);
-    const status = computeStatus(s, states.map((st) => (planned.has(st.pod) ? { ...st, updated: true, inPlaceUpdatable: false, consistent: false } : st)), latest.name, latest.collisionCount);
-    const statusWritten = writeStatus(deps, s, status, mayWrite).then(() => undefined, (err: unknown) => err);
+    const status = computeStatus(
+      s,
+      states.map((st) =>
+        planned.has(st.pod) ? { ...st, updated: true, inPlaceUpdatable: false, consistent: false } : st,
+      ),
+      latest.name,
+      latest.collisionCount,
+    );
+    const statusWritten = writeStatus(deps, s, status, mayWrite).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     const statusError = async () => {
       const err = await statusWritten;
       if (err !== undefined) throw err;
@@ -86,16 +104,27 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
 
     const failures = await patchAll(deps, updating, mayWrite, async (pod) => {
       const patched = await deps.core.patchNamespacedPod(
-        { name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: inPlaceUpdatePatch(s, pod, new Date(deps.clock.now()), latest.name) },
+        {
+          name: pod.metadata!.name!,
+          namespace: pod.metadata!.namespace!,
+          body: inPlaceUpdatePatch(s, pod, new Date(deps.clock.now()), latest.name),
+        },
         setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
       );
       expectations.expect(name, revision, patched);
-      deps.logger.info('updated sidecar images in place', { sidecarSet: name, pod: `${pod.metadata!.namespace}/${pod.metadata!.name}` });
+      deps.logger.info('updated sidecar images in place', {
+        sidecarSet: name,
+        pod: `${pod.metadata!.namespace}/${pod.metadata!.name}`,
+      });
     });
     // The API server answers a failed `test` of the resourceVersion with 422 (a JSON Patch error), a
     // write race with 409: the pod changed since the cache saw it; the next reconcile re-reads it.
     const changed = (e: unknown) => [409, 422].includes((e as { code?: number }).code ?? 0);
-    for (const e of failures.filter(changed)) deps.logger.info('pod changed since read; re-planning', { sidecarSet: name, error: String((e as Error).message ?? e).slice(0, 300) });
+    for (const e of failures.filter(changed))
+      deps.logger.info('pod changed since read; re-planning', {
+        sidecarSet: name,
+        error: String((e as Error).message ?? e).slice(0, 300),
+      });
     const conflicts = failures.filter(changed).length;
     const other = failures.find((e) => !changed(e));
     await statusError();
@@ -112,7 +141,12 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
  * `mayWrite` throws (shutdown, lost Lease); writes already sent finish. Failures are returned
  * (a 409 or 422 means the pod changed since the cache saw it: the next reconcile re-reads it).
  */
-async function patchAll(deps: SidecarSetControllerDeps, pods: V1Pod[], mayWrite: () => void, patch: (pod: V1Pod) => Promise<void>): Promise<unknown[]> {
+async function patchAll(
+  deps: SidecarSetControllerDeps,
+  pods: V1Pod[],
+  mayWrite: () => void,
+  patch: (pod: V1Pod) => Promise<void>,
+): Promise<unknown[]> {
   const failures: unknown[] = [];
   let next = 0;
   let stop: unknown;
@@ -125,10 +159,14 @@ async function patchAll(deps: SidecarSetControllerDeps, pods: V1Pod[], mayWrite:
         stop = err;
         return;
       }
-      await patch(pod).catch((err: unknown) => { failures.push(err); });
+      await patch(pod).catch((err: unknown) => {
+        failures.push(err);
+      });
     }
   };
-  await Promise.all(Array.from({ length: Math.min(deps.patchConcurrency ?? DEFAULT_PATCH_CONCURRENCY, pods.length) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.min(deps.patchConcurrency ?? DEFAULT_PATCH_CONCURRENCY, pods.length) }, worker),
+  );
   if (stop !== undefined) throw stop;
   return failures;
 }
@@ -137,40 +175,73 @@ async function patchAll(deps: SidecarSetControllerDeps, pods: V1Pod[], mayWrite:
  * The latest revision without an API call when the status already names the revision of this
  * spec and its history needs no pruning; otherwise upstream's registerLatestRevision.
  */
-async function latestRevision(deps: SidecarSetControllerDeps, s: SidecarSet, pods: V1Pod[], mayWrite: () => void, untruncated: Set<string>): Promise<LatestRevision> {
+async function latestRevision(
+  deps: SidecarSetControllerDeps,
+  s: SidecarSet,
+  pods: V1Pod[],
+  mayWrite: () => void,
+  untruncated: Set<string>,
+): Promise<LatestRevision> {
   const collisionCount = s.status?.collisionCount ?? 0;
   const expected = newRevision(s, deps.revisionNamespace, 0, collisionCount).metadata!.name!;
-  if (s.status?.latestRevision === expected && !untruncated.has(s.metadata.name)) return { name: expected, collisionCount, truncated: true };
-  const latest = await registerLatestRevision({ apps: deps.apps, namespace: deps.revisionNamespace, mayWrite }, s, pods);
+  if (s.status?.latestRevision === expected && !untruncated.has(s.metadata.name))
+    return { name: expected, collisionCount, truncated: true };
+  const latest = await registerLatestRevision(
+    { apps: deps.apps, namespace: deps.revisionNamespace, mayWrite },
+    s,
+    pods,
+  );
   if (latest.truncated) untruncated.delete(s.metadata.name);
   else untruncated.add(s.metadata.name);
   return latest;
 }
 
-/** Pods the SidecarSet selects, injected and carrying all its sidecars, in namespace/name order (upstream getMatchingPods). */
+/**
+ * Pods the SidecarSet selects, injected and carrying all its sidecars, in namespace/name order (upstream
+ * getMatchingPods).
+ */
 export function matchedPods(deps: Pick<SidecarSetControllerDeps, 'pods' | 'namespaces'>, s: SidecarSet): V1Pod[] {
   const pods = s.spec.namespace ? deps.pods.store.listNamespace(s.spec.namespace) : deps.pods.store.list();
-  return pods.filter((pod) => isPodInjectedAndConsistent(s, pod)
-    && sidecarSetMatchesPod(s, pod, deps.namespaces.store.getByName(pod.metadata?.namespace ?? '')?.metadata?.labels))
-    .sort((a, b) => compareKeys(`${a.metadata?.namespace}/${a.metadata?.name}`, `${b.metadata?.namespace}/${b.metadata?.name}`));
+  return pods
+    .filter(
+      (pod) =>
+        isPodInjectedAndConsistent(s, pod) &&
+        sidecarSetMatchesPod(s, pod, deps.namespaces.store.getByName(pod.metadata?.namespace ?? '')?.metadata?.labels),
+    )
+    .sort((a, b) =>
+      compareKeys(`${a.metadata?.namespace}/${a.metadata?.name}`, `${b.metadata?.namespace}/${b.metadata?.name}`),
+    );
 }
 
 /** Code-unit order (localeCompare is two orders of magnitude slower on a 1,000-pod list). */
 const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** SidecarSets to reconcile when a pod changes: those that injected it or now select it. */
-export function sidecarSetsForPod(deps: Pick<SidecarSetControllerDeps, 'sidecarSets' | 'namespaces'>, pod: V1Pod): Request[] {
-  const injected = new Set((pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean));
+export function sidecarSetsForPod(
+  deps: Pick<SidecarSetControllerDeps, 'sidecarSets' | 'namespaces'>,
+  pod: V1Pod,
+): Request[] {
+  const injected = new Set(
+    (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean),
+  );
   const labels = deps.namespaces.store.getByName(pod.metadata?.namespace ?? '')?.metadata?.labels;
-  return deps.sidecarSets.store.list()
+  return deps.sidecarSets.store
+    .list()
     .filter((s) => injected.has(s.metadata.name) || sidecarSetMatchesPod(s, pod, labels))
     .map((s) => ({ name: s.metadata.name }));
 }
 
 /** Upstream's inconsistentStatus: a newer generation or any count, revision or collision count changed. */
-async function writeStatus(deps: SidecarSetControllerDeps, s: SidecarSet, status: SidecarSetStatus, mayWrite: () => void): Promise<void> {
+async function writeStatus(
+  deps: SidecarSetControllerDeps,
+  s: SidecarSet,
+  status: SidecarSetStatus,
+  mayWrite: () => void,
+): Promise<void> {
   const current = s.status ?? {};
-  const same = (Object.keys(status) as Array<keyof SidecarSetStatus>).every((k) => (current[k] ?? 0) === (status[k] ?? 0));
+  const same = (Object.keys(status) as Array<keyof SidecarSetStatus>).every(
+    (k) => (current[k] ?? 0) === (status[k] ?? 0),
+  );
   if (same) return;
   mayWrite();
   await deps.custom.patchClusterCustomObjectStatus(

@@ -22,12 +22,16 @@ export function defaultSidecarSet(original: SidecarSet): SidecarSet {
     s.spec.updateStrategy.partition ??= 0;
   }
   s.spec.revisionHistoryLimit ??= 10;
-  if (Array.isArray(s.spec.patchPodMetadata)) s.spec.patchPodMetadata.forEach((p) => { if (isObject(p)) p.patchPolicy ||= 'Retain'; });
+  if (Array.isArray(s.spec.patchPodMetadata))
+    s.spec.patchPodMetadata.forEach((p) => {
+      if (isObject(p)) p.patchPolicy ||= 'Retain';
+    });
   const revision = isObject(s.spec.injectionStrategy) ? s.spec.injectionStrategy.revision : undefined;
   if (isObject(revision)) revision.policy ||= 'Always';
   // Upstream: containers go before the app containers unless told otherwise; init containers are appended.
   if (Array.isArray(s.spec.containers)) s.spec.containers.forEach((c) => defaultContainer(c, 'BeforeAppContainer'));
-  if (Array.isArray(s.spec.initContainers)) s.spec.initContainers.forEach((c) => defaultContainer(c, 'AfterAppContainer'));
+  if (Array.isArray(s.spec.initContainers))
+    s.spec.initContainers.forEach((c) => defaultContainer(c, 'AfterAppContainer'));
   if (Array.isArray(s.spec.volumes)) s.spec.volumes.forEach(defaultVolume);
   storeAsUpstream(s);
   try {
@@ -54,7 +58,8 @@ function storeAsUpstream(s: SidecarSet): void {
   }
   s.spec.injectionStrategy ??= {};
   // LocalObjectReference's name is omitempty: an empty one is stored as {}.
-  if (Array.isArray(s.spec.imagePullSecrets)) s.spec.imagePullSecrets = s.spec.imagePullSecrets.map((r) => (isObject(r) && r.name === '' ? {} : r));
+  if (Array.isArray(s.spec.imagePullSecrets))
+    s.spec.imagePullSecrets = s.spec.imagePullSecrets.map((r) => (isObject(r) && r.name === '' ? {} : r));
   for (const list of ['containers', 'initContainers'] as const) {
     const value = s.spec[list];
     if (!Array.isArray(value)) continue;
@@ -74,7 +79,10 @@ function defaultVolume(v: unknown): void {
   for (const source of ['secret', 'configMap', 'downwardAPI', 'projected']) {
     if (isObject(v[source])) (v[source] as Record<string, unknown>).defaultMode ??= 420; // 0644
   }
-  const fieldRefs = (items: unknown) => (Array.isArray(items) ? items : []).forEach((i) => { if (isObject(i?.fieldRef)) i.fieldRef.apiVersion ||= 'v1'; });
+  const fieldRefs = (items: unknown) =>
+    (Array.isArray(items) ? items : []).forEach((i) => {
+      if (isObject(i?.fieldRef)) i.fieldRef.apiVersion ||= 'v1';
+    });
   if (isObject(v.downwardAPI)) fieldRefs(v.downwardAPI.items);
   if (isObject(v.projected) && Array.isArray(v.projected.sources)) {
     for (const src of v.projected.sources) {
@@ -87,20 +95,32 @@ function defaultVolume(v: unknown): void {
 function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['podInjectPolicy']): void {
   if (!isObject(c)) return;
   c.podInjectPolicy ||= injectPolicy;
-  if (c.upgradeStrategy === undefined || isObject(c.upgradeStrategy)) (c.upgradeStrategy ??= {}).upgradeType ||= 'ColdUpgrade';
-  if (c.shareVolumePolicy === undefined || isObject(c.shareVolumePolicy)) (c.shareVolumePolicy ??= {}).type ||= 'disabled';
+  if (c.upgradeStrategy === undefined || isObject(c.upgradeStrategy))
+    (c.upgradeStrategy ??= {}).upgradeType ||= 'ColdUpgrade';
+  if (c.shareVolumePolicy === undefined || isObject(c.shareVolumePolicy))
+    (c.shareVolumePolicy ??= {}).type ||= 'disabled';
   // core/v1 SetDefaults_Container and the parts of a container upstream defaults explicitly.
   c.terminationMessagePath ||= '/dev/termination-log';
   c.terminationMessagePolicy ||= 'File';
   c.imagePullPolicy ||= pullsAlways(c.image) ? 'Always' : 'IfNotPresent';
-  if (Array.isArray(c.ports)) c.ports.forEach((p) => { if (isObject(p)) p.protocol ||= 'TCP'; });
-  if (Array.isArray(c.env)) c.env.forEach((e) => { if (isObject(e?.valueFrom?.fieldRef)) e.valueFrom.fieldRef.apiVersion ||= 'v1'; });
+  if (Array.isArray(c.ports))
+    c.ports.forEach((p) => {
+      if (isObject(p)) p.protocol ||= 'TCP';
+    });
+  if (Array.isArray(c.env))
+    c.env.forEach((e) => {
+      if (isObject(e?.valueFrom?.fieldRef)) e.valueFrom.fieldRef.apiVersion ||= 'v1';
+    });
   if (isObject(c.resources)) {
     for (const list of ['limits', 'requests'] as const) {
       const resources = c.resources[list] as Record<string, unknown> | undefined;
       if (!isObject(resources)) continue;
       for (const [k, v] of Object.entries(resources)) {
-        try { resources[k] = canonicalQuantity(v, `resources.${list}.${k}`, true); } catch { /* the schema names it */ }
+        try {
+          resources[k] = canonicalQuantity(v, `resources.${list}.${k}`, true);
+        } catch {
+          /* the schema names it */
+        }
       }
     }
   }

@@ -3,13 +3,19 @@ import type { EventSource } from '../informer/index.js';
 import type { SidecarSet } from './types.js';
 
 /** `source` with only the updates `relevant` keeps (adds and deletes all pass), as a controller-runtime predicate. */
-export function filterUpdates<T extends KubernetesObject>(source: EventSource<T>, relevant: (oldObj: T, newObj: T) => boolean): EventSource<T> {
+export function filterUpdates<T extends KubernetesObject>(
+  source: EventSource<T>,
+  relevant: (oldObj: T, newObj: T) => boolean,
+): EventSource<T> {
   return {
     waitForSync: (signal) => source.waitForSync(signal),
-    addEventHandler: (handler) => source.addEventHandler({
-      ...handler,
-      onUpdate: (oldObj, newObj) => { if (relevant(oldObj, newObj)) handler.onUpdate?.(oldObj, newObj); },
-    }),
+    addEventHandler: (handler) =>
+      source.addEventHandler({
+        ...handler,
+        onUpdate: (oldObj, newObj) => {
+          if (relevant(oldObj, newObj)) handler.onUpdate?.(oldObj, newObj);
+        },
+      }),
   };
 }
 
@@ -19,8 +25,11 @@ export function filterUpdates<T extends KubernetesObject>(source: EventSource<T>
  * Labels count too: the custom-version label is copied to the latest revision.
  */
 export function sidecarSetChanged(a: SidecarSet, b: SidecarSet): boolean {
-  return a.metadata.generation !== b.metadata.generation || !!a.metadata.deletionTimestamp !== !!b.metadata.deletionTimestamp
-    || JSON.stringify(a.metadata.labels ?? {}) !== JSON.stringify(b.metadata.labels ?? {});
+  return (
+    a.metadata.generation !== b.metadata.generation ||
+    !!a.metadata.deletionTimestamp !== !!b.metadata.deletionTimestamp ||
+    JSON.stringify(a.metadata.labels ?? {}) !== JSON.stringify(b.metadata.labels ?? {})
+  );
 }
 
 /**
@@ -31,8 +40,14 @@ export function sidecarSetChanged(a: SidecarSet, b: SidecarSet): boolean {
 export function podRolloutView(p: V1Pod): string {
   const a = p.metadata?.annotations ?? {};
   return JSON.stringify([
-    p.metadata?.deletionTimestamp ?? null, p.metadata?.labels ?? {}, p.spec?.nodeName ?? '', p.status?.phase ?? '',
-    Object.keys(a).filter((k) => k.startsWith('kruise.io/sidecarset-')).sort().map((k) => [k, a[k]]),
+    p.metadata?.deletionTimestamp ?? null,
+    p.metadata?.labels ?? {},
+    p.spec?.nodeName ?? '',
+    p.status?.phase ?? '',
+    Object.keys(a)
+      .filter((k) => k.startsWith('kruise.io/sidecarset-'))
+      .sort()
+      .map((k) => [k, a[k]]),
     (p.spec?.containers ?? []).map((c) => [c.name, c.image]),
     (p.status?.conditions ?? []).filter((c) => c.type === 'Ready').map((c) => [c.status, c.lastTransitionTime]),
     (p.status?.containerStatuses ?? []).map((c) => [c.name, c.image, c.imageID, c.ready, c.restartCount]),

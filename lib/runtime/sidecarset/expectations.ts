@@ -4,7 +4,11 @@ import type { Clock } from '../clock.js';
 /** An expectation not seen after this long is dropped (the pod changed again, or the write was lost). */
 const EXPECTATION_TIMEOUT_MS = 30_000;
 
-interface Expected { revision: string; resourceVersion?: string; since: number }
+interface Expected {
+  revision: string;
+  resourceVersion?: string;
+  since: number;
+}
 
 /**
  * Upstream's sidecarcontrol.UpdateExpectations: pods this controller updated, until the cache
@@ -27,7 +31,12 @@ export class UpdateExpectations {
    * gone, records the revision written, or is the version written. Expectations of other
    * revisions, and stale ones, are dropped.
    */
-  satisfied(sidecarSet: string, revision: string, cached: (namespace: string, name: string) => V1Pod | undefined, podRevision: (pod: V1Pod) => string | undefined): boolean {
+  satisfied(
+    sidecarSet: string,
+    revision: string,
+    cached: (namespace: string, name: string) => V1Pod | undefined,
+    podRevision: (pod: V1Pod) => string | undefined,
+  ): boolean {
     const pods = this.bySet.get(sidecarSet);
     if (!pods) return true;
     const now = this.clock.now();

@@ -18,7 +18,15 @@ export function goString(s: string): string {
 }
 
 function isEmpty(v: unknown): boolean {
-  return v === undefined || v === null || v === '' || v === 0 || v === false || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+  return (
+    v === undefined ||
+    v === null ||
+    v === '' ||
+    v === 0 ||
+    v === false ||
+    (Array.isArray(v) && v.length === 0) ||
+    (isObject(v) && Object.keys(v).length === 0)
+  );
 }
 
 function zero(type: string): string {
@@ -37,14 +45,19 @@ function zero(type: string): string {
  */
 export function encode(value: unknown, type: string, path: string, dropUnknown = false): string {
   switch (type) {
-    case 'string': case 'time': case 'bytes':
-      if (typeof value !== 'string') throw new GoEncodingError(`${path}: must be a string, got ${JSON.stringify(value)}`);
+    case 'string':
+    case 'time':
+    case 'bytes':
+      if (typeof value !== 'string')
+        throw new GoEncodingError(`${path}: must be a string, got ${JSON.stringify(value)}`);
       return goString(value);
     case 'int':
-      if (typeof value !== 'number' || !Number.isInteger(value)) throw new GoEncodingError(`${path}: must be a whole number, got ${JSON.stringify(value)}`);
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        throw new GoEncodingError(`${path}: must be a whole number, got ${JSON.stringify(value)}`);
       return String(value);
     case 'bool':
-      if (typeof value !== 'boolean') throw new GoEncodingError(`${path}: must be true or false, got ${JSON.stringify(value)}`);
+      if (typeof value !== 'boolean')
+        throw new GoEncodingError(`${path}: must be true or false, got ${JSON.stringify(value)}`);
       return String(value);
     case 'intOrString':
       if (typeof value === 'number' && Number.isInteger(value)) return String(value);
@@ -66,11 +79,15 @@ export function encode(value: unknown, type: string, path: string, dropUnknown =
   }
   if (!isObject(value)) throw new GoEncodingError(`${path}: must be an object`);
   if (t.kind === 'map') {
-    return `{${Object.keys(value).sort().map((k) => `${goString(k)}:${encode(value[k], t.elem!, `${path}[${JSON.stringify(k)}]`, dropUnknown)}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${goString(k)}:${encode(value[k], t.elem!, `${path}[${JSON.stringify(k)}]`, dropUnknown)}`)
+      .join(',')}}`;
   }
   const known = new Set(t.fields!.map((f) => f.json));
   const unknown = Object.keys(value).find((k) => !known.has(k) && value[k] !== undefined);
-  if (unknown && !dropUnknown) throw new GoEncodingError(`${path}.${unknown}: is not a field of upstream's ${type}; remove it`);
+  if (unknown && !dropUnknown)
+    throw new GoEncodingError(`${path}.${unknown}: is not a field of upstream's ${type}; remove it`);
   const parts: string[] = [];
   for (const f of t.fields!) {
     const v = value[f.json];
@@ -80,7 +97,8 @@ export function encode(value: unknown, type: string, path: string, dropUnknown =
       parts.push(`${goString(f.json)}:${f.pointer ? 'null' : zero(f.type)}`);
       continue;
     }
-    if (f.omitempty && !f.pointer && isEmpty(v) && GO_TYPES[f.type]?.kind !== 'struct' && f.type !== 'quantity') continue;
+    if (f.omitempty && !f.pointer && isEmpty(v) && GO_TYPES[f.type]?.kind !== 'struct' && f.type !== 'quantity')
+      continue;
     parts.push(`${goString(f.json)}:${encode(v, f.type, at, dropUnknown)}`);
   }
   return `{${parts.join(',')}}`;
@@ -98,15 +116,21 @@ export function canonicalQuantity(value: unknown, path: string, roundUpToMilli =
     throw new GoEncodingError(`${path}: ${JSON.stringify(value)} is not a quantity like "100m" or "128Mi"`);
   }
   const [, sign, whole, fraction = '', suffix = ''] = m;
-  if (sign === '-') throw new GoEncodingError(`${path}: ${JSON.stringify(value)}: negative quantities are not supported; use a positive one`);
+  if (sign === '-')
+    throw new GoEncodingError(
+      `${path}: ${JSON.stringify(value)}: negative quantities are not supported; use a positive one`,
+    );
   // value = digits / 10^fraction.length * multiplier, kept exact as a fraction of BigInts.
   let num = BigInt(`${whole}${fraction}` || '0');
   let den = 10n ** BigInt(fraction.length);
   let binary = false;
-  if (suffix in BINARY_SUFFIX) { num *= 2n ** BigInt(BINARY_SUFFIX[suffix]); binary = true; }
-  else {
+  if (suffix in BINARY_SUFFIX) {
+    num *= 2n ** BigInt(BINARY_SUFFIX[suffix]);
+    binary = true;
+  } else {
     const exp = suffix in DECIMAL_SUFFIX ? DECIMAL_SUFFIX[suffix] : Number(suffix.slice(1));
-    if (exp >= 0) num *= 10n ** BigInt(exp); else den *= 10n ** BigInt(-exp);
+    if (exp >= 0) num *= 10n ** BigInt(exp);
+    else den *= 10n ** BigInt(-exp);
   }
   const exponentFormat = /^[eE]/.test(suffix);
   if (num === 0n) return '0';
@@ -118,13 +142,19 @@ export function canonicalQuantity(value: unknown, path: string, roundUpToMilli =
   if (binary && num >= 1024n * den && num % den === 0n) {
     let v = num / den;
     let k = 0;
-    while (k < 6 && v % 1024n === 0n) { v /= 1024n; k++; }
+    while (k < 6 && v % 1024n === 0n) {
+      v /= 1024n;
+      k++;
+    }
     return `${v}${['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'][k]}`;
   }
   // Decimal: rounded up to nano units, then the largest exponent that is a multiple of 3.
   let mantissa = (num * 10n ** 9n + den - 1n) / den;
   let exp = -9;
-  while (mantissa % 1000n === 0n && exp < 18) { mantissa /= 1000n; exp += 3; }
+  while (mantissa % 1000n === 0n && exp < 18) {
+    mantissa /= 1000n;
+    exp += 3;
+  }
   if (exponentFormat) return exp === 0 ? `${mantissa}` : `${mantissa}e${exp}`;
   return `${mantissa}${Object.keys(DECIMAL_SUFFIX).find((s) => DECIMAL_SUFFIX[s] === exp)}`;
 }
@@ -135,7 +165,10 @@ export function safeEncode(s: string): string {
   return [...s].map((c) => alphanums[c.charCodeAt(0) % alphanums.length]).join('');
 }
 
-interface Containers { containers?: unknown[]; initContainers?: unknown[] }
+interface Containers {
+  containers?: unknown[];
+  initContainers?: unknown[];
+}
 
 /**
  * Upstream's SidecarSet hash (pkg/control/sidecarcontrol/hash.go): sha256 over
@@ -143,12 +176,14 @@ interface Containers { containers?: unknown[]; initContainers?: unknown[] }
  * native sidecar (`restartPolicy: Always`); `withoutImage` blanks every image first.
  */
 export function upstreamSidecarSetHash(spec: Containers, withoutImage = false): string {
-  const blank = (list: unknown[] | undefined) => (withoutImage && list ? list.map((c) => (isObject(c) ? { ...c, image: '' } : c)) : list);
+  const blank = (list: unknown[] | undefined) =>
+    withoutImage && list ? list.map((c) => (isObject(c) ? { ...c, image: '' } : c)) : list;
   const containers = blank(spec.containers);
   const inits = blank(spec.initContainers);
   const list = `[]${GO_ROOT}`;
   let json = `{"containers":${containers ? encode(containers, list, 'spec.containers') : 'null'}`;
-  if (inits?.some((c) => isObject(c) && c.restartPolicy === 'Always')) json = `{"containers":${containers ? encode(containers, list, 'spec.containers') : 'null'},"initContainers":${encode(inits, list, 'spec.initContainers')}`;
+  if (inits?.some((c) => isObject(c) && c.restartPolicy === 'Always'))
+    json = `{"containers":${containers ? encode(containers, list, 'spec.containers') : 'null'},"initContainers":${encode(inits, list, 'spec.initContainers')}`;
   json += '}';
   return safeEncode(createHash('sha256').update(json).digest('hex'));
 }

@@ -22,7 +22,9 @@ function memoized(s: SidecarSet, key: 'hash' | 'withoutImage', compute: () => st
  * same way when absent (a SidecarSet stored before any webhook saw it).
  */
 export function sidecarSetHash(s: SidecarSet): string {
-  return s.metadata.annotations?.[SidecarSetAnnotations.hash] || memoized(s, 'hash', () => upstreamSidecarSetHash(s.spec));
+  return (
+    s.metadata.annotations?.[SidecarSetAnnotations.hash] || memoized(s, 'hash', () => upstreamSidecarSetHash(s.spec))
+  );
 }
 
 /**
@@ -30,29 +32,47 @@ export function sidecarSetHash(s: SidecarSet): string {
  * exactly when a pod can be updated in place (a container image is mutable; nothing else is).
  */
 export function sidecarSetHashWithoutImage(s: SidecarSet): string {
-  return s.metadata.annotations?.[SidecarSetAnnotations.hashWithoutImage] || memoized(s, 'withoutImage', () => upstreamSidecarSetHash(s.spec, true));
+  return (
+    s.metadata.annotations?.[SidecarSetAnnotations.hashWithoutImage] ||
+    memoized(s, 'withoutImage', () => upstreamSidecarSetHash(s.spec, true))
+  );
 }
 
 /** Reads one of the JSON hash annotations; a malformed one reads as empty (never throws). */
-export function readHashAnnotation(annotations: Record<string, string> | undefined, key: string): Record<string, SidecarSetHashEntry> {
+export function readHashAnnotation(
+  annotations: Record<string, string> | undefined,
+  key: string,
+): Record<string, SidecarSetHashEntry> {
   const raw = annotations?.[key];
   if (!raw) return {};
   try {
     const parsed = JSON.parse(raw) as unknown;
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
     // Upstream's older format, a map of name -> hash string, still read (and rewritten) by upstream.
-    return Object.fromEntries(Object.entries(parsed).map(([name, v]) => [name, typeof v === 'string'
-      ? { hash: v, sidecarSetName: name, sidecarList: [], updateTimestamp: '' } : v as SidecarSetHashEntry]));
+    return Object.fromEntries(
+      Object.entries(parsed).map(([name, v]) => [
+        name,
+        typeof v === 'string'
+          ? { hash: v, sidecarSetName: name, sidecarList: [], updateTimestamp: '' }
+          : (v as SidecarSetHashEntry),
+      ]),
+    );
   } catch {
     return {};
   }
 }
 
 /** The revision of `sidecarSetName` recorded on a pod, if any. */
-export function podSidecarSetHash(annotations: Record<string, string> | undefined, sidecarSetName: string): string | undefined {
+export function podSidecarSetHash(
+  annotations: Record<string, string> | undefined,
+  sidecarSetName: string,
+): string | undefined {
   return readHashAnnotation(annotations, SidecarSetAnnotations.hash)[sidecarSetName]?.hash;
 }
 
-export function podSidecarSetHashWithoutImage(annotations: Record<string, string> | undefined, sidecarSetName: string): string | undefined {
+export function podSidecarSetHashWithoutImage(
+  annotations: Record<string, string> | undefined,
+  sidecarSetName: string,
+): string | undefined {
   return readHashAnnotation(annotations, SidecarSetAnnotations.hashWithoutImage)[sidecarSetName]?.hash;
 }

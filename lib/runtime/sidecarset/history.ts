@@ -1,4 +1,10 @@
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type V1ControllerRevision, type V1Pod } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type AppsV1Api,
+  type V1ControllerRevision,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { SidecarSetAnnotations } from '../../contract.js';
 import { readHashAnnotation } from './hash.js';
 import { equalRevision, newRevision, RevisionLabels, sortRevisions } from './revisions.js';
@@ -13,9 +19,16 @@ export interface HistoryDeps {
 }
 
 /** The latest revision's name and the collision count it took (status.latestRevision, status.collisionCount). */
-export interface LatestRevision { name: string; collisionCount: number; truncated: boolean }
+export interface LatestRevision {
+  name: string;
+  collisionCount: number;
+  truncated: boolean;
+}
 
-const ignore = (code: number) => (err: { code?: number }) => { if (err.code !== code) throw err; return undefined; };
+const ignore = (code: number) => (err: { code?: number }) => {
+  if (err.code !== code) throw err;
+  return undefined;
+};
 
 /**
  * Upstream's registerLatestRevision (sidecarset_processor.go): the revision equal to the
@@ -25,7 +38,10 @@ const ignore = (code: number) => (err: { code?: number }) => { if (err.code !== 
  * revisionHistoryLimit (at least 1) is pruned, oldest first, never a revision a pod records.
  */
 export async function registerLatestRevision(deps: HistoryDeps, s: SidecarSet, pods: V1Pod[]): Promise<LatestRevision> {
-  const { items } = await deps.apps.listNamespacedControllerRevision({ namespace: deps.namespace, labelSelector: `${RevisionLabels.sidecarSet}=${s.metadata.name}` });
+  const { items } = await deps.apps.listNamespacedControllerRevision({
+    namespace: deps.namespace,
+    labelSelector: `${RevisionLabels.sidecarSet}=${s.metadata.name}`,
+  });
   let revisions = sortRevisions(items);
   let collisionCount = s.status?.collisionCount ?? 0;
   const next = (revisions.at(-1)?.revision ?? 0) + 1;
@@ -37,17 +53,30 @@ export async function registerLatestRevision(deps: HistoryDeps, s: SidecarSet, p
   } else if (equal.length) {
     deps.mayWrite();
     const old = equal.at(-1)!;
-    latest = await deps.apps.patchNamespacedControllerRevision({ name: old.metadata!.name!, namespace: deps.namespace, body: { revision: next } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    latest = await deps.apps.patchNamespacedControllerRevision(
+      { name: old.metadata!.name!, namespace: deps.namespace, body: { revision: next } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     revisions = [...revisions.filter((r) => r !== old), latest];
   } else {
     for (;;) {
       const candidate = newRevision(s, deps.namespace, next, collisionCount);
       deps.mayWrite();
-      const created = await deps.apps.createNamespacedControllerRevision({ namespace: deps.namespace, body: candidate }).catch(ignore(409));
-      if (created) { latest = created; break; }
-      const existing = await deps.apps.readNamespacedControllerRevision({ name: candidate.metadata!.name!, namespace: deps.namespace });
-      if (equalRevision(existing, candidate)) { latest = existing; break; }
+      const created = await deps.apps
+        .createNamespacedControllerRevision({ namespace: deps.namespace, body: candidate })
+        .catch(ignore(409));
+      if (created) {
+        latest = created;
+        break;
+      }
+      const existing = await deps.apps.readNamespacedControllerRevision({
+        name: candidate.metadata!.name!,
+        namespace: deps.namespace,
+      });
+      if (equalRevision(existing, candidate)) {
+        latest = existing;
+        break;
+      }
       collisionCount++;
     }
     revisions = [...revisions, latest];
@@ -55,24 +84,38 @@ export async function registerLatestRevision(deps: HistoryDeps, s: SidecarSet, p
   const custom = s.metadata.labels?.[RevisionLabels.customVersion];
   if (custom && latest.metadata?.labels?.[RevisionLabels.customVersion] !== custom) {
     deps.mayWrite();
-    latest = await deps.apps.patchNamespacedControllerRevision({ name: latest.metadata!.name!, namespace: deps.namespace, body: { metadata: { labels: { [RevisionLabels.customVersion]: custom } } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    latest = await deps.apps.patchNamespacedControllerRevision(
+      {
+        name: latest.metadata!.name!,
+        namespace: deps.namespace,
+        body: { metadata: { labels: { [RevisionLabels.customVersion]: custom } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
   const left = await truncateHistory(deps, s, pods, revisions);
-  return { name: latest.metadata!.name!, collisionCount, truncated: left <= Math.max(1, s.spec.revisionHistoryLimit ?? 10) };
+  return {
+    name: latest.metadata!.name!,
+    collisionCount,
+    truncated: left <= Math.max(1, s.spec.revisionHistoryLimit ?? 10),
+  };
 }
 
 /** Revisions in use: recorded by a pod, or named by injectionStrategy.revision (upstream filterActiveRevisions). */
 export function activeRevisions(s: SidecarSet, pods: V1Pod[], revisions: V1ControllerRevision[]): Set<string> {
   const active = new Set<string>();
   for (const pod of pods) {
-    const name = readHashAnnotation(pod.metadata?.annotations, SidecarSetAnnotations.hash)[s.metadata.name]?.controllerRevision;
+    const name = readHashAnnotation(pod.metadata?.annotations, SidecarSetAnnotations.hash)[s.metadata.name]
+      ?.controllerRevision;
     if (name) active.add(name);
   }
-  const ref = (s.spec.injectionStrategy as { revision?: { revisionName?: string; customVersion?: string } } | undefined)?.revision;
+  const ref = (s.spec.injectionStrategy as { revision?: { revisionName?: string; customVersion?: string } } | undefined)
+    ?.revision;
   if (ref?.revisionName) active.add(ref.revisionName);
   if (ref?.customVersion !== undefined) {
-    const newest = sortRevisions(revisions.filter((r) => r.metadata?.labels?.[RevisionLabels.customVersion] === ref.customVersion)).at(-1);
+    const newest = sortRevisions(
+      revisions.filter((r) => r.metadata?.labels?.[RevisionLabels.customVersion] === ref.customVersion),
+    ).at(-1);
     if (newest?.metadata?.name) active.add(newest.metadata.name);
   }
   return active;
@@ -82,7 +125,12 @@ export function activeRevisions(s: SidecarSet, pods: V1Pod[], revisions: V1Contr
  * Upstream truncateHistory: deletes the oldest revisions beyond the limit that no pod uses; the
  * number left, above the limit when revisions in use hold it up (then it is retried later).
  */
-export async function truncateHistory(deps: HistoryDeps, s: SidecarSet, pods: V1Pod[], revisions: V1ControllerRevision[]): Promise<number> {
+export async function truncateHistory(
+  deps: HistoryDeps,
+  s: SidecarSet,
+  pods: V1Pod[],
+  revisions: V1ControllerRevision[],
+): Promise<number> {
   const limit = Math.max(1, s.spec.revisionHistoryLimit ?? 10);
   let excess = revisions.length - limit;
   if (excess <= 0) return revisions.length;
@@ -92,7 +140,9 @@ export async function truncateHistory(deps: HistoryDeps, s: SidecarSet, pods: V1
     if (excess === 0) break;
     if (active.has(r.metadata!.name!)) continue;
     deps.mayWrite();
-    await deps.apps.deleteNamespacedControllerRevision({ name: r.metadata!.name!, namespace: deps.namespace }).catch(ignore(404));
+    await deps.apps
+      .deleteNamespacedControllerRevision({ name: r.metadata!.name!, namespace: deps.namespace })
+      .catch(ignore(404));
     excess--;
   }
   return limit + excess;

@@ -1,4 +1,12 @@
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ConfigMap, type V1ControllerRevision, type V1Namespace, type V1Pod } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1ConfigMap,
+  type V1ControllerRevision,
+  type V1Namespace,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { FeatureGates, KRUISE_APPS_GROUP, KRUISE_CONFIGURATION, Paths, SidecarSetLabels } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import type { Manager } from '../manager.js';
@@ -6,7 +14,12 @@ import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
 import { filterUpdates, podChanged, sidecarSetChanged } from './events.js';
 import { PATCH_METADATA_WHITELIST_KEY } from './metadata.js';
 import type { SidecarSet } from './types.js';
-import { podInjectionWebhook, sidecarSetDefaultingWebhook, sidecarSetValidatingWebhook, type SidecarSetSource } from './webhooks.js';
+import {
+  podInjectionWebhook,
+  sidecarSetDefaultingWebhook,
+  sidecarSetValidatingWebhook,
+  type SidecarSetSource,
+} from './webhooks.js';
 
 export * from './controller.js';
 export * from './defaults.js';
@@ -32,15 +45,23 @@ export * from './webhooks.js';
  */
 export function registerSidecarSet(manager: Manager): void {
   const sidecarSets = manager.informer<SidecarSet & { apiVersion?: string; kind?: string }>(
-    resourcePath({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' }), false);
+    resourcePath({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' }),
+    false,
+  );
   const namespaces = manager.informer<V1Namespace>(resourcePath({ version: 'v1', plural: 'namespaces' }), false);
   // SidecarSet ControllerRevisions live in the manager's namespace, as upstream: injectionStrategy.revision reads them.
   const revisionNamespace = manager.options.podNamespace;
-  const revisions = manager.informer<V1ControllerRevision>(resourcePath({ group: 'apps', version: 'v1', plural: 'controllerrevisions', namespace: revisionNamespace }), false);
+  const revisions = manager.informer<V1ControllerRevision>(
+    resourcePath({ group: 'apps', version: 'v1', plural: 'controllerrevisions', namespace: revisionNamespace }),
+    false,
+  );
   // Upstream reads the patchPodMetadata whitelist from this one ConfigMap on every SidecarSet
   // validation; the cache watches only it (RBAC grants it by name: RUNTIME_NAMESPACED_RULES).
-  const configuration = manager.informer<V1ConfigMap>(resourcePath({ version: 'v1', plural: 'configmaps', namespace: revisionNamespace }), false,
-    { fieldSelector: `metadata.name=${KRUISE_CONFIGURATION}` });
+  const configuration = manager.informer<V1ConfigMap>(
+    resourcePath({ version: 'v1', plural: 'configmaps', namespace: revisionNamespace }),
+    false,
+    { fieldSelector: `metadata.name=${KRUISE_CONFIGURATION}` },
+  );
   const source: SidecarSetSource = {
     sidecarSets: () => sidecarSets.store.list(),
     namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
@@ -51,7 +72,8 @@ export function registerSidecarSet(manager: Manager): void {
     },
     revisions: {
       get: (name) => revisions.store.getByName(name, revisionNamespace),
-      list: (sidecarSetName) => revisions.store.list().filter((r) => r.metadata?.labels?.[SidecarSetLabels.sidecarSetName] === sidecarSetName),
+      list: (sidecarSetName) =>
+        revisions.store.list().filter((r) => r.metadata?.labels?.[SidecarSetLabels.sidecarSetName] === sidecarSetName),
     },
     patchMetadata: () => ({
       // Read only for a SidecarSet that patches metadata, so an outage of this one watch refuses
@@ -59,7 +81,9 @@ export function registerSidecarSet(manager: Manager): void {
       // whitelist (upstream GetSidecarSetPatchMetadataWhiteList): the gate decides.
       get whitelist() {
         configuration.checkFresh();
-        return configuration.store.getByName(KRUISE_CONFIGURATION, revisionNamespace)?.data?.[PATCH_METADATA_WHITELIST_KEY];
+        return configuration.store.getByName(KRUISE_CONFIGURATION, revisionNamespace)?.data?.[
+          PATCH_METADATA_WHITELIST_KEY
+        ];
       },
       defaultsAllowed: manager.options.featureGates[FeatureGates.patchPodMetadataDefaultsAllowed] === true,
     }),
@@ -68,9 +92,14 @@ export function registerSidecarSet(manager: Manager): void {
   manager.registerWebhook(Paths.mutateSidecarSet, sidecarSetDefaultingWebhook());
   manager.registerWebhook(Paths.validateSidecarSet, sidecarSetValidatingWebhook(source));
 
-  const pods = manager.informer<V1Pod>(resourcePath({ version: 'v1', plural: 'pods', namespace: manager.options.watchNamespace || undefined }), true);
+  const pods = manager.informer<V1Pod>(
+    resourcePath({ version: 'v1', plural: 'pods', namespace: manager.options.watchNamespace || undefined }),
+    true,
+  );
   const deps = {
-    sidecarSets, pods, namespaces,
+    sidecarSets,
+    pods,
+    namespaces,
     core: manager.kubeConfig.makeApiClient(CoreV1Api),
     apps: manager.kubeConfig.makeApiClient(AppsV1Api),
     custom: manager.kubeConfig.makeApiClient(CustomObjectsApi),

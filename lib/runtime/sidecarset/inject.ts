@@ -1,12 +1,29 @@
-import type { V1Container, V1EnvVar, V1LocalObjectReference, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1EnvVar,
+  V1LocalObjectReference,
+  V1Pod,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
 import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../contract.js';
 import { matchesSelector } from '../selector.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
 import { patchPodAnnotations } from './metadata.js';
-import { SIDECAR_ONLY_FIELDS, type SidecarContainer, type SidecarSet, type SidecarSetHashEntry, type TransferEnvVar } from './types.js';
+import {
+  SIDECAR_ONLY_FIELDS,
+  type SidecarContainer,
+  type SidecarSet,
+  type SidecarSetHashEntry,
+  type TransferEnvVar,
+} from './types.js';
 
 /** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector), as upstream. */
-export function sidecarSetMatchesPod(s: SidecarSet, pod: V1Pod, namespaceLabels: Record<string, string> | undefined): boolean {
+export function sidecarSetMatchesPod(
+  s: SidecarSet,
+  pod: V1Pod,
+  namespaceLabels: Record<string, string> | undefined,
+): boolean {
   const ns = pod.metadata?.namespace;
   if (s.spec.namespace && s.spec.namespace !== ns) return false;
   if (s.spec.namespaceSelector && !matchesSelector(s.spec.namespaceSelector, namespaceLabels)) return false;
@@ -74,7 +91,10 @@ function sourceContainerName(rule: TransferEnvVar, pod: V1Pod): string | undefin
   return (match[1] === 'annotations' ? pod.metadata?.annotations : pod.metadata?.labels)?.[match[2]] ?? '';
 }
 
-/** transferEnv (upstream GetSidecarTransferEnvs): named env vars of named pod containers, in rule order, names sorted per rule. */
+/**
+ * transferEnv (upstream GetSidecarTransferEnvs): named env vars of named pod containers, in rule order, names sorted
+ * per rule.
+ */
 function transferredEnv(c: SidecarContainer, pod: V1Pod): V1EnvVar[] {
   const out: V1EnvVar[] = [];
   for (const rule of c.transferEnv ?? []) {
@@ -96,7 +116,9 @@ export interface Injection {
   injected: string[];
 }
 
-/** Upstream's order of matched SidecarSets: those scoped to a namespace, then cluster-wide ones; by name within each. */
+/**
+ * Upstream's order of matched SidecarSets: those scoped to a namespace, then cluster-wide ones; by name within each.
+ */
 function injectionOrder(a: SidecarSet, b: SidecarSet): number {
   return Number(!a.spec.namespace) - Number(!b.spec.namespace) || a.metadata.name.localeCompare(b.metadata.name);
 }
@@ -116,7 +138,9 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   const spec = (pod.spec ??= { containers: [] });
   const ordered = [...sidecarSets].sort(injectionOrder);
   // patchPodMetadata first, as upstream: transferEnv's sourceContainerNameFrom reads the patched annotations.
-  const annotations = ordered.reduce((a, s) => patchPodAnnotations(a, s.spec.patchPodMetadata), { ...(pod.metadata?.annotations ?? {}) });
+  const annotations = ordered.reduce((a, s) => patchPodAnnotations(a, s.spec.patchPodMetadata), {
+    ...(pod.metadata?.annotations ?? {}),
+  });
   if (pod.metadata?.annotations || Object.keys(annotations).length) (pod.metadata ??= {}).annotations = annotations;
   const hashes = readHashAnnotation(annotations, SidecarSetAnnotations.hash);
   const hashesWithoutImage = readHashAnnotation(annotations, SidecarSetAnnotations.hashWithoutImage);
@@ -140,7 +164,10 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
       }
       out.volumeMounts = mergeMounts(out.volumeMounts ?? [], shared.mounts);
       if (out.volumeMounts.length === 0) delete out.volumeMounts;
-      out.env = mergeEnv([...(out.env ?? []), { name: SIDECAR_INJECTED_ENV, value: 'true' }], mergeEnv(transferredEnv(c, pod), shared.env));
+      out.env = mergeEnv(
+        [...(out.env ?? []), { name: SIDECAR_INJECTED_ENV, value: 'true' }],
+        mergeEnv(transferredEnv(c, pod), shared.env),
+      );
       return out;
     };
     for (const c of s.spec.initContainers ?? []) {
@@ -154,12 +181,24 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     }
     if ((s.spec.initContainers ?? []).length + (s.spec.containers ?? []).length === 0) continue;
     const list = [...sidecars].sort();
-    // Upstream records status.latestRevision, the ControllerRevision this pod got (a pinned one when injectionStrategy.revision chose it).
+    // Upstream records status.latestRevision, the ControllerRevision this pod got (a pinned one when
+    // injectionStrategy.revision chose it).
     const controllerRevision = s.status?.latestRevision ? { controllerRevision: s.status.latestRevision } : {};
     // metav1.Time encodes as RFC 3339 in whole seconds.
     const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
-    hashes[name] = { updateTimestamp: stamp, hash: sidecarSetHash(s), sidecarSetName: name, sidecarList: list, ...controllerRevision };
-    hashesWithoutImage[name] = { updateTimestamp: stamp, hash: sidecarSetHashWithoutImage(s), sidecarSetName: name, sidecarList: list };
+    hashes[name] = {
+      updateTimestamp: stamp,
+      hash: sidecarSetHash(s),
+      sidecarSetName: name,
+      sidecarList: list,
+      ...controllerRevision,
+    };
+    hashesWithoutImage[name] = {
+      updateTimestamp: stamp,
+      hash: sidecarSetHashWithoutImage(s),
+      sidecarSetName: name,
+      sidecarList: list,
+    };
     injected.push(name);
   }
   if (containers.length === 0 && inits.length === 0) return { pod: structuredClone(original), injected: [] };
@@ -171,10 +210,18 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   const newVolumes = volumes.filter((v) => !volumeNames.has(v.name) && volumeNames.add(v.name));
   if (newVolumes.length) spec.volumes = [...(spec.volumes ?? []), ...newVolumes];
   const secretNames = new Set<string | undefined>();
-  const allSecrets = [...(spec.imagePullSecrets ?? []), ...secrets].filter((x) => !secretNames.has(x.name) && secretNames.add(x.name));
+  const allSecrets = [...(spec.imagePullSecrets ?? []), ...secrets].filter(
+    (x) => !secretNames.has(x.name) && secretNames.add(x.name),
+  );
   if (allSecrets.length) spec.imagePullSecrets = allSecrets.map((x) => ({ ...x }));
-  annotations[SidecarSetAnnotations.hash] = goHashAnnotation(hashes, original.metadata?.annotations?.[SidecarSetAnnotations.hash]);
-  annotations[SidecarSetAnnotations.hashWithoutImage] = goHashAnnotation(hashesWithoutImage, original.metadata?.annotations?.[SidecarSetAnnotations.hashWithoutImage]);
+  annotations[SidecarSetAnnotations.hash] = goHashAnnotation(
+    hashes,
+    original.metadata?.annotations?.[SidecarSetAnnotations.hash],
+  );
+  annotations[SidecarSetAnnotations.hashWithoutImage] = goHashAnnotation(
+    hashesWithoutImage,
+    original.metadata?.annotations?.[SidecarSetAnnotations.hashWithoutImage],
+  );
   annotations[SidecarSetAnnotations.injectedList] = [...setNames].sort().join(',');
   (pod.metadata ??= {}).annotations = annotations;
   return { pod, injected };
@@ -189,18 +236,36 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
 function goHashAnnotation(entries: Record<string, SidecarSetHashEntry>, carried: string | undefined): string {
   const flat = new Set<string>();
   try {
-    for (const [name, v] of Object.entries(JSON.parse(carried ?? '{}') as Record<string, unknown>)) if (typeof v === 'string') flat.add(name);
-  } catch { /* not JSON: read as empty, as readHashAnnotation does */ }
-  return JSON.stringify(Object.fromEntries(Object.keys(entries).sort().map((name) => {
-    const e = entries[name];
-    return [name, {
-      updateTimestamp: e.updateTimestamp || null, hash: e.hash ?? '', sidecarSetName: e.sidecarSetName ?? '',
-      sidecarList: flat.has(name) ? null : e.sidecarList ?? null, ...(e.controllerRevision ? { controllerRevision: e.controllerRevision } : {}),
-    }];
-  })));
+    for (const [name, v] of Object.entries(JSON.parse(carried ?? '{}') as Record<string, unknown>))
+      if (typeof v === 'string') flat.add(name);
+  } catch {
+    /* not JSON: read as empty, as readHashAnnotation does */
+  }
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.keys(entries)
+        .sort()
+        .map((name) => {
+          const e = entries[name];
+          return [
+            name,
+            {
+              updateTimestamp: e.updateTimestamp || null,
+              hash: e.hash ?? '',
+              sidecarSetName: e.sidecarSetName ?? '',
+              sidecarList: flat.has(name) ? null : (e.sidecarList ?? null),
+              ...(e.controllerRevision ? { controllerRevision: e.controllerRevision } : {}),
+            },
+          ];
+        }),
+    ),
+  );
 }
 
-/** Upstream's mergeSidecarContainers: a pod container of a sidecar's name is replaced where it is; others go before/after by podInjectPolicy. */
+/**
+ * Upstream's mergeSidecarContainers: a pod container of a sidecar's name is replaced where it is; others go
+ * before/after by podInjectPolicy.
+ */
 export function mergeSidecarContainers(origins: V1Container[], sidecars: SidecarContainer[]): V1Container[] {
   const out = [...origins];
   const before: V1Container[] = [];

@@ -24,15 +24,26 @@ export class InjectionRevisionError extends Error {}
 const REVISION_FIELDS = ['volumes', 'containers', 'initContainers', 'imagePullSecrets', 'patchPodMetadata'] as const;
 
 /** The ControllerRevision `info` names (upstream realControl.getControllerRevision). */
-function findRevision(s: SidecarSet, info: SidecarSetInjectRevision, source: SidecarSetRevisionSource): V1ControllerRevision {
+function findRevision(
+  s: SidecarSet,
+  info: SidecarSetInjectRevision,
+  source: SidecarSetRevisionSource,
+): V1ControllerRevision {
   if (info.revisionName) {
     const found = source.get(info.revisionName);
-    if (!found) throw new InjectionRevisionError(`ControllerRevision "${info.revisionName}" (spec.injectionStrategy.revision.revisionName of SidecarSet ${s.metadata.name}) not found`);
+    if (!found)
+      throw new InjectionRevisionError(
+        `ControllerRevision "${info.revisionName}" (spec.injectionStrategy.revision.revisionName of SidecarSet ${s.metadata.name}) not found`,
+      );
     return found;
   }
-  const candidates = source.list(s.metadata.name).filter((r) => r.metadata?.labels?.[SidecarSetLabels.customVersion] === info.customVersion);
+  const candidates = source
+    .list(s.metadata.name)
+    .filter((r) => r.metadata?.labels?.[SidecarSetLabels.customVersion] === info.customVersion);
   if (candidates.length === 0) {
-    throw new InjectionRevisionError(`no ControllerRevision of SidecarSet ${s.metadata.name} has label ${SidecarSetLabels.customVersion}=${info.customVersion} (spec.injectionStrategy.revision.customVersion)`);
+    throw new InjectionRevisionError(
+      `no ControllerRevision of SidecarSet ${s.metadata.name} has label ${SidecarSetLabels.customVersion}=${info.customVersion} (spec.injectionStrategy.revision.customVersion)`,
+    );
   }
   return sortRevisions(candidates)[candidates.length - 1];
 }
@@ -43,10 +54,17 @@ function findRevision(s: SidecarSet, info: SidecarSetInjectRevision, source: Sid
  * directive replaces only the fields it records), its hash annotations the revision's (or
  * computed), and status.latestRevision the revision's name, which injection records on the pod.
  */
-export function historySidecarSet(s: SidecarSet, info: SidecarSetInjectRevision, source: SidecarSetRevisionSource): SidecarSet {
+export function historySidecarSet(
+  s: SidecarSet,
+  info: SidecarSetInjectRevision,
+  source: SidecarSetRevisionSource,
+): SidecarSet {
   const revision = findRevision(s, info, source);
   const recorded = (revision.data as { spec?: Record<string, unknown> } | undefined)?.spec;
-  if (!recorded || typeof recorded !== 'object') throw new InjectionRevisionError(`ControllerRevision "${revision.metadata?.name}" has no data.spec; it is not a SidecarSet revision`);
+  if (!recorded || typeof recorded !== 'object')
+    throw new InjectionRevisionError(
+      `ControllerRevision "${revision.metadata?.name}" has no data.spec; it is not a SidecarSet revision`,
+    );
   const restored = structuredClone(s);
   const spec = (recorded.$patch === 'replace' ? {} : restored.spec) as Record<string, unknown>;
   for (const field of REVISION_FIELDS) {
@@ -57,11 +75,15 @@ export function historySidecarSet(s: SidecarSet, info: SidecarSetInjectRevision,
   const annotations = (restored.metadata.annotations = { ...restored.metadata.annotations });
   const fromRevision = revision.metadata?.annotations ?? {};
   try {
-    annotations[SidecarSetAnnotations.hash] = fromRevision[SidecarSetAnnotations.hash] || upstreamSidecarSetHash(restored.spec);
-    annotations[SidecarSetAnnotations.hashWithoutImage] = fromRevision[SidecarSetAnnotations.hashWithoutImage] || upstreamSidecarSetHash(restored.spec, true);
+    annotations[SidecarSetAnnotations.hash] =
+      fromRevision[SidecarSetAnnotations.hash] || upstreamSidecarSetHash(restored.spec);
+    annotations[SidecarSetAnnotations.hashWithoutImage] =
+      fromRevision[SidecarSetAnnotations.hashWithoutImage] || upstreamSidecarSetHash(restored.spec, true);
   } catch (err) {
     if (!(err instanceof GoEncodingError)) throw err;
-    throw new InjectionRevisionError(`ControllerRevision "${revision.metadata?.name}" records containers upstream's types cannot hold (${err.message})`);
+    throw new InjectionRevisionError(
+      `ControllerRevision "${revision.metadata?.name}" records containers upstream's types cannot hold (${err.message})`,
+    );
   }
   restored.status = { ...restored.status, latestRevision: revision.metadata?.name };
   return restored;
@@ -70,7 +92,8 @@ export function historySidecarSet(s: SidecarSet, info: SidecarSetInjectRevision,
 /** Upstream util.ParsePercentageAsFloat64: "25%" -> 0.25. */
 function percentage(value: string): number {
   const match = /^(\d+)%$/.exec(value);
-  if (!match) throw new InjectionRevisionError(`spec.updateStrategy.partition: ${JSON.stringify(value)} is not a percentage`);
+  if (!match)
+    throw new InjectionRevisionError(`spec.updateStrategy.partition: ${JSON.stringify(value)} is not a percentage`);
   return Number(match[1]) / 100;
 }
 
@@ -81,10 +104,18 @@ function percentage(value: string): number {
  * probability a percentage partition gives (an integer partition injects the latest). A paused
  * update always injects the pinned revision. `random` is Math.random in production.
  */
-export function revisionToInject(s: SidecarSet, pod: V1Pod, source: SidecarSetRevisionSource | undefined, random: () => number): SidecarSet {
+export function revisionToInject(
+  s: SidecarSet,
+  pod: V1Pod,
+  source: SidecarSetRevisionSource | undefined,
+  random: () => number,
+): SidecarSet {
   const info = s.spec.injectionStrategy?.revision;
   if (!info || (!info.revisionName && !info.customVersion)) return s;
-  if (!source) throw new InjectionRevisionError(`SidecarSet ${s.metadata.name} pins spec.injectionStrategy.revision but this replica reads no ControllerRevisions`);
+  if (!source)
+    throw new InjectionRevisionError(
+      `SidecarSet ${s.metadata.name} pins spec.injectionStrategy.revision but this replica reads no ControllerRevisions`,
+    );
   const pinned = historySidecarSet(s, info, source);
   const strategy = s.spec.updateStrategy ?? {};
   if (strategy.paused || info.policy !== 'Partial') return pinned;
@@ -107,14 +138,19 @@ export function injectionStrategyErrors(s: SidecarSet, revisions: SidecarSetRevi
   const injection = s.spec.injectionStrategy as unknown;
   if (injection === undefined) return [];
   if (!isObject(injection)) return ['spec.injectionStrategy: must be an object'];
-  const errors = Object.keys(injection).filter((k) => k !== 'paused' && k !== 'revision').map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
-  if (injection.paused !== undefined && typeof injection.paused !== 'boolean') errors.push('spec.injectionStrategy.paused: must be true or false');
+  const errors = Object.keys(injection)
+    .filter((k) => k !== 'paused' && k !== 'revision')
+    .map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
+  if (injection.paused !== undefined && typeof injection.paused !== 'boolean')
+    errors.push('spec.injectionStrategy.paused: must be true or false');
   const revision = injection.revision;
   if (revision === undefined) return errors;
   if (!isObject(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
   const at = 'spec.injectionStrategy.revision';
-  for (const key of ['revisionName', 'customVersion']) if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);
-  if (!revision.revisionName && !revision.customVersion) errors.push(`${at}: set revisionName or customVersion (upstream refuses both empty)`);
+  for (const key of ['revisionName', 'customVersion'])
+    if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);
+  if (!revision.revisionName && !revision.customVersion)
+    errors.push(`${at}: set revisionName or customVersion (upstream refuses both empty)`);
   else if (revisions) {
     try {
       historySidecarSet(s, revision as SidecarSetInjectRevision, revisions);
@@ -123,8 +159,14 @@ export function injectionStrategyErrors(s: SidecarSet, revisions: SidecarSetRevi
       errors.push(`${at}: ${err.message}; create that revision first or fix the reference`);
     }
   }
-  if (revision.policy !== undefined && revision.policy !== '' && !SIDECARSET_INJECT_REVISION_POLICIES.includes(revision.policy as string)) {
-    errors.push(`${at}.policy: ${JSON.stringify(revision.policy)} must be one of ${SIDECARSET_INJECT_REVISION_POLICIES.join(', ')}`);
+  if (
+    revision.policy !== undefined &&
+    revision.policy !== '' &&
+    !SIDECARSET_INJECT_REVISION_POLICIES.includes(revision.policy as string)
+  ) {
+    errors.push(
+      `${at}.policy: ${JSON.stringify(revision.policy)} must be one of ${SIDECARSET_INJECT_REVISION_POLICIES.join(', ')}`,
+    );
   }
   return errors;
 }

@@ -3,7 +3,10 @@ import { matchesSelector, validateSelector, type LabelSelector } from '../select
 import { goString } from './gojson.js';
 import type { SidecarSet, SidecarSetPatchPodMetadata } from './types.js';
 
-/** A patch that cannot be applied (an annotation that is not JSON under MergePatchJson): the pod is refused, as upstream. */
+/**
+ * A patch that cannot be applied (an annotation that is not JSON under MergePatchJson): the pod is refused, as
+ * upstream.
+ */
 export class PatchPodMetadataError extends Error {}
 
 /** A JSON value as Go's encoding/json writes a decoded map: keys sorted, HTML characters escaped. */
@@ -12,7 +15,10 @@ function goJson(v: unknown): string {
   if (typeof v === 'string') return goString(v);
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${goString(k)}:${goJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${goString(k)}:${goJson(o[k])}`)
+    .join(',')}}`;
 }
 
 const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -40,9 +46,16 @@ function parse(text: string, what: string): unknown {
 function mergePatchJson(key: string, origin: string, patchText: string): string {
   const patch = parse(patchText, `patchPodMetadata annotation ${JSON.stringify(key)} (MergePatchJson)`);
   const doc = parse(origin, `pod annotation ${JSON.stringify(key)}, which MergePatchJson merges into,`);
-  if (patch === null) throw new PatchPodMetadataError(`patchPodMetadata annotation ${JSON.stringify(key)} (MergePatchJson) is null`);
-  if (doc === null) throw new PatchPodMetadataError(`pod annotation ${JSON.stringify(key)} is null; MergePatchJson needs a JSON object`);
-  if (!isMap(patch) && !Array.isArray(patch)) throw new PatchPodMetadataError(`patchPodMetadata annotation ${JSON.stringify(key)} (MergePatchJson) must be a JSON object`);
+  if (patch === null)
+    throw new PatchPodMetadataError(`patchPodMetadata annotation ${JSON.stringify(key)} (MergePatchJson) is null`);
+  if (doc === null)
+    throw new PatchPodMetadataError(
+      `pod annotation ${JSON.stringify(key)} is null; MergePatchJson needs a JSON object`,
+    );
+  if (!isMap(patch) && !Array.isArray(patch))
+    throw new PatchPodMetadataError(
+      `patchPodMetadata annotation ${JSON.stringify(key)} (MergePatchJson) must be a JSON object`,
+    );
   return goJson(merge(isMap(doc) ? doc : {}, patch));
 }
 
@@ -51,14 +64,22 @@ function mergePatchJson(key: string, origin: string, patchText: string): string 
  * Retain (the default) adds keys the pod lacks, Overwrite sets them, MergePatchJson merges JSON
  * into an existing non-empty value (RFC 7386) or sets it. Returns the new annotations.
  */
-export function patchPodAnnotations(original: Record<string, string>, patches: SidecarSetPatchPodMetadata[] | undefined): Record<string, string> {
+export function patchPodAnnotations(
+  original: Record<string, string>,
+  patches: SidecarSetPatchPodMetadata[] | undefined,
+): Record<string, string> {
   const annotations = { ...original };
   for (const patch of patches ?? []) {
     for (const [key, value] of Object.entries(patch.annotations ?? {})) {
       switch (patch.patchPolicy) {
-        case 'Overwrite': annotations[key] = value; break;
-        case 'MergePatchJson': annotations[key] = annotations[key] ? mergePatchJson(key, annotations[key], value) : value; break;
-        default: if (!(key in annotations)) annotations[key] = value;
+        case 'Overwrite':
+          annotations[key] = value;
+          break;
+        case 'MergePatchJson':
+          annotations[key] = annotations[key] ? mergePatchJson(key, annotations[key], value) : value;
+          break;
+        default:
+          if (!(key in annotations)) annotations[key] = value;
       }
     }
   }
@@ -73,9 +94,14 @@ export interface PatchMetadataWhitelist {
   rules: Array<{ selector?: LabelSelector; allowedAnnotationKeyExprs: string[] }>;
 }
 
-/** Where the whitelist comes from; `defaultsAllowed` is upstream's feature gate SidecarSetPatchPodMetadataDefaultsAllowed (off by default). */
+/**
+ * Where the whitelist comes from; `defaultsAllowed` is upstream's feature gate
+ * SidecarSetPatchPodMetadataDefaultsAllowed (off by default).
+ */
 export interface PatchMetadataPolicy {
-  /** The whitelist key's value in ConfigMap kruise-configuration, or undefined when the ConfigMap or the key is absent. */
+  /**
+   * The whitelist key's value in ConfigMap kruise-configuration, or undefined when the ConfigMap or the key is absent.
+   */
   whitelist?: string;
   defaultsAllowed?: boolean;
 }
@@ -111,9 +137,16 @@ function list(value: unknown, at: string): unknown[] {
 function selectorOf(value: unknown, at: string): LabelSelector | undefined {
   if (value === null || value === undefined) return undefined;
   const s = fields(value, at, ['matchLabels', 'matchExpressions']);
-  const matchExpressions = s.matchExpressions === undefined || s.matchExpressions === null ? undefined
-    : list(s.matchExpressions, `${at}.matchExpressions`).map((e, i) => fields(e, `${at}.matchExpressions[${i}]`, ['key', 'operator', 'values']));
-  const selector = { ...(s.matchLabels === null || s.matchLabels === undefined ? {} : { matchLabels: s.matchLabels }), ...(matchExpressions ? { matchExpressions } : {}) };
+  const matchExpressions =
+    s.matchExpressions === undefined || s.matchExpressions === null
+      ? undefined
+      : list(s.matchExpressions, `${at}.matchExpressions`).map((e, i) =>
+          fields(e, `${at}.matchExpressions[${i}]`, ['key', 'operator', 'values']),
+        );
+  const selector = {
+    ...(s.matchLabels === null || s.matchLabels === undefined ? {} : { matchLabels: s.matchLabels }),
+    ...(matchExpressions ? { matchExpressions } : {}),
+  };
   const invalid = validateSelector(selector, at);
   if (invalid.length) throw new PatchMetadataWhitelistError(invalid.join('; '));
   return selector as LabelSelector;
@@ -129,7 +162,9 @@ export function parsePatchMetadataWhitelist(text: string): PatchMetadataWhitelis
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new PatchMetadataWhitelistError(`is not JSON (${(err as Error).message}); expected {"rules":[{"selector":{...},"allowedAnnotationKeyExprs":["regexp"]}]}`);
+    throw new PatchMetadataWhitelistError(
+      `is not JSON (${(err as Error).message}); expected {"rules":[{"selector":{...},"allowedAnnotationKeyExprs":["regexp"]}]}`,
+    );
   }
   if (json === null) return { rules: [] };
   const top = fields(json, 'the value', ['rules']);
@@ -138,7 +173,8 @@ export function parsePatchMetadataWhitelist(text: string): PatchMetadataWhitelis
       if (r === null) return { allowedAnnotationKeyExprs: [] };
       const rule = fields(r, `rules[${i}]`, ['selector', 'allowedAnnotationKeyExprs']);
       const exprs = list(rule.allowedAnnotationKeyExprs, `rules[${i}].allowedAnnotationKeyExprs`).map((e, j) => {
-        if (e !== null && typeof e !== 'string') throw new PatchMetadataWhitelistError(`rules[${i}].allowedAnnotationKeyExprs[${j}] must be a string`);
+        if (e !== null && typeof e !== 'string')
+          throw new PatchMetadataWhitelistError(`rules[${i}].allowedAnnotationKeyExprs[${j}] must be a string`);
         return e ?? '';
       });
       const selector = selectorOf(rule.selector, `rules[${i}].selector`);
@@ -165,16 +201,25 @@ function compile(expr: string, at: string): RegExp {
 export function patchMetadataWhitelistError(s: SidecarSet, policy: PatchMetadataPolicy): string | undefined {
   if (!s.spec.patchPodMetadata?.length) return undefined;
   const fix = `add the keys to ${PATCH_METADATA_WHITELIST_KEY} of ConfigMap ${KRUISE_CONFIGURATION} in the manager's namespace`;
-  if (policy.whitelist === undefined) return policy.defaultsAllowed ? undefined : `spec.patchPodMetadata: no patch metadata whitelist is configured; ${fix}`;
+  if (policy.whitelist === undefined)
+    return policy.defaultsAllowed
+      ? undefined
+      : `spec.patchPodMetadata: no patch metadata whitelist is configured; ${fix}`;
   try {
     const exprs: RegExp[] = [];
     parsePatchMetadataWhitelist(policy.whitelist).rules.forEach((rule, i) => {
       if (rule.selector && !matchesSelector(rule.selector, s.metadata.labels)) return;
-      exprs.push(...rule.allowedAnnotationKeyExprs.map((e, j) => compile(e, `rules[${i}].allowedAnnotationKeyExprs[${j}]`)));
+      exprs.push(
+        ...rule.allowedAnnotationKeyExprs.map((e, j) => compile(e, `rules[${i}].allowedAnnotationKeyExprs[${j}]`)),
+      );
     });
-    if (exprs.length === 0) return policy.defaultsAllowed ? undefined : `spec.patchPodMetadata: the whitelist allows no annotation for this SidecarSet; ${fix}`;
+    if (exprs.length === 0)
+      return policy.defaultsAllowed
+        ? undefined
+        : `spec.patchPodMetadata: the whitelist allows no annotation for this SidecarSet; ${fix}`;
     for (const key of s.spec.patchPodMetadata.flatMap((p) => Object.keys(p.annotations ?? {}))) {
-      if (!exprs.some((r) => r.test(key))) return `spec.patchPodMetadata: annotation ${JSON.stringify(key)} is not allowed by the whitelist; ${fix}`;
+      if (!exprs.some((r) => r.test(key)))
+        return `spec.patchPodMetadata: annotation ${JSON.stringify(key)} is not allowed by the whitelist; ${fix}`;
     }
     return undefined;
   } catch (err) {

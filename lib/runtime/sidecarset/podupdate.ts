@@ -10,13 +10,20 @@ const goTime = (t: string | undefined) => (t ? new Date(t).toISOString().replace
 /** One SidecarSetUpgradeSpec as Go's encoding/json writes it (struct field order, omitempty). */
 function goUpgradeSpec(e: Partial<SidecarSetHashEntry>): string {
   return JSON.stringify({
-    updateTimestamp: goTime(e.updateTimestamp), hash: e.hash ?? '', sidecarSetName: e.sidecarSetName ?? '',
-    sidecarList: e.sidecarList?.length ? e.sidecarList : null, ...(e.controllerRevision ? { controllerRevision: e.controllerRevision } : {}),
+    updateTimestamp: goTime(e.updateTimestamp),
+    hash: e.hash ?? '',
+    sidecarSetName: e.sidecarSetName ?? '',
+    sidecarList: e.sidecarList?.length ? e.sidecarList : null,
+    ...(e.controllerRevision ? { controllerRevision: e.controllerRevision } : {}),
   });
 }
 
 /** A Go map: keys sorted. */
-const goMap = (m: Record<string, string>) => `{${Object.keys(m).sort().map((k) => `${JSON.stringify(k)}:${m[k]}`).join(',')}}`;
+const goMap = (m: Record<string, string>) =>
+  `{${Object.keys(m)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${m[k]}`)
+    .join(',')}}`;
 
 const pointer = (key: string) => `/metadata/annotations/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 
@@ -50,38 +57,67 @@ export function inPlaceUpdatePatch(s: SidecarSet, pod: V1Pod, now: Date, latestR
   if (!pod.metadata?.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
   const timestamp = now.toISOString();
   const oldFormat = isOldFormat(annotations[SidecarSetAnnotations.hash]);
-  const entries = (key: string) => Object.fromEntries(Object.entries(readHashAnnotation(annotations, key))
-    // Upstream converts the old format with the current SidecarSet's name and the time of conversion.
-    .map(([name, e]) => [name, goUpgradeSpec(oldFormat ? { hash: e.hash, updateTimestamp: timestamp, sidecarSetName: s.metadata.name } : e)]));
+  const entries = (key: string) =>
+    Object.fromEntries(
+      Object.entries(readHashAnnotation(annotations, key))
+        // Upstream converts the old format with the current SidecarSet's name and the time of conversion.
+        .map(([name, e]) => [
+          name,
+          goUpgradeSpec(oldFormat ? { hash: e.hash, updateTimestamp: timestamp, sidecarSetName: s.metadata.name } : e),
+        ]),
+    );
   const hashes = entries(SidecarSetAnnotations.hash);
   hashes[s.metadata.name] = goUpgradeSpec({
-    updateTimestamp: timestamp, hash: sidecarSetHash(s), sidecarSetName: s.metadata.name, sidecarList: sidecarContainerNames(s), controllerRevision: latestRevision,
+    updateTimestamp: timestamp,
+    hash: sidecarSetHash(s),
+    sidecarSetName: s.metadata.name,
+    sidecarList: sidecarContainerNames(s),
+    controllerRevision: latestRevision,
   });
   ops.push({ op: 'add', path: pointer(SidecarSetAnnotations.hash), value: goMap(hashes) });
   if (oldFormat && annotations[SidecarSetAnnotations.hashWithoutImage]) {
-    ops.push({ op: 'add', path: pointer(SidecarSetAnnotations.hashWithoutImage), value: goMap(entries(SidecarSetAnnotations.hashWithoutImage)) });
+    ops.push({
+      op: 'add',
+      path: pointer(SidecarSetAnnotations.hashWithoutImage),
+      value: goMap(entries(SidecarSetAnnotations.hashWithoutImage)),
+    });
   }
   ops.push({ op: 'add', path: pointer(INPLACE_UPDATE_STATE), value: inPlaceUpdateState(s, pod, changed, timestamp) });
   return ops;
 }
 
-interface UpdateState { revision?: string; updateTimestamp?: string; lastContainerStatuses?: Record<string, { imageID?: string }> }
+interface UpdateState {
+  revision?: string;
+  updateTimestamp?: string;
+  lastContainerStatuses?: Record<string, { imageID?: string }>;
+}
 
-/** Upstream UpdatePodAnnotationsInUpgrade: keeps an earlier record of this SidecarSet and adds the changed containers' imageIDs. */
+/**
+ * Upstream UpdatePodAnnotationsInUpgrade: keeps an earlier record of this SidecarSet and adds the changed containers'
+ * imageIDs.
+ */
 function inPlaceUpdateState(s: SidecarSet, pod: V1Pod, changed: string[], timestamp: string): string {
   let states: Record<string, UpdateState> = {};
   try {
     const parsed = JSON.parse(pod.metadata?.annotations?.[INPLACE_UPDATE_STATE] ?? '{}') as unknown;
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) states = parsed as Record<string, UpdateState>;
-  } catch { /* upstream logs and starts afresh */ }
+  } catch {
+    /* upstream logs and starts afresh */
+  }
   const own = states[s.metadata.name] ?? { revision: sidecarSetHash(s), updateTimestamp: timestamp };
   const last = { ...own.lastContainerStatuses };
   const imageIDs = new Map((pod.status?.containerStatuses ?? []).map((c) => [c.name, c.imageID ?? '']));
   for (const name of changed) last[name] = imageIDs.get(name) ? { imageID: imageIDs.get(name) } : {};
   const encoded = Object.fromEntries(Object.entries(states).map(([name, st]) => [name, JSON.stringify(st)]));
   encoded[s.metadata.name] = JSON.stringify({
-    ...own, revision: own.revision ?? '', updateTimestamp: goTime(own.updateTimestamp),
-    lastContainerStatuses: Object.fromEntries(Object.keys(last).sort().map((k) => [k, last[k]])),
+    ...own,
+    revision: own.revision ?? '',
+    updateTimestamp: goTime(own.updateTimestamp),
+    lastContainerStatuses: Object.fromEntries(
+      Object.keys(last)
+        .sort()
+        .map((k) => [k, last[k]]),
+    ),
   });
   return goMap(encoded);
 }

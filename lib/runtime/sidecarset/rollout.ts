@@ -1,7 +1,12 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { SidecarSetAnnotations } from '../../contract.js';
 import { matchesSelector } from '../selector.js';
-import { podSidecarSetHash, podSidecarSetHashWithoutImage, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
+import {
+  podSidecarSetHash,
+  podSidecarSetHashWithoutImage,
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
+} from './hash.js';
 import type { SidecarSet, SidecarSetStatus } from './types.js';
 import { sortUpdateIndexes } from './updatesort.js';
 
@@ -20,7 +25,9 @@ export interface PodState {
   upgradable: boolean;
   /** Not updated and upgradable: an in-place update can bring it to the latest revision. */
   inPlaceUpdatable: boolean;
-  /** No Ready sidecar is still inconsistent, so no earlier update is in flight (IsSidecarSetUpgradable's consistent). */
+  /**
+   * No Ready sidecar is still inconsistent, so no earlier update is in flight (IsSidecarSetUpgradable's consistent).
+   */
   settled: boolean;
   /** Running with its Ready condition True (IsPodReady). */
   ready: boolean;
@@ -29,7 +36,10 @@ export interface PodState {
 }
 
 function isPodReady(pod: V1Pod): boolean {
-  return pod.status?.phase === 'Running' && (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return (
+    pod.status?.phase === 'Running' &&
+    (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
 }
 
 /** Active pods: not being deleted and not finished. */
@@ -42,14 +52,24 @@ export function sidecarContainerNames(s: SidecarSet): string[] {
   return [...new Set((s.spec.containers ?? []).map((c) => c.name))].sort();
 }
 
-/** A pod is matched when it is active, lists the SidecarSet as injected and has all its sidecars (upstream getMatchingPods). */
+/**
+ * A pod is matched when it is active, lists the SidecarSet as injected and has all its sidecars (upstream
+ * getMatchingPods).
+ */
 export function isPodInjectedAndConsistent(s: SidecarSet, pod: V1Pod): boolean {
   const injected = (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',');
-  return isPodActive(pod) && injected.includes(s.metadata.name)
-    && (s.spec.containers ?? []).every((c) => pod.spec?.containers.some((pc) => pc.name === c.name));
+  return (
+    isPodActive(pod) &&
+    injected.includes(s.metadata.name) &&
+    (s.spec.containers ?? []).every((c) => pod.spec?.containers.some((pc) => pc.name === c.name))
+  );
 }
 
-interface ImageRef { repo: string; tag: string; digest: string }
+interface ImageRef {
+  repo: string;
+  tag: string;
+  digest: string;
+}
 
 const DIGEST = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$/;
 
@@ -65,7 +85,8 @@ export function parseImage(image: string): ImageRef | undefined {
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!DIGEST.test(digest) || (digest.startsWith('sha256:') && !/^sha256:[a-f0-9]{64}$/.test(digest))) return undefined;
+    if (!DIGEST.test(digest) || (digest.startsWith('sha256:') && !/^sha256:[a-f0-9]{64}$/.test(digest)))
+      return undefined;
   }
   let tag = '';
   const colon = rest.lastIndexOf(':');
@@ -82,14 +103,20 @@ export function isContainerImageEqual(a: string, b: string): boolean {
   return x.repo === y.repo && x.tag === y.tag;
 }
 
-interface InPlaceUpdateState { revision?: string; updateTimestamp?: string; lastContainerStatuses?: Record<string, { imageID?: string }> }
+interface InPlaceUpdateState {
+  revision?: string;
+  updateTimestamp?: string;
+  lastContainerStatuses?: Record<string, { imageID?: string }>;
+}
 
 function readUpdateStates(pod: V1Pod): Record<string, InPlaceUpdateState> | undefined | 'malformed' {
   const raw = pod.metadata?.annotations?.[INPLACE_UPDATE_STATE];
   if (raw === undefined) return undefined;
   try {
     const parsed = JSON.parse(raw) as unknown;
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed as Record<string, InPlaceUpdateState> : 'malformed';
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, InPlaceUpdateState>)
+      : 'malformed';
   } catch {
     return 'malformed';
   }
@@ -106,8 +133,13 @@ export function isSidecarUpdateCompleted(pod: V1Pod, sidecarSetName: string, con
   if (states === 'malformed') return false;
   const last = states[sidecarSetName]?.lastContainerStatuses ?? {};
   const specImage = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c.image]));
-  return (pod.status?.containerStatuses ?? []).every((cs) => !containers.includes(cs.name)
-    || !(cs.name in last) || last[cs.name].imageID !== cs.imageID || specImage.get(cs.name) === cs.image);
+  return (pod.status?.containerStatuses ?? []).every(
+    (cs) =>
+      !containers.includes(cs.name) ||
+      !(cs.name in last) ||
+      last[cs.name].imageID !== cs.imageID ||
+      specImage.get(cs.name) === cs.image,
+  );
 }
 
 const stripScheme = (imageID: string) => (imageID.includes('://') ? imageID.split('://')[1] : imageID);
@@ -137,7 +169,9 @@ const stateMemo = new WeakMap<V1Pod, { revision: string; state: PodState }>();
 
 export function podState(s: SidecarSet, pod: V1Pod): PodState {
   const cacheable = Object.isFrozen(pod);
-  const revision = cacheable ? `${s.metadata.name}\0${sidecarSetHash(s)}\0${sidecarSetHashWithoutImage(s)}\0${sidecarContainerNames(s).join(',')}` : '';
+  const revision = cacheable
+    ? `${s.metadata.name}\0${sidecarSetHash(s)}\0${sidecarSetHashWithoutImage(s)}\0${sidecarContainerNames(s).join(',')}`
+    : '';
   const memo = cacheable ? stateMemo.get(pod) : undefined;
   if (memo && memo.revision === revision) return memo.state;
   const state = computePodState(s, pod);
@@ -147,17 +181,29 @@ export function podState(s: SidecarSet, pod: V1Pod): PodState {
 
 function computePodState(s: SidecarSet, pod: V1Pod): PodState {
   const updated = podSidecarSetHash(pod.metadata?.annotations, s.metadata.name) === sidecarSetHash(s);
-  const upgradable = podSidecarSetHashWithoutImage(pod.metadata?.annotations, s.metadata.name) === sidecarSetHashWithoutImage(s);
+  const upgradable =
+    podSidecarSetHashWithoutImage(pod.metadata?.annotations, s.metadata.name) === sidecarSetHashWithoutImage(s);
   const readyContainers = new Set((pod.status?.containerStatuses ?? []).filter((c) => c.ready).map((c) => c.name));
-  const settled = upgradable && sidecarContainerNames(s).every((name) => !readyContainers.has(name) || isPodStateConsistent(s, pod, [name]));
-  return { pod, updated, upgradable, inPlaceUpdatable: !updated && upgradable, settled, ready: isPodReady(pod), consistent: isPodStateConsistent(s, pod) };
+  const settled =
+    upgradable &&
+    sidecarContainerNames(s).every((name) => !readyContainers.has(name) || isPodStateConsistent(s, pod, [name]));
+  return {
+    pod,
+    updated,
+    upgradable,
+    inPlaceUpdatable: !updated && upgradable,
+    settled,
+    ready: isPodReady(pod),
+    consistent: isPodStateConsistent(s, pod),
+  };
 }
 
 /** Kubernetes' GetScaledValueFromIntOrPercent: a whole number as is, a percentage of `total` rounded up or down. */
 export function scaled(value: number | string | undefined, total: number, fallback: number, roundUp: boolean): number {
   if (value === undefined) return fallback;
   if (typeof value === 'number') return value;
-  if (!value.endsWith('%')) throw new Error(`${JSON.stringify(value)} is not a whole number or a percentage like "10%"`);
+  if (!value.endsWith('%'))
+    throw new Error(`${JSON.stringify(value)} is not a whole number or a percentage like "10%"`);
   const exact = (Number(value.slice(0, -1)) * total) / 100;
   return roundUp ? Math.ceil(exact) : Math.floor(exact);
 }
@@ -186,7 +232,14 @@ export function planUpdates(s: SidecarSet, states: PodState[]): V1Pod[] {
   const updatedCount = states.filter((p) => p.updated).length;
   if (strategy.type === 'NotUpdate' || updatedCount >= states.length || strategy.paused) return [];
   const pods = states.map((p) => p.pod);
-  const waiting = states.flatMap((p, i) => (!p.updated && (!strategy.selector || matchesSelector(strategy.selector, p.pod.metadata?.labels)) && p.upgradable && p.settled ? [i] : []));
+  const waiting = states.flatMap((p, i) =>
+    !p.updated &&
+    (!strategy.selector || matchesSelector(strategy.selector, p.pod.metadata?.labels)) &&
+    p.upgradable &&
+    p.settled
+      ? [i]
+      : [],
+  );
   const ordered = sortUpdateIndexes(strategy, pods, waiting);
   const partition = partitionReplicas(strategy.partition, states.length);
   if (ordered.length - partition <= 0) return [];
@@ -206,7 +259,12 @@ export function planUpdates(s: SidecarSet, states: PodState[]): V1Pod[] {
 }
 
 /** Upstream calculateStatus: ready counts pods ready and consistent; updatedReady those also updated. */
-export function computeStatus(s: SidecarSet, states: PodState[], latestRevision: string, collisionCount = 0): SidecarSetStatus {
+export function computeStatus(
+  s: SidecarSet,
+  states: PodState[],
+  latestRevision: string,
+  collisionCount = 0,
+): SidecarSetStatus {
   return {
     observedGeneration: s.metadata.generation,
     matchedPods: states.length,
@@ -218,8 +276,12 @@ export function computeStatus(s: SidecarSet, states: PodState[], latestRevision:
   };
 }
 
-/** Selected, not updated, and differing in more than images: upstream's notUpgradablePods (they wait for recreation). */
+/**
+ * Selected, not updated, and differing in more than images: upstream's notUpgradablePods (they wait for recreation).
+ */
 export function notUpgradablePods(s: SidecarSet, states: PodState[]): V1Pod[] {
   const selector = s.spec.updateStrategy?.selector;
-  return states.filter((p) => !p.updated && !p.upgradable && (!selector || matchesSelector(selector, p.pod.metadata?.labels))).map((p) => p.pod);
+  return states
+    .filter((p) => !p.updated && !p.upgradable && (!selector || matchesSelector(selector, p.pod.metadata?.labels)))
+    .map((p) => p.pod);
 }

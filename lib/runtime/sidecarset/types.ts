@@ -38,7 +38,9 @@ export interface SidecarSetUpdateStrategy {
   selector?: LabelSelector;
   /** Upstream's appspub.UpdatePriorityStrategy: which pods update first (weights, or ordered label keys). */
   priorityStrategy?: UpdatePriorityStrategy;
-  /** Upstream's UpdateScatterStrategy: spread pods with these labels through the rollout (`value: '*'` = every value). */
+  /**
+   * Upstream's UpdateScatterStrategy: spread pods with these labels through the rollout (`value: '*'` = every value).
+   */
   scatterStrategy?: Array<{ key: string; value: string }>;
 }
 
@@ -90,4 +92,10 @@ export interface SidecarSetHashEntry {
 }
 
 /** Fields of a sidecar container that SidecarSet adds and a pod's Container does not have. */
-export const SIDECAR_ONLY_FIELDS = ['podInjectPolicy', 'shareVolumePolicy', 'transferEnv', 'upgradeStrategy', 'resourcesPolicy'] as const;
+export const SIDECAR_ONLY_FIELDS = [
+  'podInjectPolicy',
+  'shareVolumePolicy',
+  'transferEnv',
+  'upgradeStrategy',
+  'resourcesPolicy',
+] as const;

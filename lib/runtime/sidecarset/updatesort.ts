@@ -13,7 +13,8 @@ export function sortUpdateIndexes(strategy: SidecarSetUpdateStrategy, pods: V1Po
   // Upstream uses sort.Slice (unstable); ties fall back to namespace/name here so the order is deterministic.
   let sorted = [...indexes].sort((i, j) => compareActive(keys.get(i)!, keys.get(j)!));
   if (strategy.priorityStrategy) sorted = prioritySort(strategy.priorityStrategy, pods, sorted);
-  if (strategy.scatterStrategy?.length) sorted = scatterSort(expandScatterTerms(strategy.scatterStrategy, pods), pods, sorted);
+  if (strategy.scatterStrategy?.length)
+    sorted = scatterSort(expandScatterTerms(strategy.scatterStrategy, pods), pods, sorted);
   return sorted;
 }
 
@@ -23,7 +24,15 @@ const seconds = (t: Date | string | undefined) => (t ? Math.floor(new Date(t).ge
 /** Zero times first, then later ones (Kubernetes' afterOrZero). */
 const afterOrZero = (a: number, b: number) => (a === 0 || b === 0 ? a === 0 : a > b);
 
-interface ActiveKey { unassigned: boolean; phase: number; ready: boolean; readySince: number; restarts: number; created: number; name: string }
+interface ActiveKey {
+  unassigned: boolean;
+  phase: number;
+  ready: boolean;
+  readySince: number;
+  restarts: number;
+  created: number;
+  name: string;
+}
 
 /** Keys of cached pods (frozen, replaced on change): computed once per pod version, not per reconcile. */
 const keyMemo = new WeakMap<V1Pod, ActiveKey>();
@@ -40,8 +49,12 @@ function activePodKey(p: V1Pod): ActiveKey {
 function computeActiveKey(p: V1Pod): ActiveKey {
   const ready = p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
   return {
-    unassigned: !p.spec?.nodeName, phase: PHASE_ORDINAL[p.status?.phase ?? ''] ?? 0, ready: !!ready, readySince: seconds(ready?.lastTransitionTime),
-    restarts: Math.max(0, ...(p.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)), created: seconds(p.metadata?.creationTimestamp),
+    unassigned: !p.spec?.nodeName,
+    phase: PHASE_ORDINAL[p.status?.phase ?? ''] ?? 0,
+    ready: !!ready,
+    readySince: seconds(ready?.lastTransitionTime),
+    restarts: Math.max(0, ...(p.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
+    created: seconds(p.metadata?.creationTimestamp),
     name: `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,
   };
 }
@@ -87,7 +100,8 @@ export function prioritySort(strategy: UpdatePriorityStrategy, pods: V1Pod[], in
   const orders = strategy.orderPriority ?? [];
   if (!weights.length && !orders.length) return indexes;
   const key = (labels: Record<string, string>): [number, number] => {
-    if (weights.length) return [-weights.reduce((sum, w) => sum + (matchesSelector(w.matchSelector, labels) ? w.weight : 0), 0), 0];
+    if (weights.length)
+      return [-weights.reduce((sum, w) => sum + (matchesSelector(w.matchSelector, labels) ? w.weight : 0), 0), 0];
     const level = orders.findIndex((o) => o.orderedKey in labels);
     return level < 0 ? [-1, 0] : [level, -trailingNumber(labels[orders[level].orderedKey])];
   };
@@ -102,10 +116,16 @@ type Term = { key: string; value: string };
 /** `key: '*'` becomes one term per value the pods carry (upstream parseUpdateScatterTerms), without duplicates. */
 export function expandScatterTerms(terms: Term[], pods: V1Pod[]): Term[] {
   const out: Term[] = [];
-  const add = (t: Term) => { if (!out.some((o) => o.key === t.key && o.value === t.value)) out.push(t); };
+  const add = (t: Term) => {
+    if (!out.some((o) => o.key === t.key && o.value === t.value)) out.push(t);
+  };
   for (const t of terms) {
     if (t.value !== '*') add(t);
-    else for (const p of pods) { const v = p.metadata?.labels?.[t.key]; if (v !== undefined) add({ key: t.key, value: v }); }
+    else
+      for (const p of pods) {
+        const v = p.metadata?.labels?.[t.key];
+        if (v !== undefined) add({ key: t.key, value: v });
+      }
   }
   return out;
 }
@@ -122,10 +142,16 @@ export function scatterSort(terms: Term[], pods: Array<V1Pod | undefined>, index
 export function scatterTerms(terms: Term[], pods: Array<V1Pod | undefined>, indexes: number[]): Term[] {
   if (terms.length === 1) return terms;
   const count = (t: Term) => indexes.filter((i) => pods[i]?.metadata?.labels?.[t.key] === t.value).length;
-  return terms.map((t, at) => ({ t, at, n: count(t) })).filter((x) => x.n > 0).sort((a, b) => b.n - a.n || a.at - b.at).map((x) => x.t);
+  return terms
+    .map((t, at) => ({ t, at, n: count(t) }))
+    .filter((x) => x.n > 0)
+    .sort((a, b) => b.n - a.n || a.at - b.at)
+    .map((x) => x.t);
 }
 
-/** Upstream scatterPodsByRule: spreads the pods matching `term` evenly through `indexes` (absent pods count as neither). */
+/**
+ * Upstream scatterPodsByRule: spreads the pods matching `term` evenly through `indexes` (absent pods count as neither).
+ */
 export function scatterByTerm(term: Term, pods: Array<V1Pod | undefined>, indexes: number[]): number[] {
   const matches = (p: V1Pod | undefined) => p?.metadata?.labels?.[term.key] === term.value;
   let matched = indexes.filter((i) => matches(pods[i]));
@@ -151,16 +177,31 @@ export function scatterByTerm(term: Term, pods: Array<V1Pod | undefined>, indexe
   return [...out, ...matched, ...unmatched, last];
 }
 
-interface ScatterGroup { groups: number; matchedSize: number; unmatchedSize: number; unmatchedRemainder: number }
+interface ScatterGroup {
+  groups: number;
+  matchedSize: number;
+  unmatchedSize: number;
+  unmatchedRemainder: number;
+}
 
 function scatterGroup(matched: number, unmatched: number): ScatterGroup {
   const groups = Math.min(matched, unmatched);
   // Go's math.Round (half away from zero) equals Math.round for these positive ratios; 0/0 is NaN there, 0 in int().
   const round = (x: number) => (Number.isFinite(x) ? Math.round(x) : 0);
-  return { groups, matchedSize: round(matched / groups), unmatchedSize: round(unmatched / groups), unmatchedRemainder: 0 };
+  return {
+    groups,
+    matchedSize: round(matched / groups),
+    unmatchedSize: round(unmatched / groups),
+    unmatchedRemainder: 0,
+  };
 }
 
-function groupByDensity(totalMatched: number, totalUnmatched: number, updateMatched: number, updateUnmatched: number): ScatterGroup {
+function groupByDensity(
+  totalMatched: number,
+  totalUnmatched: number,
+  updateMatched: number,
+  updateUnmatched: number,
+): ScatterGroup {
   const total = scatterGroup(totalMatched, totalUnmatched);
   const update = scatterGroup(updateMatched, updateUnmatched);
   // Upstream compares float32 ratios.
@@ -168,5 +209,10 @@ function groupByDensity(totalMatched: number, totalUnmatched: number, updateMatc
   const byMatched = Math.trunc(updateMatched / total.matchedSize);
   const byUnmatched = Math.trunc(updateUnmatched / total.unmatchedSize);
   const groups = byMatched < byUnmatched ? byMatched : byUnmatched;
-  return { groups, matchedSize: total.matchedSize, unmatchedSize: total.unmatchedSize, unmatchedRemainder: updateUnmatched - groups * total.unmatchedSize };
+  return {
+    groups,
+    matchedSize: total.matchedSize,
+    unmatchedSize: total.unmatchedSize,
+    unmatchedRemainder: updateUnmatched - groups * total.unmatchedSize,
+  };
 }

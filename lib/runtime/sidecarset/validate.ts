@@ -1,7 +1,16 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
-  DNS_LABEL, isEmptySelector, patchPodMetadataProblems, SIDECARSET_SELECTOR_FIX, sidecarSetConflicts, SidecarSetRules,
-  sourceContainerFieldRefProblem, updateOrderProblems, volumeSourceProblem, type SelectorLike, type SidecarSetConflictView,
+  DNS_LABEL,
+  isEmptySelector,
+  patchPodMetadataProblems,
+  SIDECARSET_SELECTOR_FIX,
+  sidecarSetConflicts,
+  SidecarSetRules,
+  sourceContainerFieldRefProblem,
+  updateOrderProblems,
+  volumeSourceProblem,
+  type SelectorLike,
+  type SidecarSetConflictView,
 } from '../../contract.js';
 import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
@@ -21,15 +30,63 @@ export const MAX_SIDECARSET_DEPTH = 32;
 const MAX_SIDECARSET_SPEC_BYTES = 256 * 1024;
 
 /** core/v1 Container's fields, plus SidecarSet's sidecar-only ones (some rejected below by name). */
-const CONTAINER_FIELDS = new Set(['name', 'image', 'command', 'args', 'workingDir', 'ports', 'envFrom', 'env', 'resources', 'resizePolicy',
-  'restartPolicy', 'restartPolicyRules', 'volumeMounts', 'volumeDevices', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle',
-  'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'securityContext', 'stdin', 'stdinOnce', 'tty',
-  'podInjectPolicy', 'shareVolumePolicy', 'transferEnv', 'upgradeStrategy', 'shareVolumeDevicePolicy', 'resourcesPolicy']);
+const CONTAINER_FIELDS = new Set([
+  'name',
+  'image',
+  'command',
+  'args',
+  'workingDir',
+  'ports',
+  'envFrom',
+  'env',
+  'resources',
+  'resizePolicy',
+  'restartPolicy',
+  'restartPolicyRules',
+  'volumeMounts',
+  'volumeDevices',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'imagePullPolicy',
+  'securityContext',
+  'stdin',
+  'stdinOnce',
+  'tty',
+  'podInjectPolicy',
+  'shareVolumePolicy',
+  'transferEnv',
+  'upgradeStrategy',
+  'shareVolumeDevicePolicy',
+  'resourcesPolicy',
+]);
 
 /** Spec fields of the upstream API this runtime implements; anything else is rejected by name. */
-const SPEC_FIELDS = new Set(['selector', 'namespace', 'namespaceSelector', 'containers', 'initContainers', 'volumes', 'imagePullSecrets',
-  'updateStrategy', 'injectionStrategy', 'revisionHistoryLimit', 'patchPodMetadata']);
-const STRATEGY_FIELDS = new Set(['type', 'partition', 'maxUnavailable', 'paused', 'selector', 'priorityStrategy', 'scatterStrategy']);
+const SPEC_FIELDS = new Set([
+  'selector',
+  'namespace',
+  'namespaceSelector',
+  'containers',
+  'initContainers',
+  'volumes',
+  'imagePullSecrets',
+  'updateStrategy',
+  'injectionStrategy',
+  'revisionHistoryLimit',
+  'patchPodMetadata',
+]);
+const STRATEGY_FIELDS = new Set([
+  'type',
+  'partition',
+  'maxUnavailable',
+  'paused',
+  'selector',
+  'priorityStrategy',
+  'scatterStrategy',
+]);
 const INT_OR_PERCENT = /^(\d+)%$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -41,8 +98,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  */
 function checkIntOrPercent(value: unknown, path: string, errors: string[]): void {
   if (value === undefined) return;
-  const n = typeof value === 'number' ? value : typeof value === 'string' && INT_OR_PERCENT.test(value) ? Number(INT_OR_PERCENT.exec(value)![1]) : NaN;
-  if (!(Number.isInteger(n) && n >= 0)) errors.push(`${path}: ${JSON.stringify(value)} must be a whole number >= 0 or a percentage like "20%"`);
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && INT_OR_PERCENT.test(value)
+        ? Number(INT_OR_PERCENT.exec(value)![1])
+        : NaN;
+  if (!(Number.isInteger(n) && n >= 0))
+    errors.push(`${path}: ${JSON.stringify(value)} must be a whole number >= 0 or a percentage like "20%"`);
 }
 
 /** Upstream's UpdatePriorityStrategy and UpdateScatterStrategy FieldsValidation (rules in the contract). */
@@ -52,26 +115,43 @@ function checkUpdateOrder(strategy: Record<string, unknown>, errors: string[]): 
   const weights = isObject(priority) && Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
   weights.forEach((w: unknown, i) => {
     if (isObject(w) && isObject(w.matchSelector) && Object.keys(w.matchSelector).length > 0) {
-      errors.push(...validateSelector(w.matchSelector, `spec.updateStrategy.priorityStrategy.weightPriority[${i}].matchSelector`));
+      errors.push(
+        ...validateSelector(w.matchSelector, `spec.updateStrategy.priorityStrategy.weightPriority[${i}].matchSelector`),
+      );
     }
   });
 }
 
 function checkContainers(list: unknown, path: string, names: Map<string, string>, errors: string[]): void {
   if (list === undefined) return;
-  if (!Array.isArray(list)) { errors.push(`${path}: must be a list`); return; }
+  if (!Array.isArray(list)) {
+    errors.push(`${path}: must be a list`);
+    return;
+  }
   list.forEach((c: unknown, i) => {
     const at = `${path}[${i}]`;
-    if (!isObject(c)) { errors.push(`${at}: must be an object`); return; }
-    for (const key of Object.keys(c)) {
-      if (!CONTAINER_FIELDS.has(key)) errors.push(`${at}.${key}: is not a field of a container (core/v1 Container or a sidecar field); remove it`);
+    if (!isObject(c)) {
+      errors.push(`${at}: must be an object`);
+      return;
     }
-    if (typeof c.name !== 'string' || c.name.length > 63 || !DNS_LABEL.test(c.name)) errors.push(`${at}.name: ${JSON.stringify(c.name)} is not a valid container name (DNS label)`);
-    else if (names.has(c.name)) errors.push(`${at}.name: "${c.name}" is already used by ${names.get(c.name)}; container names must be unique`);
+    for (const key of Object.keys(c)) {
+      if (!CONTAINER_FIELDS.has(key))
+        errors.push(`${at}.${key}: is not a field of a container (core/v1 Container or a sidecar field); remove it`);
+    }
+    if (typeof c.name !== 'string' || c.name.length > 63 || !DNS_LABEL.test(c.name))
+      errors.push(`${at}.name: ${JSON.stringify(c.name)} is not a valid container name (DNS label)`);
+    else if (names.has(c.name))
+      errors.push(`${at}.name: "${c.name}" is already used by ${names.get(c.name)}; container names must be unique`);
     else names.set(c.name, at);
     if (typeof c.image !== 'string' || c.image.trim() === '') errors.push(`${at}.image: is required`);
-    if (c.podInjectPolicy !== undefined && c.podInjectPolicy !== 'BeforeAppContainer' && c.podInjectPolicy !== 'AfterAppContainer') {
-      errors.push(`${at}.podInjectPolicy: ${JSON.stringify(c.podInjectPolicy)} must be BeforeAppContainer or AfterAppContainer`);
+    if (
+      c.podInjectPolicy !== undefined &&
+      c.podInjectPolicy !== 'BeforeAppContainer' &&
+      c.podInjectPolicy !== 'AfterAppContainer'
+    ) {
+      errors.push(
+        `${at}.podInjectPolicy: ${JSON.stringify(c.podInjectPolicy)} must be BeforeAppContainer or AfterAppContainer`,
+      );
     }
     const share = c.shareVolumePolicy as Record<string, unknown> | undefined;
     if (share !== undefined && (!isObject(share) || !['enabled', 'disabled'].includes(share.type as string))) {
@@ -80,24 +160,38 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
     const transfer = c.transferEnv;
     if (transfer !== undefined) {
       if (!Array.isArray(transfer)) errors.push(`${at}.transferEnv: must be a list`);
-      else transfer.forEach((t: Record<string, unknown>, j) => {
-        const from = isObject(t) ? t.sourceContainerNameFrom : undefined;
-        if (from !== undefined) {
-          const fieldRef = isObject(from) ? from.fieldRef : undefined;
-          // Upstream checks the fieldRef of containers only (validateDownwardAPI); an init container's bad one is skipped at injection.
-          const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : undefined;
-          const field = `${at}.transferEnv[${j}].sourceContainerNameFrom.fieldRef`;
-          if (!isObject(fieldRef)) errors.push(`${field}: is required, e.g. { apiVersion: v1, fieldPath: "metadata.labels['sidecar-source']" }`);
-          else if (problem && path === 'spec.containers') errors.push(`${field}.${problem}`);
-        }
-        if (!isObject(t) || (typeof t.sourceContainerName !== 'string' && from === undefined) || (typeof t.envName !== 'string' && !Array.isArray(t.envNames))) {
-          errors.push(`${at}.transferEnv[${j}]: needs sourceContainerName (or sourceContainerNameFrom) and envName (or envNames)`);
-        }
-      });
+      else
+        transfer.forEach((t: Record<string, unknown>, j) => {
+          const from = isObject(t) ? t.sourceContainerNameFrom : undefined;
+          if (from !== undefined) {
+            const fieldRef = isObject(from) ? from.fieldRef : undefined;
+            // Upstream checks the fieldRef of containers only (validateDownwardAPI); an init container's bad one is
+            // skipped at injection.
+            const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : undefined;
+            const field = `${at}.transferEnv[${j}].sourceContainerNameFrom.fieldRef`;
+            if (!isObject(fieldRef))
+              errors.push(
+                `${field}: is required, e.g. { apiVersion: v1, fieldPath: "metadata.labels['sidecar-source']" }`,
+              );
+            else if (problem && path === 'spec.containers') errors.push(`${field}.${problem}`);
+          }
+          if (
+            !isObject(t) ||
+            (typeof t.sourceContainerName !== 'string' && from === undefined) ||
+            (typeof t.envName !== 'string' && !Array.isArray(t.envNames))
+          ) {
+            errors.push(
+              `${at}.transferEnv[${j}]: needs sourceContainerName (or sourceContainerNameFrom) and envName (or envNames)`,
+            );
+          }
+        });
     }
     coreContainerErrors(c, at, errors);
     const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
-    if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade') errors.push(`${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`);
+    if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade')
+      errors.push(
+        `${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`,
+      );
     for (const field of ['shareVolumeDevicePolicy', 'resourcesPolicy']) {
       if (c[field] !== undefined) errors.push(`${at}.${field}: is not supported by this runtime; remove it`);
     }
@@ -119,28 +213,52 @@ export interface SidecarSetValidationContext {
  * stored SidecarSet (upstream cannot add a sidecar to running pods), with the same upgradeType.
  */
 function updateErrors(spec: Record<string, unknown>, previous: unknown): string[] {
-  const old = isObject(previous) && isObject(previous.spec) && Array.isArray(previous.spec.containers) ? previous.spec.containers : undefined;
+  const old =
+    isObject(previous) && isObject(previous.spec) && Array.isArray(previous.spec.containers)
+      ? previous.spec.containers
+      : undefined;
   if (!old || !Array.isArray(spec.containers)) return [];
-  const upgradeType = (c: unknown) => (isObject(c) && isObject(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined);
+  const upgradeType = (c: unknown) =>
+    isObject(c) && isObject(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined;
   const before = new Map(old.filter(isObject).map((c) => [c.name, upgradeType(c)]));
   return spec.containers.flatMap((c: unknown, i) => {
     if (!isObject(c)) return [];
     if (!before.has(c.name)) {
-      return [`spec.containers[${i}].name: container ${JSON.stringify(c.name)} is not in the stored SidecarSet; upstream refuses adding a sidecar on update. Fix: create another SidecarSet for it`];
+      return [
+        `spec.containers[${i}].name: container ${JSON.stringify(c.name)} is not in the stored SidecarSet; upstream refuses adding a sidecar on update. Fix: create another SidecarSet for it`,
+      ];
     }
     const was = before.get(c.name);
-    return was && upgradeType(c) !== was ? [`spec.containers[${i}].upgradeStrategy.upgradeType: is immutable (was ${JSON.stringify(was)})`] : [];
+    return was && upgradeType(c) !== was
+      ? [`spec.containers[${i}].upgradeStrategy.upgradeType: is immutable (was ${JSON.stringify(was)})`]
+      : [];
   });
 }
 
 const QUANTITY_SUFFIX: Record<string, number> = {
-  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** A quantity's value as a number (precise enough to compare), or undefined if it is not one. */
 function quantityValue(q: unknown): number | undefined {
-  const m = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:([eE][-+]?\d+)|([a-zA-Z]*))$/.exec(typeof q === 'number' ? String(q) : String(q ?? ''));
+  const m = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:([eE][-+]?\d+)|([a-zA-Z]*))$/.exec(
+    typeof q === 'number' ? String(q) : String(q ?? ''),
+  );
   if (!m) return undefined;
   const scale = m[2] !== undefined ? 10 ** Number(m[2].slice(1)) : QUANTITY_SUFFIX[m[3]];
   return scale === undefined ? undefined : Number(m[1]) * scale;
@@ -162,20 +280,28 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
     c.ports.forEach((p: unknown, i) => {
       const name = isObject(p) ? p.name : undefined;
       if (typeof name !== 'string' || name === '') return;
-      if (names.has(name)) errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
+      if (names.has(name))
+        errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
       names.add(name);
     });
   }
   if (Array.isArray(c.env)) {
     c.env.forEach((e: unknown, i) => {
       const name = isObject(e) ? e.name : undefined;
-      if (typeof name === 'string' && !ENV_NAME.test(name)) errors.push(`${at}.env[${i}].name: ${JSON.stringify(name)} is not a valid environment variable name (letters, digits, '_', '-', '.'; not starting with a digit)`);
+      if (typeof name === 'string' && !ENV_NAME.test(name))
+        errors.push(
+          `${at}.env[${i}].name: ${JSON.stringify(name)} is not a valid environment variable name (letters, digits, '_', '-', '.'; not starting with a digit)`,
+        );
     });
   }
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
-    const handlers = isObject(c[probe]) ? PROBE_HANDLERS.filter((h) => (c[probe] as Record<string, unknown>)[h] !== undefined) : undefined;
-    if (handlers?.length === 0) errors.push(`${at}.${probe}: must specify a handler type (${PROBE_HANDLERS.join(', ')})`);
-    if (handlers && handlers.length > 1) errors.push(`${at}.${probe}: may not specify more than one handler type (has ${handlers.join(', ')})`);
+    const handlers = isObject(c[probe])
+      ? PROBE_HANDLERS.filter((h) => (c[probe] as Record<string, unknown>)[h] !== undefined)
+      : undefined;
+    if (handlers?.length === 0)
+      errors.push(`${at}.${probe}: must specify a handler type (${PROBE_HANDLERS.join(', ')})`);
+    if (handlers && handlers.length > 1)
+      errors.push(`${at}.${probe}: may not specify more than one handler type (has ${handlers.join(', ')})`);
   }
   const resources = c.resources;
   if (!isObject(resources) || !isObject(resources.limits) || !isObject(resources.requests)) return;
@@ -183,7 +309,9 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
     const limit = quantityValue(resources.limits[name]);
     const wanted = quantityValue(request);
     if (limit !== undefined && wanted !== undefined && wanted > limit) {
-      errors.push(`${at}.resources.requests.${name}: ${JSON.stringify(request)} must be less than or equal to the ${name} limit ${JSON.stringify(resources.limits[name])}`);
+      errors.push(
+        `${at}.resources.requests.${name}: ${JSON.stringify(request)} must be less than or equal to the ${name} limit ${JSON.stringify(resources.limits[name])}`,
+      );
     }
   }
 }
@@ -193,25 +321,34 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   if (!isObject(s)) return ['SidecarSet: must be an object'];
   const meta = s.metadata as Record<string, unknown> | undefined;
   const errors: string[] = [];
-  if (!isObject(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string')) errors.push('metadata.name: is required');
+  if (!isObject(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string'))
+    errors.push('metadata.name: is required');
   const spec = s.spec;
   if (!isObject(spec)) return [...errors, 'spec: is required'];
   // First, and alone: the checks below and the injection itself assume a bounded shape.
   const shape = shapeError(spec);
   if (shape) return [...errors, shape];
-  for (const key of Object.keys(spec)) if (!SPEC_FIELDS.has(key)) errors.push(`spec.${key}: is not supported by this runtime (upstream-only feature); remove it`);
+  for (const key of Object.keys(spec))
+    if (!SPEC_FIELDS.has(key))
+      errors.push(`spec.${key}: is not supported by this runtime (upstream-only feature); remove it`);
   if (spec.selector === undefined) errors.push(`spec.selector: is required; ${SIDECARSET_SELECTOR_FIX}`);
   else {
     errors.push(...validateSelector(spec.selector, 'spec.selector'));
-    if (isObject(spec.selector) && isEmptySelector(spec.selector)) errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
+    if (isObject(spec.selector) && isEmptySelector(spec.selector))
+      errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
   }
-  if (spec.namespaceSelector !== undefined) errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
+  if (spec.namespaceSelector !== undefined)
+    errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
   if (isObject(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
-    errors.push('spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector');
+    errors.push(
+      'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
+    );
   }
-  if (spec.namespace !== undefined && spec.namespaceSelector !== undefined) errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
+  if (spec.namespace !== undefined && spec.namespaceSelector !== undefined)
+    errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
   // Upstream does not check that spec.namespace is a valid name (one that is not selects no pod); only its type.
-  if (spec.namespace !== undefined && typeof spec.namespace !== 'string') errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} must be a string`);
+  if (spec.namespace !== undefined && typeof spec.namespace !== 'string')
+    errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} must be a string`);
   const names = new Map<string, string>();
   checkContainers(spec.containers, 'spec.containers', names, errors);
   checkContainers(spec.initContainers, 'spec.initContainers', names, errors);
@@ -221,17 +358,23 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   if (spec.volumes !== undefined) {
     const seen = new Set<string>();
     if (!Array.isArray(spec.volumes)) errors.push('spec.volumes: must be a list');
-    else spec.volumes.forEach((v: Record<string, unknown>, i) => {
-      if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name)) errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
-      else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
-      else seen.add(v.name);
-      const problem = isObject(v) ? volumeSourceProblem(v) : undefined;
-      if (problem) errors.push(`spec.volumes[${i}]: ${problem}`);
-    });
+    else
+      spec.volumes.forEach((v: Record<string, unknown>, i) => {
+        if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name))
+          errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
+        else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
+        else seen.add(v.name);
+        const problem = isObject(v) ? volumeSourceProblem(v) : undefined;
+        if (problem) errors.push(`spec.volumes[${i}]: ${problem}`);
+      });
   }
   // Upstream validates the sidecars as a pod spec with spec.volumes (core ValidatePodSpec): a
   // mount must name one of them (upstream's injection would otherwise fail on every pod).
-  const volumeNames = new Set(Array.isArray(spec.volumes) ? spec.volumes.map((v: Record<string, unknown>) => isObject(v) ? v.name : undefined) : []);
+  const volumeNames = new Set(
+    Array.isArray(spec.volumes)
+      ? spec.volumes.map((v: Record<string, unknown>) => (isObject(v) ? v.name : undefined))
+      : [],
+  );
   for (const list of ['containers', 'initContainers'] as const) {
     const containers = spec[list];
     if (!Array.isArray(containers)) continue;
@@ -249,15 +392,22 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   if (strategy !== undefined) {
     if (!isObject(strategy)) errors.push('spec.updateStrategy: must be an object');
     else {
-      for (const key of Object.keys(strategy)) if (!STRATEGY_FIELDS.has(key)) errors.push(`spec.updateStrategy.${key}: is not supported by this runtime; remove it`);
-      if (strategy.type !== undefined && strategy.type !== 'RollingUpdate' && strategy.type !== 'NotUpdate') errors.push(`spec.updateStrategy.type: ${JSON.stringify(strategy.type)} must be RollingUpdate or NotUpdate`);
+      for (const key of Object.keys(strategy))
+        if (!STRATEGY_FIELDS.has(key))
+          errors.push(`spec.updateStrategy.${key}: is not supported by this runtime; remove it`);
+      if (strategy.type !== undefined && strategy.type !== 'RollingUpdate' && strategy.type !== 'NotUpdate')
+        errors.push(`spec.updateStrategy.type: ${JSON.stringify(strategy.type)} must be RollingUpdate or NotUpdate`);
       checkIntOrPercent(strategy.partition, 'spec.updateStrategy.partition', errors);
       checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors);
       if (strategy.type !== 'NotUpdate') checkUpdateOrder(strategy, errors);
-      if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean') errors.push('spec.updateStrategy.paused: must be true or false');
-      if (strategy.selector !== undefined) errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
-      // Upstream (validateSidecarSetUpdateStrategy): a non-zero partition and a selector exclude each other under RollingUpdate.
-      const partitionSet = typeof strategy.partition === 'string' || (typeof strategy.partition === 'number' && strategy.partition !== 0);
+      if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean')
+        errors.push('spec.updateStrategy.paused: must be true or false');
+      if (strategy.selector !== undefined)
+        errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
+      // Upstream (validateSidecarSetUpdateStrategy): a non-zero partition and a selector exclude each other under
+      // RollingUpdate.
+      const partitionSet =
+        typeof strategy.partition === 'string' || (typeof strategy.partition === 'number' && strategy.partition !== 0);
       if (strategy.type !== 'NotUpdate' && partitionSet && strategy.selector !== undefined) {
         errors.push(`spec.updateStrategy: ${SidecarSetRules.partitionWithSelector}`);
       }
@@ -276,7 +426,8 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context.revisions));
   if (context.previous !== undefined) errors.push(...updateErrors(spec, context.previous));
   if (spec.patchPodMetadata !== undefined) {
-    if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject)) errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
+    if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject))
+      errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
     else {
       errors.push(...patchPodMetadataProblems(spec.patchPodMetadata).map(([at, message]) => `${at}: ${message}`));
       const notAllowed = patchMetadataWhitelistError(s as unknown as SidecarSet, context.patchMetadata ?? {});
@@ -305,7 +456,8 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
 /** Depth, out-of-range numbers and size of a spec; the first problem, naming the field. */
 function shapeError(spec: Record<string, unknown>): string | undefined {
   const shape = checkJsonShape(spec, 'spec', MAX_SIDECARSET_DEPTH);
-  if (shape) return `${shape.field}: ${shape.message.replace(/; no Kubernetes object.*$/, '')}; a SidecarSet is copied into every pod it matches, so it may nest at most ${MAX_SIDECARSET_DEPTH} levels below spec`;
+  if (shape)
+    return `${shape.field}: ${shape.message.replace(/; no Kubernetes object.*$/, '')}; a SidecarSet is copied into every pod it matches, so it may nest at most ${MAX_SIDECARSET_DEPTH} levels below spec`;
   const bytes = Buffer.byteLength(JSON.stringify(spec));
   if (bytes > MAX_SIDECARSET_SPEC_BYTES) {
     return `spec: is ${bytes} bytes as JSON, over the ${MAX_SIDECARSET_SPEC_BYTES}-byte limit; every matching pod would carry it. Fix: move large data into a ConfigMap volume`;
@@ -314,9 +466,17 @@ function shapeError(spec: Record<string, unknown>): string | undefined {
 }
 
 /** A pod as small as the API server accepts, to inject into as a dry run. */
-const PROBE_POD: V1Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'probe', labels: {} }, spec: { containers: [{ name: 'app', image: 'app' }] } };
+const PROBE_POD: V1Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'probe', namespace: 'probe', labels: {} },
+  spec: { containers: [{ name: 'app', image: 'app' }] },
+};
 
-/** Injects into a probe pod: a SidecarSet whose injection throws or yields an invalid patch is refused now, not at every pod CREATE. */
+/**
+ * Injects into a probe pod: a SidecarSet whose injection throws or yields an invalid patch is refused now, not at every
+ * pod CREATE.
+ */
 function injectionError(s: SidecarSet): string | undefined {
   try {
     const { pod } = injectSidecars(PROBE_POD, [s], new Date(0));
@@ -338,7 +498,9 @@ const unservable = new WeakMap<object, string | false>();
 export function unservableReason(s: SidecarSet): string | undefined {
   const known = unservable.get(s);
   if (known !== undefined) return known || undefined;
-  const reason = (isObject(s?.spec) ? shapeError(s.spec as unknown as Record<string, unknown>) ?? injectionError(s) : 'spec: is required');
+  const reason = isObject(s?.spec)
+    ? (shapeError(s.spec as unknown as Record<string, unknown>) ?? injectionError(s))
+    : 'spec: is required';
   unservable.set(s, reason ?? false);
   return reason;
 }
@@ -346,25 +508,42 @@ export function unservableReason(s: SidecarSet): string | undefined {
 /** The parts of a SidecarSet that {@link sidecarSetConflicts} compares. */
 export function conflictView(s: SidecarSet): SidecarSetConflictView {
   return {
-    namespace: s.spec.namespace, namespaceSelector: s.spec.namespaceSelector, selector: s.spec.selector,
-    containers: (s.spec.containers ?? []).map((c) => c.name), initContainers: (s.spec.initContainers ?? []).map((c) => c.name), volumes: s.spec.volumes ?? [],
+    namespace: s.spec.namespace,
+    namespaceSelector: s.spec.namespaceSelector,
+    selector: s.spec.selector,
+    containers: (s.spec.containers ?? []).map((c) => c.name),
+    initContainers: (s.spec.initContainers ?? []).map((c) => c.name),
+    volumes: s.spec.volumes ?? [],
     patchPodMetadata: s.spec.patchPodMetadata,
   };
 }
 
-/** Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract). */
-export function findConflicts(candidate: SidecarSet, others: SidecarSet[], namespaceLabels?: (ns: string) => Record<string, string> | undefined): string[] {
+/**
+ * Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract).
+ */
+export function findConflicts(
+  candidate: SidecarSet,
+  others: SidecarSet[],
+  namespaceLabels?: (ns: string) => Record<string, string> | undefined,
+): string[] {
   // Upstream reads the namespace from its cache: one that does not exist is selected by nothing.
-  const selected = namespaceLabels && ((ns: string, selector: SelectorLike) => {
-    const labels = namespaceLabels(ns);
-    const s = selector as LabelSelector;
-    return labels !== undefined && (isEmptySelector(s) || matchesSelector(s, labels));
-  });
-  return others.filter((o) => o.metadata.name !== candidate.metadata.name).flatMap((other) => sidecarSetConflicts(conflictView(candidate), conflictView(other), selected).map(({ field, names }) => {
-    const list = names.map((n) => `"${n}"`).join(', ');
-    if (field === 'patchPodMetadata') return `spec.patchPodMetadata: annotation ${list} is also patched by SidecarSet "${other.metadata.name}" in pods both select, one of them with Overwrite; ${SidecarSetRules.patchConflictFix}`;
-    return field === 'volumes'
-      ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
-      : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;
-  }));
+  const selected =
+    namespaceLabels &&
+    ((ns: string, selector: SelectorLike) => {
+      const labels = namespaceLabels(ns);
+      const s = selector as LabelSelector;
+      return labels !== undefined && (isEmptySelector(s) || matchesSelector(s, labels));
+    });
+  return others
+    .filter((o) => o.metadata.name !== candidate.metadata.name)
+    .flatMap((other) =>
+      sidecarSetConflicts(conflictView(candidate), conflictView(other), selected).map(({ field, names }) => {
+        const list = names.map((n) => `"${n}"`).join(', ');
+        if (field === 'patchPodMetadata')
+          return `spec.patchPodMetadata: annotation ${list} is also patched by SidecarSet "${other.metadata.name}" in pods both select, one of them with Overwrite; ${SidecarSetRules.patchConflictFix}`;
+        return field === 'volumes'
+          ? `spec.volumes: volume ${list} differs from the volume of that name in SidecarSet "${other.metadata.name}", which injects into pods both select; make them identical or rename one`
+          : `spec.${field}: container ${list} is also injected by SidecarSet "${other.metadata.name}" into pods both select; rename the container or make the selectors disjoint`;
+      }),
+    );
 }

@@ -1,6 +1,17 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../clock.js';
-import { allow, createPatch, deny, exemptSystemNamespaces, mutating, patch, validating, type Denied, type MutatingWebhook, type ValidatingWebhook } from '../webhook/index.js';
+import {
+  allow,
+  createPatch,
+  deny,
+  exemptSystemNamespaces,
+  mutating,
+  patch,
+  validating,
+  type Denied,
+  type MutatingWebhook,
+  type ValidatingWebhook,
+} from '../webhook/index.js';
 import { defaultSidecarSet } from './defaults.js';
 import { InjectionRevisionError, revisionToInject, type SidecarSetRevisionSource } from './injection-revision.js';
 import { injectionIgnored, injectSidecars, sidecarSetMatchesPod, type Injection } from './inject.js';
@@ -28,7 +39,12 @@ function freshnessDenial(source: SidecarSetSource): Denied | undefined {
     return undefined;
   } catch (err) {
     if (!(err instanceof StaleCacheError)) throw err;
-    return { allowed: false, code: 503, reason: 'ServiceUnavailable', message: `${err.message}; retry shortly (another replica may answer)` };
+    return {
+      allowed: false,
+      code: 503,
+      reason: 'ServiceUnavailable',
+      message: `${err.message}; retry shortly (another replica may answer)`,
+    };
   }
 }
 
@@ -64,7 +80,8 @@ function podShapeError(pod: unknown): string | undefined {
     if (!Array.isArray(items)) return `${at}.spec.${list}: must be a list, got ${describe(items)}`;
     for (const [i, item] of items.entries()) {
       if (!isObject(item)) return `${at}.spec.${list}[${i}]: must be an object, got ${describe(item)}`;
-      if (list !== 'imagePullSecrets' && typeof item.name !== 'string') return `${at}.spec.${list}[${i}].name: must be a string, got ${describe(item.name)}`;
+      if (list !== 'imagePullSecrets' && typeof item.name !== 'string')
+        return `${at}.spec.${list}[${i}].name: must be a string, got ${describe(item.name)}`;
       if (list !== 'containers' && list !== 'initContainers') continue;
       for (const nested of ['env', 'volumeMounts']) {
         const value = item[nested];
@@ -82,38 +99,56 @@ function podShapeError(pod: unknown): string | undefined {
  * picks (`random` decides a Partial percentage). kube-system and the manager's own
  * namespace are skipped in code as well as by the webhook configuration.
  */
-export function podInjectionWebhook(source: SidecarSetSource, managerNamespace: string, clock: Clock, random: () => number = Math.random): MutatingWebhook {
-  return exemptSystemNamespaces(mutating((request) => {
-    if (request.operation !== 'CREATE' || request.kind.kind !== 'Pod' || request.subResource) return allow();
-    const malformed = podShapeError(request.object);
-    if (malformed) return deny(malformed, 400);
-    const original = request.object as unknown as V1Pod;
-    // The API server fills metadata.namespace after admission; match on the request's.
-    const pod: V1Pod = { ...original, metadata: { ...original.metadata, namespace: request.namespace ?? original.metadata?.namespace } };
-    if (injectionIgnored(pod)) return allow();
-    const stale = freshnessDenial(source);
-    if (stale) return stale;
-    const labels = source.namespaceLabels(pod.metadata!.namespace ?? '');
-    const warnings: string[] = [];
-    const matching = source.sidecarSets().filter((s) => {
-      if (s.spec.injectionStrategy?.paused || s.metadata.deletionTimestamp || !sidecarSetMatchesPod(s, pod, labels)) return false;
-      const reason = unservableReason(s);
-      if (reason) warnings.push(`SidecarSet ${s.metadata.name} was not injected: it cannot be served (${reason}); fix or delete it`);
-      return !reason;
-    });
-    if (matching.length === 0) return allow(warnings.length ? warnings : undefined);
-    let injection: Injection;
-    try {
-      // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream (500).
-      const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
-      injection = injectSidecars(original, chosen, new Date(clock.now()));
-    } catch (err) {
-      if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
-      return deny(`SidecarSet injection failed: ${err.message}`, 500);
-    }
-    const { pod: injected, injected: names } = injection;
-    return names.length === 0 ? allow(warnings.length ? warnings : undefined) : patch(createPatch(original, injected), warnings.length ? warnings : undefined);
-  }), managerNamespace);
+export function podInjectionWebhook(
+  source: SidecarSetSource,
+  managerNamespace: string,
+  clock: Clock,
+  random: () => number = Math.random,
+): MutatingWebhook {
+  return exemptSystemNamespaces(
+    mutating((request) => {
+      if (request.operation !== 'CREATE' || request.kind.kind !== 'Pod' || request.subResource) return allow();
+      const malformed = podShapeError(request.object);
+      if (malformed) return deny(malformed, 400);
+      const original = request.object as unknown as V1Pod;
+      // The API server fills metadata.namespace after admission; match on the request's.
+      const pod: V1Pod = {
+        ...original,
+        metadata: { ...original.metadata, namespace: request.namespace ?? original.metadata?.namespace },
+      };
+      if (injectionIgnored(pod)) return allow();
+      const stale = freshnessDenial(source);
+      if (stale) return stale;
+      const labels = source.namespaceLabels(pod.metadata!.namespace ?? '');
+      const warnings: string[] = [];
+      const matching = source.sidecarSets().filter((s) => {
+        if (s.spec.injectionStrategy?.paused || s.metadata.deletionTimestamp || !sidecarSetMatchesPod(s, pod, labels))
+          return false;
+        const reason = unservableReason(s);
+        if (reason)
+          warnings.push(
+            `SidecarSet ${s.metadata.name} was not injected: it cannot be served (${reason}); fix or delete it`,
+          );
+        return !reason;
+      });
+      if (matching.length === 0) return allow(warnings.length ? warnings : undefined);
+      let injection: Injection;
+      try {
+        // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream
+        // (500).
+        const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
+        injection = injectSidecars(original, chosen, new Date(clock.now()));
+      } catch (err) {
+        if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
+        return deny(`SidecarSet injection failed: ${err.message}`, 500);
+      }
+      const { pod: injected, injected: names } = injection;
+      return names.length === 0
+        ? allow(warnings.length ? warnings : undefined)
+        : patch(createPatch(original, injected), warnings.length ? warnings : undefined);
+    }),
+    managerNamespace,
+  );
 }
 
 /** SidecarSet CREATE/UPDATE: fill upstream's defaults, so stored objects read the same as upstream's. */
@@ -131,13 +166,23 @@ export function sidecarSetValidatingWebhook(source: SidecarSetSource): Validatin
   return validating((request) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
     const previous = request.operation === 'UPDATE' ? request.oldObject : undefined;
-    const errors = validateSidecarSet(request.object, { revisions: source.revisions, patchMetadata: source.patchMetadata?.(), previous });
+    const errors = validateSidecarSet(request.object, {
+      revisions: source.revisions,
+      patchMetadata: source.patchMetadata?.(),
+      previous,
+    });
     if (errors.length === 0) {
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
       const stale = freshnessDenial(source);
       if (stale) return stale;
-      errors.push(...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets(), (ns) => source.namespaceLabels(ns)));
+      errors.push(
+        ...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets(), (ns) =>
+          source.namespaceLabels(ns),
+        ),
+      );
     }
-    return errors.length === 0 ? allow() : deny(`SidecarSet ${request.name ?? ''} is invalid: ${errors.join('; ')}`, 422);
+    return errors.length === 0
+      ? allow()
+      : deny(`SidecarSet ${request.name ?? ''} is invalid: ${errors.join('; ')}`, 422);
   });
 }

@@ -11,8 +11,16 @@ export type AdmissionApiVersion = (typeof ADMISSION_API_VERSIONS)[number];
 const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
-export interface GroupVersionKind { group: string; version: string; kind: string }
-export interface GroupVersionResource { group: string; version: string; resource: string }
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
 
 export interface UserInfo {
   username?: string;
@@ -57,7 +65,8 @@ export function parseAdmissionReview(body: unknown): ParseResult {
   if (typeof apiVersion !== 'string' || !(ADMISSION_API_VERSIONS as readonly string[]).includes(apiVersion)) {
     return fail('apiVersion', `must be one of ${ADMISSION_API_VERSIONS.join(', ')}, got ${describeValue(apiVersion)}`);
   }
-  if (review.kind !== 'AdmissionReview') return fail('kind', `must be AdmissionReview, got ${describeValue(review.kind)}`);
+  if (review.kind !== 'AdmissionReview')
+    return fail('kind', `must be AdmissionReview, got ${describeValue(review.kind)}`);
   if (review.request === undefined || review.request === null) return fail('request', 'is missing');
   const errors: FieldError[] = [];
   const req = checkObject(review.request, 'request', errors);
@@ -66,7 +75,10 @@ export function parseAdmissionReview(body: unknown): ParseResult {
   const uid = checkString(req.uid, 'request.uid', errors, { nonEmpty: true });
   const operation = checkString(req.operation, 'request.operation', errors);
   if (operation !== undefined && !(OPERATIONS as readonly string[]).includes(operation)) {
-    errors.push({ field: 'request.operation', message: `must be one of ${OPERATIONS.join(', ')}, got ${describeValue(operation)}` });
+    errors.push({
+      field: 'request.operation',
+      message: `must be one of ${OPERATIONS.join(', ')}, got ${describeValue(operation)}`,
+    });
   }
   const kind = parseGroupVersion(req.kind, 'request.kind', 'kind', errors);
   const resource = parseGroupVersion(req.resource, 'request.resource', 'resource', errors);
@@ -74,19 +86,30 @@ export function parseAdmissionReview(body: unknown): ParseResult {
   const object = parseEmbedded(req.object, 'request.object', errors);
   const oldObject = parseEmbedded(req.oldObject, 'request.oldObject', errors);
   const options = parseEmbedded(req.options, 'request.options', errors);
-  if ((operation === 'CREATE' || operation === 'UPDATE') && object === undefined && !errors.some((e) => e.field === 'request.object')) {
+  if (
+    (operation === 'CREATE' || operation === 'UPDATE') &&
+    object === undefined &&
+    !errors.some((e) => e.field === 'request.object')
+  ) {
     errors.push({ field: 'request.object', message: `is required for ${operation}, got ${describeValue(req.object)}` });
   }
   if (req.dryRun !== undefined && req.dryRun !== null && typeof req.dryRun !== 'boolean') {
     errors.push({ field: 'request.dryRun', message: `must be a boolean, got ${describeValue(req.dryRun)}` });
   }
   const request: Partial<AdmissionRequest> = {
-    uid, apiVersion: apiVersion as AdmissionApiVersion, operation: operation as Operation,
-    kind: kind as GroupVersionKind | undefined, resource: resource as GroupVersionResource | undefined,
+    uid,
+    apiVersion: apiVersion as AdmissionApiVersion,
+    operation: operation as Operation,
+    kind: kind as GroupVersionKind | undefined,
+    resource: resource as GroupVersionResource | undefined,
     subResource: checkOptionalString(req.subResource, 'request.subResource', errors),
     name: checkOptionalString(req.name, 'request.name', errors),
     namespace: checkOptionalString(req.namespace, 'request.namespace', errors),
-    userInfo, object, oldObject, options, dryRun: req.dryRun === true,
+    userInfo,
+    object,
+    oldObject,
+    options,
+    dryRun: req.dryRun === true,
   };
   if (errors.length > 0) return { ok: false, error: errors[0] };
   return { ok: true, request: request as AdmissionRequest };
@@ -134,7 +157,8 @@ function parseUserInfo(value: unknown, errors: FieldError[]): UserInfo {
   if (obj.extra !== undefined && obj.extra !== null) {
     const extra = checkObject(obj.extra, 'request.userInfo.extra', errors);
     const valid = extra && Object.values(extra).every((v) => Array.isArray(v) && v.every((s) => typeof s === 'string'));
-    if (extra && !valid) errors.push({ field: 'request.userInfo.extra', message: 'must map keys to arrays of strings' });
+    if (extra && !valid)
+      errors.push({ field: 'request.userInfo.extra', message: 'must map keys to arrays of strings' });
     else if (extra) info.extra = extra as Record<string, string[]>;
   }
   return info;

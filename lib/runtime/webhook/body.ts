@@ -51,7 +51,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('data', onData).off('end', onEnd).off('aborted', onGone).off('error', onGone).off('close', onClose);
     };
     // 'close' before 'end' means the peer went away mid-body.
-    const onClose = () => { if (!req.complete) onGone(); };
+    const onClose = () => {
+      if (!req.complete) onGone();
+    };
     req.on('data', onData).on('end', onEnd).on('aborted', onGone).on('error', onGone).on('close', onClose);
   });
 }

@@ -14,7 +14,10 @@ import { createSecureContext } from 'node:tls';
 import { realClock, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 
-export interface TlsMaterial { cert: string; key: string }
+export interface TlsMaterial {
+  cert: string;
+  key: string;
+}
 
 export interface CertReloaderOptions {
   certFile: string;
@@ -55,12 +58,17 @@ export class CertReloader {
     try {
       [cert, key] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
     } catch (e) {
-      throw new Error(`cannot read serving certificate ${certFile} / key ${keyFile}: ${(e as Error).message}`, { cause: e });
+      throw new Error(`cannot read serving certificate ${certFile} / key ${keyFile}: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
     try {
       createSecureContext({ cert, key }); // throws on bad PEM or a key that does not match the cert
     } catch (e) {
-      throw new Error(`serving certificate ${certFile} and key ${keyFile} do not form a usable pair: ${(e as Error).message}`, { cause: e });
+      throw new Error(
+        `serving certificate ${certFile} and key ${keyFile} do not form a usable pair: ${(e as Error).message}`,
+        { cause: e },
+      );
     }
     return { cert, key };
   }
@@ -73,7 +81,10 @@ export class CertReloader {
 
   /** Loads the files and reports a change; resolves true when a new pair took effect. Serialised. */
   reload(): Promise<boolean> {
-    this.loading = this.loading.then(() => this.reloadNow(), () => this.reloadNow());
+    this.loading = this.loading.then(
+      () => this.reloadNow(),
+      () => this.reloadNow(),
+    );
     return this.loading;
   }
 

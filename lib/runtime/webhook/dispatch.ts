@@ -23,8 +23,12 @@ export interface DispatchOptions {
 
 export async function dispatch(o: DispatchOptions): Promise<AdmissionResponseBody> {
   const abort = new AbortController();
-  const cancelTimer = o.clock.after(o.timeoutMs, () => abort.abort(new Error(`handler timed out after ${o.timeoutMs}ms`)));
-  const onClose = () => { if (!o.res.writableFinished) abort.abort(new Error('the API server closed the connection')); };
+  const cancelTimer = o.clock.after(o.timeoutMs, () =>
+    abort.abort(new Error(`handler timed out after ${o.timeoutMs}ms`)),
+  );
+  const onClose = () => {
+    if (!o.res.writableFinished) abort.abort(new Error('the API server closed the connection'));
+  };
   o.res.once('close', onClose);
   const log = o.logger.child({ webhook: o.path, uid: o.request.uid });
   const aborted = new Promise<never>((_, reject) => {

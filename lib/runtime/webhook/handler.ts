@@ -13,9 +13,22 @@ export interface AdmissionContext {
   logger: Logger;
 }
 
-export interface Allowed { allowed: true; warnings?: string[] }
-export interface Denied { allowed: false; message: string; code?: number; reason?: string; warnings?: string[] }
-export interface Patched { allowed: true; patches: JsonPatchOperation[]; warnings?: string[] }
+export interface Allowed {
+  allowed: true;
+  warnings?: string[];
+}
+export interface Denied {
+  allowed: false;
+  message: string;
+  code?: number;
+  reason?: string;
+  warnings?: string[];
+}
+export interface Patched {
+  allowed: true;
+  patches: JsonPatchOperation[];
+  warnings?: string[];
+}
 
 export type ValidationResult = Allowed | Denied;
 export type MutationResult = Allowed | Denied | Patched;
@@ -40,8 +53,11 @@ export const validating = (handle: ValidatingWebhook['handle']): ValidatingWebho
 export const allow = (warnings?: string[]): Allowed => ({ allowed: true, ...(warnings ? { warnings } : {}) });
 /** 403 Forbidden unless told otherwise, like controller-runtime's `Denied`. */
 export const deny = (message: string, code = 403): Denied => ({ allowed: false, message, code });
-export const patch = (patches: JsonPatchOperation[], warnings?: string[]): Patched =>
-  ({ allowed: true, patches, ...(warnings ? { warnings } : {}) });
+export const patch = (patches: JsonPatchOperation[], warnings?: string[]): Patched => ({
+  allowed: true,
+  patches,
+  ...(warnings ? { warnings } : {}),
+});
 
 /** Namespaces a pod webhook must never touch, so the cluster (and this manager) can always start pods. */
 const KUBE_SYSTEM = 'kube-system';

@@ -22,7 +22,8 @@ export function validatePatch(ops: unknown): string | undefined {
     const at = `patches[${i}]`;
     if (typeof op !== 'object' || op === null) return `${at} must be an object`;
     const { op: name, path, from, value } = op as Record<string, unknown>;
-    if (typeof path !== 'string' || !POINTER.test(path)) return `${at}.path must be a JSON pointer, got ${JSON.stringify(path)}`;
+    if (typeof path !== 'string' || !POINTER.test(path))
+      return `${at}.path must be a JSON pointer, got ${JSON.stringify(path)}`;
     switch (name) {
       case 'add':
       case 'replace':

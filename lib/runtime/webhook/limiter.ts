@@ -27,7 +27,9 @@ export class ConnectionGate {
 
   constructor(private readonly o: ConnectionGateOptions) {
     if (!(o.maxConnections >= 1) || !(o.maxQueued >= 0)) {
-      throw new RangeError(`webhook server: maxConnections must be >= 1 and maxQueuedConnections >= 0 (got ${o.maxConnections}, ${o.maxQueued})`);
+      throw new RangeError(
+        `webhook server: maxConnections must be >= 1 and maxQueuedConnections >= 0 (got ${o.maxConnections}, ${o.maxQueued})`,
+      );
     }
   }
 
@@ -51,7 +53,10 @@ export class ConnectionGate {
         socket.destroy();
       }),
     };
-    socket.once('close', () => { this.remove(entry); entry.cancel(); });
+    socket.once('close', () => {
+      this.remove(entry);
+      entry.cancel();
+    });
     socket.on('error', () => undefined); // a queued peer that resets must not crash the process
     this.queue.push(entry);
   };
@@ -105,7 +110,10 @@ export class ByteBudget {
   private used = 0;
   private readonly waiters: Array<{ bytes: number; grant: () => void }> = [];
 
-  constructor(readonly limit: number, private readonly clock: Clock) {}
+  constructor(
+    readonly limit: number,
+    private readonly clock: Clock,
+  ) {}
 
   /** Reserves `bytes` (at most the whole budget); resolves with the release function. */
   acquire(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<() => void> {
@@ -137,7 +145,10 @@ export class ByteBudget {
         reject(err);
       };
       const cancel = this.clock.after(timeoutMs, () => drop(new BudgetTimeoutError(timeoutMs)));
-      const onAbort = () => { cancel(); drop(signal?.reason); };
+      const onAbort = () => {
+        cancel();
+        drop(signal?.reason);
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });

@@ -59,7 +59,13 @@ export function checkJsonShape(value: unknown, root: string, maxDepth = MAX_JSON
  * {@link checkJsonShape} for a large body: the same walk, handing the event loop a turn every
  * `sliceMembers` members (a 7 MB array of numbers is millions of them).
  */
-export async function checkJsonShapeCooperatively(value: unknown, root: string, yieldNow: () => Promise<void>, maxDepth = MAX_JSON_DEPTH, sliceMembers = 50_000): Promise<FieldError | undefined> {
+export async function checkJsonShapeCooperatively(
+  value: unknown,
+  root: string,
+  yieldNow: () => Promise<void>,
+  maxDepth = MAX_JSON_DEPTH,
+  sliceMembers = 50_000,
+): Promise<FieldError | undefined> {
   const walk = shapeWalk(value, root, maxDepth, sliceMembers);
   for (let step = walk.next(); ; step = walk.next()) {
     if (step.done) return step.value;
@@ -68,7 +74,12 @@ export async function checkJsonShapeCooperatively(value: unknown, root: string, 
 }
 
 /** The walk, as a generator that pauses after every `sliceMembers` members; returns the first violation. */
-function* shapeWalk(value: unknown, root: string, maxDepth: number, sliceMembers: number): Generator<void, FieldError | undefined> {
+function* shapeWalk(
+  value: unknown,
+  root: string,
+  maxDepth: number,
+  sliceMembers: number,
+): Generator<void, FieldError | undefined> {
   let budget = sliceMembers;
   const top: Frame = { value: [value], key: undefined, parent: undefined, depth: -1, keys: undefined, next: 0 };
   const stack: Frame[] = [top];
@@ -91,13 +102,27 @@ function* shapeWalk(value: unknown, root: string, maxDepth: number, sliceMembers
     const parent = frame === top ? undefined : frame;
     const childKey = frame === top ? undefined : key;
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return { field: pathOf({ value: v, key: childKey, parent, depth: 0, keys: undefined, next: 0 }, root), message: 'is a number out of range (it does not fit a 64-bit float)' };
+      if (!Number.isFinite(v))
+        return {
+          field: pathOf({ value: v, key: childKey, parent, depth: 0, keys: undefined, next: 0 }, root),
+          message: 'is a number out of range (it does not fit a 64-bit float)',
+        };
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
-    const child: Frame = { value: v, key: childKey, parent, depth: frame.depth + 1, keys: Array.isArray(v) ? undefined : Object.keys(v), next: 0 };
+    const child: Frame = {
+      value: v,
+      key: childKey,
+      parent,
+      depth: frame.depth + 1,
+      keys: Array.isArray(v) ? undefined : Object.keys(v),
+      next: 0,
+    };
     if (child.depth >= maxDepth) {
-      return { field: pathOf(child, root), message: `nests deeper than ${maxDepth} levels; no Kubernetes object this webhook serves is that deep` };
+      return {
+        field: pathOf(child, root),
+        message: `nests deeper than ${maxDepth} levels; no Kubernetes object this webhook serves is that deep`,
+      };
     }
     stack.push(child);
   }

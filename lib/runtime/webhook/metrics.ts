@@ -13,32 +13,40 @@ export class WebhookMetrics {
   private connections: () => { active: number; queued: number } = () => ({ active: 0, queued: 0 });
 
   constructor(registry: Registry) {
-    this.latency = existing(registry, 'controller_runtime_webhook_latency_seconds') ?? new Histogram({
-      name: 'controller_runtime_webhook_latency_seconds',
-      help: 'Histogram of the latency of processing admission requests',
-      labelNames: ['webhook'],
-      // controller-runtime's buckets stop at 1s; a slow webhook must still land in a finite bucket.
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
-    });
-    this.requests = existing(registry, 'controller_runtime_webhook_requests_total') ?? new Counter({
-      name: 'controller_runtime_webhook_requests_total',
-      help: 'Total number of admission requests by HTTP status code.',
-      labelNames: ['webhook', 'code'],
-      registers: [registry],
-    });
-    this.inFlight = existing(registry, 'controller_runtime_webhook_requests_in_flight') ?? new Gauge({
-      name: 'controller_runtime_webhook_requests_in_flight',
-      help: 'Current number of admission requests being served.',
-      labelNames: ['webhook'],
-      registers: [registry],
-    });
-    this.dropped = existing(registry, 'webhook_connections_dropped_total') ?? new Counter({
-      name: 'webhook_connections_dropped_total',
-      help: 'Connections closed unserved because the connection queue was full or they waited past its timeout.',
-      labelNames: ['reason'],
-      registers: [registry],
-    });
+    this.latency =
+      existing(registry, 'controller_runtime_webhook_latency_seconds') ??
+      new Histogram({
+        name: 'controller_runtime_webhook_latency_seconds',
+        help: 'Histogram of the latency of processing admission requests',
+        labelNames: ['webhook'],
+        // controller-runtime's buckets stop at 1s; a slow webhook must still land in a finite bucket.
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers: [registry],
+      });
+    this.requests =
+      existing(registry, 'controller_runtime_webhook_requests_total') ??
+      new Counter({
+        name: 'controller_runtime_webhook_requests_total',
+        help: 'Total number of admission requests by HTTP status code.',
+        labelNames: ['webhook', 'code'],
+        registers: [registry],
+      });
+    this.inFlight =
+      existing(registry, 'controller_runtime_webhook_requests_in_flight') ??
+      new Gauge({
+        name: 'controller_runtime_webhook_requests_in_flight',
+        help: 'Current number of admission requests being served.',
+        labelNames: ['webhook'],
+        registers: [registry],
+      });
+    this.dropped =
+      existing(registry, 'webhook_connections_dropped_total') ??
+      new Counter({
+        name: 'webhook_connections_dropped_total',
+        help: 'Connections closed unserved because the connection queue was full or they waited past its timeout.',
+        labelNames: ['reason'],
+        registers: [registry],
+      });
     const counts = () => this.connections();
     if (!existing(registry, 'webhook_connections')) {
       new Gauge({

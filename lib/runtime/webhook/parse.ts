@@ -49,16 +49,27 @@ export async function parseJsonCooperatively(text: string, opts: CooperativePars
 const DROPPED_OBJECT = Object.freeze({});
 const DROPPED_ARRAY = Object.freeze([]);
 
-async function walk(text: string, slice: number, yieldNow: () => Promise<void>, emptyAtDepth: number): Promise<unknown> {
+async function walk(
+  text: string,
+  slice: number,
+  yieldNow: () => Promise<void>,
+  emptyAtDepth: number,
+): Promise<unknown> {
   // Open containers and, for objects, the key their next value goes to.
   const containers: Array<Record<string, unknown> | readonly unknown[]> = [];
   const keys: Array<string | undefined> = [];
   let pos = 0;
   let nextYield = slice;
   let root: unknown;
-  const fail = (): never => { throw new Unhandled(); };
+  const fail = (): never => {
+    throw new Unhandled();
+  };
   const skipSpace = () => {
-    for (let c = text.charCodeAt(pos); c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = text.charCodeAt(++pos));
+    for (
+      let c = text.charCodeAt(pos);
+      c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+      c = text.charCodeAt(++pos)
+    );
   };
   const readString = (): string => {
     const start = pos; // at the opening quote
@@ -72,18 +83,25 @@ async function walk(text: string, slice: number, yieldNow: () => Promise<void>, 
     }
     pos = end + 1;
     const raw = text.slice(start + 1, end);
-    return NEEDS_DECODING.test(raw) ? JSON.parse(text.slice(start, end + 1)) as string : raw;
+    return NEEDS_DECODING.test(raw) ? (JSON.parse(text.slice(start, end + 1)) as string) : raw;
   };
   /** Stores a finished value in the innermost open container (or as the root). */
   const store = (value: unknown) => {
     const depth = containers.length;
-    if (depth === 0) { root = value; return; }
+    if (depth === 0) {
+      root = value;
+      return;
+    }
     if (depth - 1 >= emptyAtDepth) return;
     const c = containers[depth - 1] as Record<string, unknown> | unknown[];
-    if (Array.isArray(c)) { c.push(value); return; }
+    if (Array.isArray(c)) {
+      c.push(value);
+      return;
+    }
     const key = keys[depth - 1]!;
     // JSON.parse defines "__proto__" as an own property; assignment would set the prototype.
-    if (key === '__proto__') Object.defineProperty(c, key, { value, writable: true, enumerable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(c, key, { value, writable: true, enumerable: true, configurable: true });
     else c[key] = value;
   };
   /** After a value: a separator, a closer (finishing containers), or the end of the text. */
@@ -91,7 +109,10 @@ async function walk(text: string, slice: number, yieldNow: () => Promise<void>, 
     for (;;) {
       skipSpace();
       const depth = containers.length;
-      if (depth === 0) { if (pos !== text.length) fail(); return false; }
+      if (depth === 0) {
+        if (pos !== text.length) fail();
+        return false;
+      }
       const c = containers[depth - 1];
       const ch = text[pos++];
       if (ch === ',') {
@@ -135,10 +156,16 @@ async function walk(text: string, slice: number, yieldNow: () => Promise<void>, 
       continue;
     }
     if (ch === '"') store(readString());
-    else if (text.startsWith('true', pos)) { pos += 4; store(true); }
-    else if (text.startsWith('false', pos)) { pos += 5; store(false); }
-    else if (text.startsWith('null', pos)) { pos += 4; store(null); }
-    else {
+    else if (text.startsWith('true', pos)) {
+      pos += 4;
+      store(true);
+    } else if (text.startsWith('false', pos)) {
+      pos += 5;
+      store(false);
+    } else if (text.startsWith('null', pos)) {
+      pos += 4;
+      store(null);
+    } else {
       NUMBER.lastIndex = pos;
       const m = NUMBER.exec(text) ?? fail();
       pos += m[0].length;

@@ -18,11 +18,13 @@ export function toResponse(uid: string, type: Webhook['type'], result: unknown):
   const warnings = checkWarnings(r.warnings);
   if (r.allowed === false) {
     const message = typeof r.message === 'string' && r.message !== '' ? r.message : 'denied by admission webhook';
-    const code = Number.isInteger(r.code) && (r.code as number) >= 400 && (r.code as number) <= 599 ? (r.code as number) : 403;
+    const code =
+      Number.isInteger(r.code) && (r.code as number) >= 400 && (r.code as number) <= 599 ? (r.code as number) : 403;
     const reason = typeof r.reason === 'string' ? r.reason : undefined;
     return { uid, allowed: false, status: { code, message, ...(reason ? { reason } : {}) }, ...warnings };
   }
-  if (r.allowed !== true) throw new InvalidResultError(`handler result.allowed must be true or false, got ${describeValue(r.allowed)}`);
+  if (r.allowed !== true)
+    throw new InvalidResultError(`handler result.allowed must be true or false, got ${describeValue(r.allowed)}`);
   if (r.patches === undefined) return { uid, allowed: true, ...warnings };
   if (type === 'validating') throw new InvalidResultError('a validating webhook cannot return patches');
   const invalid = validatePatch(r.patches);

@@ -125,13 +125,16 @@ export class WebhookServer {
   async start(): Promise<void> {
     if (this.server) return;
     const material = await this.reloader.init();
-    const server = createServer({
-      ...tlsOptions(material),
-      handshakeTimeout: 10_000,
-      headersTimeout: this.opts.headersTimeoutMs ?? 10_000,
-      requestTimeout: this.opts.requestTimeoutMs ?? 30_000,
-      keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 120_000,
-    }, (req, res) => this.onRequest(req, res));
+    const server = createServer(
+      {
+        ...tlsOptions(material),
+        handshakeTimeout: 10_000,
+        headersTimeout: this.opts.headersTimeoutMs ?? 10_000,
+        requestTimeout: this.opts.requestTimeoutMs ?? 30_000,
+        keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 120_000,
+      },
+      (req, res) => this.onRequest(req, res),
+    );
     server.on('tlsClientError', (err) => this.log.debug('TLS handshake failed', { err }));
     server.on('error', (err) => this.log.error('webhook server error', { err }));
     // The TLS server never listens itself: a plain TCP listener hands it connections through the
@@ -181,7 +184,10 @@ export class WebhookServer {
     this.draining = true;
   }
 
-  /** Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded by `graceMs`, default stopGraceMs). */
+  /**
+   * Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded by `graceMs`, default
+   * stopGraceMs).
+   */
   async stop(graceMs = this.opts.stopGraceMs ?? 25_000): Promise<void> {
     const server = this.server;
     const listener = this.listener;
@@ -197,7 +203,10 @@ export class WebhookServer {
     const grace = new AbortController();
     const outcome = await Promise.race([
       gate.whenIdle().then(() => 'closed' as const),
-      sleep(this.clock, graceMs, grace.signal).then(() => 'timeout' as const, () => 'closed' as const),
+      sleep(this.clock, graceMs, grace.signal).then(
+        () => 'timeout' as const,
+        () => 'closed' as const,
+      ),
     ]);
     grace.abort();
     if (outcome === 'timeout') {
@@ -237,8 +246,12 @@ export class WebhookServer {
     }
     if (!isJsonContentType(req.headers['content-type'])) {
       req.resume();
-      this.fail(res, 415, 'UnsupportedMediaType',
-        `Content-Type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`);
+      this.fail(
+        res,
+        415,
+        'UnsupportedMediaType',
+        `Content-Type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '')}`,
+      );
       return;
     }
     const declared = Number(req.headers['content-length']);
@@ -273,7 +286,14 @@ export class WebhookServer {
     }
   }
 
-  private async handleBody(path: string, webhook: Webhook, req: IncomingMessage, res: ServerResponse, maxBody: number, large: boolean): Promise<void> {
+  private async handleBody(
+    path: string,
+    webhook: Webhook,
+    req: IncomingMessage,
+    res: ServerResponse,
+    maxBody: number,
+    large: boolean,
+  ): Promise<void> {
     let body: Buffer;
     try {
       body = await readBody(req, maxBody);
@@ -290,7 +310,9 @@ export class WebhookServer {
     let json: unknown;
     try {
       const text = body.toString('utf8');
-      json = large ? await parseJsonCooperatively(text, { yieldNow: yieldToLoop, emptyAtDepth: MAX_JSON_DEPTH }) : JSON.parse(text);
+      json = large
+        ? await parseJsonCooperatively(text, { yieldNow: yieldToLoop, emptyAtDepth: MAX_JSON_DEPTH })
+        : JSON.parse(text);
     } catch (e) {
       this.fail(res, 400, 'BadRequest', `request body is not valid JSON: ${(e as Error).message}`);
       return;
@@ -309,21 +331,38 @@ export class WebhookServer {
     // the check stops at them, so it names the same field as on the whole object.)
     const shape = large ? await checkJsonShapeCooperatively(json, '', yieldToLoop) : checkJsonShape(json, '');
     if (shape) {
-      this.send(res, 200, reviewResponse(request.apiVersion, {
-        uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: formatFieldError(shape) },
-      }));
+      this.send(
+        res,
+        200,
+        reviewResponse(request.apiVersion, {
+          uid: request.uid,
+          allowed: false,
+          status: { code: 400, reason: 'BadRequest', message: formatFieldError(shape) },
+        }),
+      );
       return;
     }
     await step();
     if (res.destroyed) return;
     const response = await dispatch({
-      path, webhook, request, res, clock: this.clock, logger: this.log,
+      path,
+      webhook,
+      request,
+      res,
+      clock: this.clock,
+      logger: this.log,
       timeoutMs: this.opts.handlerTimeoutMs ?? 9_000,
     });
     if (!res.destroyed) this.send(res, 200, reviewResponse(request.apiVersion, response));
   }
 
-  private fail(res: ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}): void {
+  private fail(
+    res: ServerResponse,
+    code: number,
+    reason: string,
+    message: string,
+    headers: Record<string, string> = {},
+  ): void {
     this.send(res, code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message }, headers);
   }
 

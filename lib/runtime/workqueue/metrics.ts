@@ -22,34 +22,56 @@ class WorkqueueFamilies {
     const registers = [registry];
     const labelNames = ['name'] as const;
     this.depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames, registers });
-    this.adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames, registers });
+    this.adds = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames,
+      registers,
+    });
     this.queueDuration = new Histogram({
-      name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested',
-      labelNames, buckets: DURATION_BUCKETS, registers,
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames,
+      buckets: DURATION_BUCKETS,
+      registers,
     });
     this.workDuration = new Histogram({
-      name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes',
-      labelNames, buckets: DURATION_BUCKETS, registers,
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames,
+      buckets: DURATION_BUCKETS,
+      registers,
     });
-    this.retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames, registers });
+    this.retries = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames,
+      registers,
+    });
     // Computed at scrape time, so they need no ticker and are exact whenever they are read.
     const inFlight = this.inFlight;
     new Gauge({
       name: 'workqueue_unfinished_work_seconds',
-      help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. ' +
+      help:
+        "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
         'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
-      labelNames, registers,
+      labelNames,
+      registers,
       collect() {
         this.reset();
         for (const [name, queues] of inFlight) {
-          this.set({ name }, [...queues].reduce((sum, q) => sum + q.unfinishedSeconds(), 0));
+          this.set(
+            { name },
+            [...queues].reduce((sum, q) => sum + q.unfinishedSeconds(), 0),
+          );
         }
       },
     });
     new Gauge({
       name: 'workqueue_longest_running_processor_seconds',
       help: 'How many seconds has the longest running processor for workqueue been running.',
-      labelNames, registers,
+      labelNames,
+      registers,
       collect() {
         this.reset();
         for (const [name, queues] of inFlight) {
@@ -78,7 +100,11 @@ export class QueueMetrics implements InFlight {
   private readonly startedAt = new Map<string, number>();
   private readonly labels: { name: string };
 
-  constructor(private readonly name: string, registry: Registry, private readonly clock: Clock) {
+  constructor(
+    private readonly name: string,
+    registry: Registry,
+    private readonly clock: Clock,
+  ) {
     this.families = familiesFor(registry);
     this.labels = { name };
     this.families.depth.set(this.labels, 0);

@@ -160,10 +160,12 @@ class Fifo {
 export function stableKey(item: unknown): string {
   if (typeof item === 'string') return item;
   try {
-    return JSON.stringify(item, (_k, value: unknown) => {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-      return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }) ?? String(item);
+    return (
+      JSON.stringify(item, (_k, value: unknown) => {
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+        return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      }) ?? String(item)
+    );
   } catch {
     // BigInts and cycles cannot be JSON; they still need some key rather than a crash.
     return String(item);

@@ -56,7 +56,8 @@ export class BucketRateLimiter implements RateLimiter {
     private readonly burst = 100,
     private readonly clock: Clock = realClock,
   ) {
-    if (!(qps > 0) || !(burst >= 1)) throw new RangeError(`token bucket needs qps > 0 and burst >= 1 (got ${qps}, ${burst})`);
+    if (!(qps > 0) || !(burst >= 1))
+      throw new RangeError(`token bucket needs qps > 0 and burst >= 1 (got ${qps}, ${burst})`);
     this.tokens = burst;
     this.last = clock.now();
   }

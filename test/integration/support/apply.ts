@@ -20,11 +20,14 @@ export interface ApplyResult {
   message: string;
 }
 
-export const objectId = (o: KubernetesObject): string => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
+export const objectId = (o: KubernetesObject): string =>
+  `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 
 const discovery = new Map<string, Array<{ name: string; kind: string }>>();
 
-/** The resources `apiVersion` serves (`name` is the plural, or `plural/subresource`); empty if it serves none. Cached. */
+/**
+ * The resources `apiVersion` serves (`name` is the plural, or `plural/subresource`); empty if it serves none. Cached.
+ */
 export async function discover(apiVersion: string): Promise<Array<{ name: string; kind: string }>> {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
   let resources = discovery.get(base);
@@ -41,9 +44,11 @@ export async function discover(apiVersion: string): Promise<Array<{ name: string
 /** The REST path of `o`, from the API server's discovery (so any kind, built-in or CRD, resolves). */
 export async function objectPath(o: KubernetesObject): Promise<string> {
   const base = o.apiVersion!.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
-  const find = async () => (await discover(o.apiVersion!)).find((r) => r.kind === o.kind && !r.name.includes('/'))?.name;
+  const find = async () =>
+    (await discover(o.apiVersion!)).find((r) => r.kind === o.kind && !r.name.includes('/'))?.name;
   let plural = await find();
-  if (!plural) { // a CRD of this group may have been established since the lookup was cached
+  if (!plural) {
+    // a CRD of this group may have been established since the lookup was cached
     discovery.delete(base);
     plural = await find();
   }
@@ -51,7 +56,11 @@ export async function objectPath(o: KubernetesObject): Promise<string> {
   return `${base}${o.metadata?.namespace ? `/namespaces/${o.metadata.namespace}` : ''}/${plural}/${o.metadata!.name}`;
 }
 
-export interface ServerSideApplyOptions { fieldManager: string; force: boolean; dryRun?: boolean }
+export interface ServerSideApplyOptions {
+  fieldManager: string;
+  force: boolean;
+  dryRun?: boolean;
+}
 
 /** Server-side apply of raw JSON as the envtest admin; resolves with the outcome, never throws for an HTTP error. */
 export async function applyServerSide(o: KubernetesObject, opts: ServerSideApplyOptions): Promise<ApplyResult> {
@@ -60,15 +69,30 @@ export async function applyServerSide(o: KubernetesObject, opts: ServerSideApply
   const url = new URL(`${await objectPath(o)}${query}`, state.server);
   const body = JSON.stringify(o);
   const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = request(url, {
-      method: 'PATCH', agent: false,
-      ca: readFileSync(state.caCertPath), cert: readFileSync(state.adminCertPath), key: readFileSync(state.adminKeyPath),
-      headers: { 'Content-Type': 'application/apply-patch+yaml' },
-    }, (res) => {
-      let data = '';
-      res.setEncoding('utf8').on('data', (d: string) => { data += d; }).on('end', () => resolve({ status: res.statusCode ?? 0, text: data }));
-    });
-    req.on('error', reject).setTimeout(30_000, () => req.destroy(new Error(`apply ${objectId(o)} timed out`))).end(body);
+    const req = request(
+      url,
+      {
+        method: 'PATCH',
+        agent: false,
+        ca: readFileSync(state.caCertPath),
+        cert: readFileSync(state.adminCertPath),
+        key: readFileSync(state.adminKeyPath),
+        headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      },
+      (res) => {
+        let data = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => {
+            data += d;
+          })
+          .on('end', () => resolve({ status: res.statusCode ?? 0, text: data }));
+      },
+    );
+    req
+      .on('error', reject)
+      .setTimeout(30_000, () => req.destroy(new Error(`apply ${objectId(o)} timed out`)))
+      .end(body);
   });
   let message = '';
   if (status >= 300) {
@@ -96,12 +120,19 @@ export async function kubectlVersion(): Promise<string | undefined> {
  * default) or `--server-side` with a field manager. kubectl goes on after a failed object, so
  * `output` names every object's outcome; `ok` is its exit status.
  */
-export async function kubectlApply(objects: KubernetesObject[], file: string, opts: { serverSide?: boolean; fieldManager?: string } = {}): Promise<{ ok: boolean; output: string }> {
+export async function kubectlApply(
+  objects: KubernetesObject[],
+  file: string,
+  opts: { serverSide?: boolean; fieldManager?: string } = {},
+): Promise<{ ok: boolean; output: string }> {
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
   const mode = opts.serverSide ? ['--server-side', `--field-manager=${opts.fieldManager ?? 'kubectl'}`] : [];
   try {
-    const { stdout, stderr } = await promisify(execFile)('kubectl', ['--kubeconfig', envtest().kubeconfigPath, 'apply', ...mode, '-f', file],
-      { timeout: 180_000, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await promisify(execFile)(
+      'kubectl',
+      ['--kubeconfig', envtest().kubeconfigPath, 'apply', ...mode, '-f', file],
+      { timeout: 180_000, maxBuffer: 16 << 20 },
+    );
     return { ok: true, output: `${stdout}${stderr}` };
   } catch (e) {
     const x = e as { stdout?: string; stderr?: string; message: string };

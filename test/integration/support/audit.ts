@@ -14,7 +14,14 @@ export interface AuditEvent {
   requestURI: string;
   user: { username: string; groups?: string[] };
   userAgent?: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string; apiGroup?: string; apiVersion?: string };
+  objectRef?: {
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+    apiGroup?: string;
+    apiVersion?: string;
+  };
   responseStatus?: { code?: number; reason?: string; message?: string };
   requestReceivedTimestamp: string;
   stageTimestamp: string;
@@ -31,11 +38,15 @@ export interface AuditFilter {
 }
 
 /** The username Kubernetes gives a ServiceAccount (also the CN of a certificate acting as one). */
-export const serviceAccountUser = (namespace: string, name: string): string => `system:serviceaccount:${namespace}:${name}`;
+export const serviceAccountUser = (namespace: string, name: string): string =>
+  `system:serviceaccount:${namespace}:${name}`;
 
 /** Audit events matching `filter`, oldest first. Reads the whole file (a test run writes a few MB). */
 export function auditEvents(filter: AuditFilter = {}, path = envtest().auditLogPath): AuditEvent[] {
-  if (!existsSync(path)) throw new Error(`no audit log at ${path}: was the control plane started with the audit flags of test/envtest/config.ts?`);
+  if (!existsSync(path))
+    throw new Error(
+      `no audit log at ${path}: was the control plane started with the audit flags of test/envtest/config.ts?`,
+    );
   const since = filter.since === undefined ? undefined : Number(filter.since);
   // Cheap substring tests first: most lines are other users' requests.
   const needle = filter.user === undefined ? undefined : `"username":${JSON.stringify(filter.user)}`;

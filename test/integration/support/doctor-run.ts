@@ -23,20 +23,32 @@ function doctorBin(): string {
   return bin;
 }
 
-export interface DoctorRun { code: number; stdout: string; stderr: string }
+export interface DoctorRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export function runDoctorCli(args: string[], env: Record<string, string> = {}): Promise<DoctorRun> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', doctorBin(), ...args], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : NaN) : 0;
-      if (Number.isNaN(code)) reject(new Error(`doctor did not run: ${err!.message}\n${stderr}`));
-      else resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', doctorBin(), ...args],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', ...env }, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : NaN) : 0;
+        if (Number.isNaN(code)) reject(new Error(`doctor did not run: ${err!.message}\n${stderr}`));
+        else resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
 /** `doctor --json`: the report, the exit code and the ids of the failing checks. */
-export async function doctorJson(kubeconfig: string, namespace: string): Promise<{ code: number; report: DoctorReport; failing: string[] }> {
+export async function doctorJson(
+  kubeconfig: string,
+  namespace: string,
+): Promise<{ code: number; report: DoctorReport; failing: string[] }> {
   const run = await runDoctorCli(['doctor', `--kubeconfig=${kubeconfig}`, `--namespace=${namespace}`, '--json']);
   let report: DoctorReport;
   try {

@@ -3,7 +3,15 @@
  * recorded from a watch (every write, in order), metric scraping, the certificate a replica
  * presents, SidecarSets and pods through the API server, direct AdmissionReviews.
  */
-import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Lease, type V1Pod } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Lease,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { X509Certificate, randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
@@ -14,7 +22,12 @@ import { Logger } from '../../../lib/runtime/log.js';
 import type { Exit, ManagerProcess } from './manager-process.js';
 
 /** Polls `cond` every `everyMs` until it holds; throws naming `what` after `timeoutMs`. */
-export async function until<T>(what: string, cond: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
+export async function until<T>(
+  what: string,
+  cond: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -24,7 +37,10 @@ export async function until<T>(what: string, cond: () => T | undefined | false |
     } catch (e) {
       lastError = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs}ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
+      );
     await sleep(everyMs);
   }
 }
@@ -33,9 +49,12 @@ export async function until<T>(what: string, cond: () => T | undefined | false |
 export async function exitOf(m: ManagerProcess, timeoutMs = 30_000): Promise<Exit> {
   const timer = new AbortController();
   try {
-    return await Promise.race([m.exited, sleep(timeoutMs, undefined, { signal: timer.signal }).then(() => {
-      throw new Error(`${m.name} did not exit within ${timeoutMs}ms:\n${m.logs()}`);
-    })]);
+    return await Promise.race([
+      m.exited,
+      sleep(timeoutMs, undefined, { signal: timer.signal }).then(() => {
+        throw new Error(`${m.name} did not exit within ${timeoutMs}ms:\n${m.logs()}`);
+      }),
+    ]);
   } finally {
     timer.abort();
   }
@@ -78,11 +97,16 @@ export class LeaseHistory {
   readonly records: LeaseRecord[] = [];
   private readonly informer: Informer<V1Lease & KubernetesObject>;
 
-  constructor(kc: KubeConfig, readonly namespace: string, readonly name: string) {
+  constructor(
+    kc: KubeConfig,
+    readonly namespace: string,
+    readonly name: string,
+  ) {
     this.informer = new Informer<V1Lease & KubernetesObject>({
       path: resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace }),
       fieldSelector: `metadata.name=${name}`,
-      kubeConfig: kc, logger: new Logger({ test: 'lease-history' }, 'error'),
+      kubeConfig: kc,
+      logger: new Logger({ test: 'lease-history' }, 'error'),
     });
     const record = (lease: V1Lease) => {
       const r = toRecord(lease);
@@ -116,21 +140,26 @@ export function identityOf(m: ManagerProcess): string | undefined {
     if (!line.includes('"msg":"manager started"')) continue;
     try {
       return (JSON.parse(line) as { identity?: string }).identity;
-    } catch { /* partial line */ }
+    } catch {
+      /* partial line */
+    }
   }
   return undefined;
 }
 
 /** Parsed JSON log lines of a manager. */
 export function logLines(m: ManagerProcess): Array<Record<string, unknown>> {
-  return m.logs().split('\n').flatMap((line) => {
-    if (!line.startsWith('{')) return [];
-    try {
-      return [JSON.parse(line) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  return m
+    .logs()
+    .split('\n')
+    .flatMap((line) => {
+      if (!line.startsWith('{')) return [];
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,7 +171,9 @@ export function metricValue(text: string, name: string, labels: Record<string, s
     if (!line.startsWith(name)) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    const got = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]),
+    );
     if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
   }
   return undefined;
@@ -178,19 +209,38 @@ export function presentedCertificate(port: number): Promise<X509Certificate> {
  * POSTs an AdmissionReview to a replica's webhook over TLS (trusting `caPem`). Without an agent the
  * request itself says `Connection: close`; pass a keep-alive agent to see what the server decides.
  */
-export function postReview(port: number, path: string, caPem: string, review: unknown, agent: Agent | false = false): Promise<{ status: number; body: string; connection?: string }> {
+export function postReview(
+  port: number,
+  path: string,
+  caPem: string,
+  review: unknown,
+  agent: Agent | false = false,
+): Promise<{ status: number; body: string; connection?: string }> {
   const body = JSON.stringify(review);
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1', servername: 'localhost', port, path, method: 'POST', ca: caPem, agent,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
-      signal: AbortSignal.timeout(10_000),
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => { text += d; })
-        .on('end', () => resolve({ status: res.statusCode ?? 0, body: text, connection: res.headers.connection }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        servername: 'localhost',
+        port,
+        path,
+        method: 'POST',
+        ca: caPem,
+        agent,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        signal: AbortSignal.timeout(10_000),
+      },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => {
+            text += d;
+          })
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body: text, connection: res.headers.connection }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -199,12 +249,20 @@ export function postReview(port: number, path: string, caPem: string, review: un
 /** An AdmissionReview for creating `pod` in `namespace`, as the API server sends it. */
 export function podReview(pod: V1Pod, namespace: string): unknown {
   return {
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid: randomUUID(), kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' },
-      requestKind: { group: '', version: 'v1', kind: 'Pod' }, requestResource: { group: '', version: 'v1', resource: 'pods' },
-      namespace, operation: 'CREATE', userInfo: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
-      object: { apiVersion: 'v1', kind: 'Pod', ...pod }, oldObject: null, dryRun: false,
+      uid: randomUUID(),
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      requestKind: { group: '', version: 'v1', kind: 'Pod' },
+      requestResource: { group: '', version: 'v1', resource: 'pods' },
+      namespace,
+      operation: 'CREATE',
+      userInfo: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
+      object: { apiVersion: 'v1', kind: 'Pod', ...pod },
+      oldObject: null,
+      dryRun: false,
       options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
     },
   };
@@ -214,7 +272,13 @@ export function podReview(pod: V1Pod, namespace: string): unknown {
 export function reviewPatch(body: string): Array<{ op: string; path: string; value?: unknown }> {
   const response = (JSON.parse(body) as { response?: { allowed?: boolean; patch?: string } }).response;
   if (!response?.allowed) throw new Error(`review was not allowed: ${body.slice(0, 300)}`);
-  return response.patch ? JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as Array<{ op: string; path: string; value?: unknown }> : [];
+  return response.patch
+    ? (JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8')) as Array<{
+        op: string;
+        path: string;
+        value?: unknown;
+      }>)
+    : [];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,7 +294,8 @@ export interface SidecarSetParams {
 
 export function sidecarSetBody(p: SidecarSetParams): KubernetesObject & { spec: unknown } {
   return {
-    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`, kind: 'SidecarSet',
+    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
+    kind: 'SidecarSet',
     metadata: { name: p.name },
     spec: {
       namespace: p.namespace,
@@ -242,34 +307,54 @@ export function sidecarSetBody(p: SidecarSetParams): KubernetesObject & { spec: 
 
 const sidecarSetsApi = { group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' };
 
-/** Creates the SidecarSet through the API server (so through our SidecarSet webhooks); retries until the webhooks answer. */
+/**
+ * Creates the SidecarSet through the API server (so through our SidecarSet webhooks); retries until the webhooks
+ * answer.
+ */
 export async function createSidecarSet(kc: KubeConfig, p: SidecarSetParams, timeoutMs = 60_000): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
-  await until(`SidecarSet ${p.name} to be created through the webhooks`, async () => {
-    try {
-      await api.createClusterCustomObject({ ...sidecarSetsApi, body: sidecarSetBody(p) });
-      return true;
-    } catch (e) {
-      if (e instanceof ApiException && e.code === 409) return true;
-      throw e;
-    }
-  }, timeoutMs, 200);
+  await until(
+    `SidecarSet ${p.name} to be created through the webhooks`,
+    async () => {
+      try {
+        await api.createClusterCustomObject({ ...sidecarSetsApi, body: sidecarSetBody(p) });
+        return true;
+      } catch (e) {
+        if (e instanceof ApiException && e.code === 409) return true;
+        throw e;
+      }
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 /** Sets the sidecar image of an existing SidecarSet (JSON merge patch on the whole container list). */
 export async function setSidecarImage(kc: KubeConfig, p: SidecarSetParams, image: string): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const current = await api.getClusterCustomObject({ ...sidecarSetsApi, name: p.name }) as { metadata: { resourceVersion: string }; spec: Record<string, unknown> };
-  const body = { ...sidecarSetBody({ ...p, image }), metadata: { name: p.name, resourceVersion: current.metadata.resourceVersion } };
+  const current = (await api.getClusterCustomObject({ ...sidecarSetsApi, name: p.name })) as {
+    metadata: { resourceVersion: string };
+    spec: Record<string, unknown>;
+  };
+  const body = {
+    ...sidecarSetBody({ ...p, image }),
+    metadata: { name: p.name, resourceVersion: current.metadata.resourceVersion },
+  };
   await api.replaceClusterCustomObject({ ...sidecarSetsApi, name: p.name, body });
 }
 
 export async function deleteSidecarSet(kc: KubeConfig, name: string): Promise<void> {
-  await kc.makeApiClient(CustomObjectsApi).deleteClusterCustomObject({ ...sidecarSetsApi, name }).catch(() => undefined);
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .deleteClusterCustomObject({ ...sidecarSetsApi, name })
+    .catch(() => undefined);
 }
 
 export function podBody(name: string, appLabel: string): V1Pod {
-  return { metadata: { name, labels: { app: appLabel } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } };
+  return {
+    metadata: { name, labels: { app: appLabel } },
+    spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
+  };
 }
 
 /** Image of container `container` in `pod`, or undefined if the pod has no such container. */
@@ -279,7 +364,10 @@ export function containerImage(pod: V1Pod, container: string): string | undefine
 
 /** Deletes every pod in `namespace` (unscheduled pods go at once: no kubelet to wait for). */
 export async function deletePods(kc: KubeConfig, namespace: string): Promise<void> {
-  await kc.makeApiClient(CoreV1Api).deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+  await kc
+    .makeApiClient(CoreV1Api)
+    .deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 })
+    .catch(() => undefined);
 }
 
 export function describeError(e: unknown): string {

@@ -15,7 +15,10 @@ export interface WorkloadNames {
 
 const podTemplate = (app: string, restartPolicy?: 'Never') => ({
   metadata: { labels: { app } },
-  spec: { containers: [{ name: 'main', image: 'registry.invalid/app:1' }], ...(restartPolicy ? { restartPolicy } : {}) },
+  spec: {
+    containers: [{ name: 'main', image: 'registry.invalid/app:1' }],
+    ...(restartPolicy ? { restartPolicy } : {}),
+  },
 });
 
 /** Keyed by `<plural>.<group>`, the CRD that must be installed for the object to exist. */
@@ -25,97 +28,180 @@ export function kruiseWorkloads(n: WorkloadNames): Record<string, KubernetesObje
   const selector = { matchLabels: { app: n.app } };
   return {
     'clonesets.apps.kruise.io': {
-      apiVersion: APPS, kind: 'CloneSet', metadata: meta('cs'),
+      apiVersion: APPS,
+      kind: 'CloneSet',
+      metadata: meta('cs'),
       spec: { replicas: 1, selector, template: podTemplate(n.app) },
     },
     'statefulsets.apps.kruise.io': {
-      apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', metadata: meta('asts'),
-      spec: { replicas: 1, serviceName: 'asts', selector: { matchLabels: { app: `${n.app}-asts` } }, template: podTemplate(`${n.app}-asts`) },
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'StatefulSet',
+      metadata: meta('asts'),
+      spec: {
+        replicas: 1,
+        serviceName: 'asts',
+        selector: { matchLabels: { app: `${n.app}-asts` } },
+        template: podTemplate(`${n.app}-asts`),
+      },
     },
     'sidecarsets.apps.kruise.io': {
-      apiVersion: APPS, kind: 'SidecarSet', metadata: { name: `${n.app}-sidecar` },
+      apiVersion: APPS,
+      kind: 'SidecarSet',
+      metadata: { name: `${n.app}-sidecar` },
       spec: { selector, containers: [{ name: 'sidecar', image: 'registry.invalid/sidecar:1' }] },
     },
     'broadcastjobs.apps.kruise.io': {
-      apiVersion: APPS, kind: 'BroadcastJob', metadata: meta('bcj'),
-      spec: { template: podTemplate(`${n.app}-bcj`, 'Never'), completionPolicy: { type: 'Always', activeDeadlineSeconds: 600 } },
+      apiVersion: APPS,
+      kind: 'BroadcastJob',
+      metadata: meta('bcj'),
+      spec: {
+        template: podTemplate(`${n.app}-bcj`, 'Never'),
+        completionPolicy: { type: 'Always', activeDeadlineSeconds: 600 },
+      },
     },
     'advancedcronjobs.apps.kruise.io': {
-      apiVersion: APPS, kind: 'AdvancedCronJob', metadata: meta('acj'),
-      spec: { schedule: '0 0 1 1 *', template: { jobTemplate: { spec: { template: podTemplate(`${n.app}-acj`, 'Never') } } } },
+      apiVersion: APPS,
+      kind: 'AdvancedCronJob',
+      metadata: meta('acj'),
+      spec: {
+        schedule: '0 0 1 1 *',
+        template: { jobTemplate: { spec: { template: podTemplate(`${n.app}-acj`, 'Never') } } },
+      },
     },
     'daemonsets.apps.kruise.io': {
-      apiVersion: APPS, kind: 'DaemonSet', metadata: meta('ads'),
+      apiVersion: APPS,
+      kind: 'DaemonSet',
+      metadata: meta('ads'),
       spec: { selector: { matchLabels: { app: `${n.app}-ads` } }, template: podTemplate(`${n.app}-ads`) },
     },
     'uniteddeployments.apps.kruise.io': {
-      apiVersion: APPS, kind: 'UnitedDeployment', metadata: meta('ud'),
+      apiVersion: APPS,
+      kind: 'UnitedDeployment',
+      metadata: meta('ud'),
       spec: {
-        replicas: 1, selector: { matchLabels: { app: `${n.app}-ud` } },
-        template: { statefulSetTemplate: { metadata: { labels: { app: `${n.app}-ud` } }, spec: { selector: { matchLabels: { app: `${n.app}-ud` } }, template: podTemplate(`${n.app}-ud`) } } },
-        topology: { subsets: [{ name: 'subset-a', nodeSelectorTerm: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } }] },
+        replicas: 1,
+        selector: { matchLabels: { app: `${n.app}-ud` } },
+        template: {
+          statefulSetTemplate: {
+            metadata: { labels: { app: `${n.app}-ud` } },
+            spec: { selector: { matchLabels: { app: `${n.app}-ud` } }, template: podTemplate(`${n.app}-ud`) },
+          },
+        },
+        topology: {
+          subsets: [
+            {
+              name: 'subset-a',
+              nodeSelectorTerm: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
+            },
+          ],
+        },
       },
     },
     'workloadspreads.apps.kruise.io': {
-      apiVersion: APPS, kind: 'WorkloadSpread', metadata: meta('wss'),
+      apiVersion: APPS,
+      kind: 'WorkloadSpread',
+      metadata: meta('wss'),
       spec: {
         targetRef: { apiVersion: APPS, kind: 'CloneSet', name: 'cs' },
-        subsets: [{ name: 'subset-a', requiredNodeSelectorTerm: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }, maxReplicas: 1 }],
+        subsets: [
+          {
+            name: 'subset-a',
+            requiredNodeSelectorTerm: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
+            maxReplicas: 1,
+          },
+        ],
       },
     },
     'podunavailablebudgets.policy.kruise.io': {
-      apiVersion: 'policy.kruise.io/v1alpha1', kind: 'PodUnavailableBudget', metadata: meta('pub'),
+      apiVersion: 'policy.kruise.io/v1alpha1',
+      kind: 'PodUnavailableBudget',
+      metadata: meta('pub'),
       spec: { selector: { matchLabels: { app: `${n.app}-pub` } }, maxUnavailable: 1 },
     },
     'imagepulljobs.apps.kruise.io': {
-      apiVersion: APPS, kind: 'ImagePullJob', metadata: meta('ipj'),
+      apiVersion: APPS,
+      kind: 'ImagePullJob',
+      metadata: meta('ipj'),
       spec: { image: 'registry.invalid/app:1', completionPolicy: { type: 'Always', activeDeadlineSeconds: 600 } },
     },
     'imagelistpulljobs.apps.kruise.io': {
-      apiVersion: APPS, kind: 'ImageListPullJob', metadata: meta('ilpj'),
+      apiVersion: APPS,
+      kind: 'ImageListPullJob',
+      metadata: meta('ilpj'),
       spec: { images: ['registry.invalid/app:1'], completionPolicy: { type: 'Always', activeDeadlineSeconds: 600 } },
     },
     'resourcedistributions.apps.kruise.io': {
-      apiVersion: APPS, kind: 'ResourceDistribution', metadata: { name: `${n.app}-rd` },
+      apiVersion: APPS,
+      kind: 'ResourceDistribution',
+      metadata: { name: `${n.app}-rd` },
       spec: {
         resource: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${n.app}-rd` }, data: { k: 'v' } },
         targets: { includedNamespaces: { list: [{ name: ns }] } },
       },
     },
     'ephemeraljobs.apps.kruise.io': {
-      apiVersion: APPS, kind: 'EphemeralJob', metadata: meta('ej'),
+      apiVersion: APPS,
+      kind: 'EphemeralJob',
+      metadata: meta('ej'),
       spec: {
-        selector: { matchLabels: { app: `${n.app}-ej` } }, replicas: 1, parallelism: 1,
-        template: { ephemeralContainers: [{ name: 'debug', image: 'registry.invalid/debug:1', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' }] },
+        selector: { matchLabels: { app: `${n.app}-ej` } },
+        replicas: 1,
+        parallelism: 1,
+        template: {
+          ephemeralContainers: [
+            {
+              name: 'debug',
+              image: 'registry.invalid/debug:1',
+              imagePullPolicy: 'IfNotPresent',
+              terminationMessagePolicy: 'File',
+            },
+          ],
+        },
       },
     },
     'persistentpodstates.apps.kruise.io': {
-      apiVersion: APPS, kind: 'PersistentPodState', metadata: meta('pps'),
+      apiVersion: APPS,
+      kind: 'PersistentPodState',
+      metadata: meta('pps'),
       spec: {
         targetRef: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'asts' },
         requiredPersistentTopology: { nodeTopologyKeys: ['kubernetes.io/hostname'] },
       },
     },
     'podprobemarkers.apps.kruise.io': {
-      apiVersion: APPS, kind: 'PodProbeMarker', metadata: meta('ppm'),
+      apiVersion: APPS,
+      kind: 'PodProbeMarker',
+      metadata: meta('ppm'),
       spec: {
         selector: { matchLabels: { app: `${n.app}-ppm` } },
-        probes: [{
-          name: 'healthy', containerName: 'main', podConditionType: 'game.io/healthy',
-          probe: { exec: { command: ['true'] } },
-          markerPolicy: [{ state: 'Succeeded', labels: { healthy: 'true' } }],
-        }],
+        probes: [
+          {
+            name: 'healthy',
+            containerName: 'main',
+            podConditionType: 'game.io/healthy',
+            probe: { exec: { command: ['true'] } },
+            markerPolicy: [{ state: 'Succeeded', labels: { healthy: 'true' } }],
+          },
+        ],
       },
     },
     'containerrecreaterequests.apps.kruise.io': {
-      apiVersion: APPS, kind: 'ContainerRecreateRequest', metadata: meta('crr'),
+      apiVersion: APPS,
+      kind: 'ContainerRecreateRequest',
+      metadata: meta('crr'),
       spec: { podName: 'crr-target', containers: [{ name: 'main' }], strategy: { failurePolicy: 'Fail' } },
     },
     'nodeimages.apps.kruise.io': {
-      apiVersion: APPS, kind: 'NodeImage', metadata: { name: `${n.app}-node` }, spec: {},
+      apiVersion: APPS,
+      kind: 'NodeImage',
+      metadata: { name: `${n.app}-node` },
+      spec: {},
     },
     'nodepodprobes.apps.kruise.io': {
-      apiVersion: APPS, kind: 'NodePodProbe', metadata: { name: `${n.app}-node` }, spec: {},
+      apiVersion: APPS,
+      kind: 'NodePodProbe',
+      metadata: { name: `${n.app}-node` },
+      spec: {},
     },
   };
 }
@@ -126,7 +212,9 @@ export function kruiseWorkloads(n: WorkloadNames): Record<string, KubernetesObje
  */
 export function crrTargetPod(n: WorkloadNames): KubernetesObject {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'crr-target', namespace: n.namespace, labels: { app: `${n.app}-crr` } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'crr-target', namespace: n.namespace, labels: { app: `${n.app}-crr` } },
     spec: { nodeName: 'envtest-node', containers: [{ name: 'main', image: 'registry.invalid/app:1' }] },
   } as KubernetesObject;
 }
@@ -135,11 +223,20 @@ export function crrTargetPod(n: WorkloadNames): KubernetesObject {
 export function runningStatus(container: string): Record<string, unknown> {
   const now = new Date();
   return {
-    phase: 'Running', startTime: now,
+    phase: 'Running',
+    startTime: now,
     conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }],
-    containerStatuses: [{
-      name: container, ready: true, started: true, restartCount: 0, image: 'registry.invalid/app:1', imageID: '',
-      containerID: 'containerd://0000000000000000000000000000000000000000000000000000000000000000', state: { running: { startedAt: now } },
-    }],
+    containerStatuses: [
+      {
+        name: container,
+        ready: true,
+        started: true,
+        restartCount: 0,
+        image: 'registry.invalid/app:1',
+        imageID: '',
+        containerID: 'containerd://0000000000000000000000000000000000000000000000000000000000000000',
+        state: { running: { startedAt: now } },
+      },
+    ],
   };
 }

@@ -29,28 +29,60 @@ export interface ManagerProcessOptions {
   env?: Record<string, string>;
 }
 
-export interface Exit { code: number | null; signal: NodeJS.Signals | null }
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 export class ManagerProcess {
   private output = '';
   readonly exited: Promise<Exit>;
 
-  private constructor(readonly name: string, readonly child: ChildProcess, readonly ports: { webhook: number; health: number; metrics: number }, private readonly certDir: string) {
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => { this.output += d; });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.output += d; });
+  private constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    readonly ports: { webhook: number; health: number; metrics: number },
+    private readonly certDir: string,
+  ) {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      this.output += d;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      this.output += d;
+    });
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
   static async start(o: ManagerProcessOptions): Promise<ManagerProcess> {
     const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
     const certDir = mkdtempSync(join(tmpdir(), `mgr-${o.name}-`));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/runtime/main.ts'),
-      `--kubeconfig=${o.kubeconfigPath}`, `--metrics-addr=127.0.0.1:${ports.metrics}`, `--health-probe-addr=127.0.0.1:${ports.health}`,
-      '--drain-timeout=1s', ...(o.args ?? [])], {
-      cwd: ROOT,
-      env: { ...process.env, NODE_OPTIONS: '', POD_NAMESPACE: o.namespace, POD_NAME: o.name, WEBHOOK_PORT: String(ports.webhook), WEBHOOK_HOST: '127.0.0.1', WEBHOOK_CERT_DIR: certDir, ...o.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'lib/runtime/main.ts'),
+        `--kubeconfig=${o.kubeconfigPath}`,
+        `--metrics-addr=127.0.0.1:${ports.metrics}`,
+        `--health-probe-addr=127.0.0.1:${ports.health}`,
+        '--drain-timeout=1s',
+        ...(o.args ?? []),
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          NODE_OPTIONS: '',
+          POD_NAMESPACE: o.namespace,
+          POD_NAME: o.name,
+          WEBHOOK_PORT: String(ports.webhook),
+          WEBHOOK_HOST: '127.0.0.1',
+          WEBHOOK_CERT_DIR: certDir,
+          ...o.env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     return new ManagerProcess(o.name, child, ports, certDir);
   }
 
@@ -76,13 +108,18 @@ export class ManagerProcess {
   async waitReady(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.child.exitCode !== null) throw new Error(`${this.name} exited with ${this.child.exitCode} before ready:\n${this.output}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`${this.name} exited with ${this.child.exitCode} before ready:\n${this.output}`);
       try {
         if ((await this.get('/readyz')).status === 200) return;
-      } catch { /* not listening yet */ }
+      } catch {
+        /* not listening yet */
+      }
       await sleep(200);
     }
-    throw new Error(`${this.name} not ready within ${timeoutMs}ms:\n${(await this.get('/readyz?verbose').catch(() => ({ body: '' }))).body}\n${this.output}`);
+    throw new Error(
+      `${this.name} not ready within ${timeoutMs}ms:\n${(await this.get('/readyz?verbose').catch(() => ({ body: '' }))).body}\n${this.output}`,
+    );
   }
 
   signal(signal: NodeJS.Signals): void {

@@ -3,7 +3,13 @@
  * (so the tests exercise what users deploy), and routes the webhook Service to local replicas.
  */
 import { Chart, Testing } from 'cdk8s';
-import { AdmissionregistrationV1Api, DiscoveryV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  DiscoveryV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { request, type RequestOptions } from 'node:https';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { Names } from '../../../lib/contract.js';
@@ -35,7 +41,11 @@ export async function installRuntime(kc: KubeConfig, namespace: string): Promise
  * Server-side apply of raw JSON. client-node's KubernetesObjectApi re-serializes objects through
  * its typed models, which drops schema keys such as `x-kubernetes-int-or-string` from CRDs.
  */
-export async function serverSideApply(kc: KubeConfig, object: KubernetesObject, options: { dryRun?: boolean } = {}): Promise<void> {
+export async function serverSideApply(
+  kc: KubeConfig,
+  object: KubernetesObject,
+  options: { dryRun?: boolean } = {},
+): Promise<void> {
   const [group, version] = object.apiVersion!.includes('/') ? object.apiVersion!.split('/') : ['', object.apiVersion!];
   const plural = object.kind!.toLowerCase().replace(/y$/, 'ie') + 's';
   const ns = object.metadata?.namespace ? `/namespaces/${object.metadata.namespace}` : '';
@@ -47,9 +57,16 @@ export async function serverSideApply(kc: KubeConfig, object: KubernetesObject, 
   await new Promise<void>((resolve, reject) => {
     const req = request(url, httpOptions, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => { text += d; }).on('end', () => (res.statusCode! < 300
-        ? resolve()
-        : reject(new Error(`apply ${object.kind}/${object.metadata!.name}: HTTP ${res.statusCode}: ${text}`))));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => {
+          text += d;
+        })
+        .on('end', () =>
+          res.statusCode! < 300
+            ? resolve()
+            : reject(new Error(`apply ${object.kind}/${object.metadata!.name}: HTTP ${res.statusCode}: ${text}`)),
+        );
     });
     req.on('error', reject).end(body);
   });
@@ -57,7 +74,11 @@ export async function serverSideApply(kc: KubeConfig, object: KubernetesObject, 
 
 export async function waitEstablished(api: KubernetesObjectApi, crd: KubernetesObject): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    const read = (await api.read({ apiVersion: crd.apiVersion!, kind: crd.kind!, metadata: { name: crd.metadata!.name! } })) as { status?: { conditions?: Array<{ type: string; status: string }> } };
+    const read = (await api.read({
+      apiVersion: crd.apiVersion!,
+      kind: crd.kind!,
+      metadata: { name: crd.metadata!.name! },
+    })) as { status?: { conditions?: Array<{ type: string; status: string }> } };
     if (read.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -80,7 +101,10 @@ export async function addEndpoint(kc: KubeConfig, namespace: string, replica: st
   await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
     namespace,
     body: {
-      metadata: { name: `${Names.webhookService}-${replica}`, labels: { 'kubernetes.io/service-name': Names.webhookService } },
+      metadata: {
+        name: `${Names.webhookService}-${replica}`,
+        labels: { 'kubernetes.io/service-name': Names.webhookService },
+      },
       addressType: 'FQDN',
       endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
       ports: [{ name: 'https', port, protocol: 'TCP' }],
@@ -90,5 +114,8 @@ export async function addEndpoint(kc: KubeConfig, namespace: string, replica: st
 
 /** Takes a replica out of the Service, as the endpoints controller does when readiness fails. */
 export async function removeEndpoint(kc: KubeConfig, namespace: string, replica: string): Promise<void> {
-  await kc.makeApiClient(DiscoveryV1Api).deleteNamespacedEndpointSlice({ namespace, name: `${Names.webhookService}-${replica}` }).catch(() => undefined);
+  await kc
+    .makeApiClient(DiscoveryV1Api)
+    .deleteNamespacedEndpointSlice({ namespace, name: `${Names.webhookService}-${replica}` })
+    .catch(() => undefined);
 }

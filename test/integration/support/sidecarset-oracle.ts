@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 
 const BUILD = fileURLToPath(new URL('../../../tools/upstream/sidecarset-oracle/build.sh', import.meta.url));
 
-export interface OracleHashes { hash: string; withoutImage: string }
+export interface OracleHashes {
+  hash: string;
+  withoutImage: string;
+}
 export interface OracleResult {
   /** Upstream's hashes of the SidecarSet exactly as decoded. */
   raw: OracleHashes;
@@ -22,43 +25,98 @@ let binary: string | undefined;
 /** Runs upstream's defaulting and hashing over each SidecarSet, in one process. */
 export function upstreamSidecarSetOracle(sidecarSets: object[]): OracleResult[] {
   binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const out = execFileSync(binary, ['hash'], { input: sidecarSets.map((s) => JSON.stringify(s)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
-  const results = out.trim().split('\n').map((l) => JSON.parse(l) as OracleResult);
-  if (results.length !== sidecarSets.length) throw new Error(`oracle answered ${results.length} of ${sidecarSets.length} SidecarSets`);
+  const out = execFileSync(binary, ['hash'], {
+    input: sidecarSets.map((s) => JSON.stringify(s)).join('\n') + '\n',
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
+  const results = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as OracleResult);
+  if (results.length !== sidecarSets.length)
+    throw new Error(`oracle answered ${results.length} of ${sidecarSets.length} SidecarSets`);
   return results;
 }
 
-export interface OracleInjection { pod?: Record<string, unknown>; skip?: boolean; error?: string }
+export interface OracleInjection {
+  pod?: Record<string, unknown>;
+  skip?: boolean;
+  error?: string;
+}
 
 /** Upstream's pod-webhook SidecarSet injection (pod CREATE) for each case, in one process. */
-export function upstreamInjectionOracle(cases: Array<{ sidecarSets: object[]; namespaces: object[]; pod: object }>): OracleInjection[] {
+export function upstreamInjectionOracle(
+  cases: Array<{ sidecarSets: object[]; namespaces: object[]; pod: object }>,
+): OracleInjection[] {
   binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const run = spawnSync(binary, ['inject'], { input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (run.status !== 0) throw new Error(`sidecarset-oracle inject failed (${run.status ?? run.signal}): ${(run.stderr ?? '').split('\n').filter((l) => !/^[IW]\d{4} /.test(l)).slice(0, 20).join('\n')}`);
+  const run = spawnSync(binary, ['inject'], {
+    input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n',
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
+  if (run.status !== 0)
+    throw new Error(
+      `sidecarset-oracle inject failed (${run.status ?? run.signal}): ${(run.stderr ?? '')
+        .split('\n')
+        .filter((l) => !/^[IW]\d{4} /.test(l))
+        .slice(0, 20)
+        .join('\n')}`,
+    );
   const out = run.stdout;
-  const results = out.trim().split('\n').map((l) => JSON.parse(l) as OracleInjection);
+  const results = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as OracleInjection);
   if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
   return results;
 }
 
-export interface OracleState { updated?: boolean; upgradable?: boolean; consistent?: boolean; error?: string }
+export interface OracleState {
+  updated?: boolean;
+  upgradable?: boolean;
+  consistent?: boolean;
+  error?: string;
+}
 
 /** How upstream's SidecarSet controller sees each pod: IsPodSidecarUpdated and IsSidecarSetUpgradable. */
 export function upstreamStateOracle(cases: Array<{ sidecarSet: object; pod: object }>): OracleState[] {
   binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const run = spawnSync(binary, ['state'], { input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (run.status !== 0) throw new Error(`sidecarset-oracle state failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`);
-  const results = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as OracleState);
+  const run = spawnSync(binary, ['state'], {
+    input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n',
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
+  if (run.status !== 0)
+    throw new Error(
+      `sidecarset-oracle state failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`,
+    );
+  const results = run.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as OracleState);
   if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
   return results;
 }
 
 /** Upstream's SidecarSet validation (its validating webhook's checks, conflicts with `existing` included). */
-export function upstreamValidationOracle(cases: Array<{ existing: object[]; namespaces: object[]; object: object; older?: object }>): Array<{ errors?: string[]; error?: string }> {
+export function upstreamValidationOracle(
+  cases: Array<{ existing: object[]; namespaces: object[]; object: object; older?: object }>,
+): Array<{ errors?: string[]; error?: string }> {
   binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const run = spawnSync(binary, ['validate'], { input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (run.status !== 0) throw new Error(`sidecarset-oracle validate failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`);
-  const results = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { errors?: string[]; error?: string });
+  const run = spawnSync(binary, ['validate'], {
+    input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n',
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
+  if (run.status !== 0)
+    throw new Error(
+      `sidecarset-oracle validate failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`,
+    );
+  const results = run.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { errors?: string[]; error?: string });
   if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
   return results;
 }

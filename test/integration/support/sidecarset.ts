@@ -3,7 +3,14 @@
  * caller acts as the kubelet by writing pod status (phase, Ready condition, and the images the
  * containers run, reported in the normalized form containerd's kubelet uses).
  */
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -17,9 +24,14 @@ export type SidecarSetObject = any;
 export function apiMessage(err: unknown): string {
   const e = err as { body?: unknown; message?: string };
   try {
-    const body = typeof e.body === 'string' ? JSON.parse(e.body) as { message?: string } : e.body as { message?: string } | undefined;
+    const body =
+      typeof e.body === 'string'
+        ? (JSON.parse(e.body) as { message?: string })
+        : (e.body as { message?: string } | undefined);
     if (body?.message) return body.message;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return e.message ?? String(err);
 }
 
@@ -40,7 +52,12 @@ export class Fatal extends Error {}
  * Polls `probe` until it returns a value other than undefined; fails after `timeoutMs` with
  * `what` and the last error. Errors are retried (transient API failures), except {@link Fatal}.
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -51,7 +68,8 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
       if (err instanceof Fatal) throw err;
       last = apiMessage(err);
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
     await sleep(intervalMs);
   }
 }
@@ -74,8 +92,19 @@ export function kubeletStatus(pod: V1Pod, ready: boolean, running: Record<string
   // Plain JSON for a merge patch (client-node's models want Date objects for timestamps).
   const statuses = (pod.spec?.containers ?? []).map((c) => {
     const image = reportedImage(running[c.name] ?? c.image!);
-    // A digest per image, as a registry gives: a new image shows as a new imageID (how upstream detects a finished in-place update).
-    return { name: c.name, image, imageID: image.includes('@') ? image : `${image.replace(/:[^:/]*$/, '')}@sha256:${createHash('sha256').update(image).digest('hex')}`, ready, restartCount: 0, started: true, state: { running: { startedAt: now } } };
+    // A digest per image, as a registry gives: a new image shows as a new imageID (how upstream detects a finished
+    // in-place update).
+    return {
+      name: c.name,
+      image,
+      imageID: image.includes('@')
+        ? image
+        : `${image.replace(/:[^:/]*$/, '')}@sha256:${createHash('sha256').update(image).digest('hex')}`,
+      ready,
+      restartCount: 0,
+      started: true,
+      state: { running: { startedAt: now } },
+    };
   });
   return {
     status: {
@@ -91,22 +120,30 @@ export function kubeletStatus(pod: V1Pod, ready: boolean, running: Record<string
 }
 
 export async function patchPodStatus(core: CoreV1Api, pod: V1Pod, status: object): Promise<V1Pod> {
-  return core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: status },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  return core.patchNamespacedPodStatus(
+    { name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: status },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
-export const isReady = (pod: V1Pod): boolean => (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const isReady = (pod: V1Pod): boolean =>
+  (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 export function sidecarSetClient(kc: KubeConfig) {
   const custom = kc.makeApiClient(CustomObjectsApi);
   return {
-    create: (body: SidecarSetObject): Promise<SidecarSetObject> => custom.createClusterCustomObject({ ...SIDECARSETS, body }),
+    create: (body: SidecarSetObject): Promise<SidecarSetObject> =>
+      custom.createClusterCustomObject({ ...SIDECARSETS, body }),
     get: (name: string): Promise<SidecarSetObject> => custom.getClusterCustomObject({ ...SIDECARSETS, name }),
     /** RFC 6902 JSON Patch, e.g. `[{ op: 'replace', path: '/spec/containers/0/image', value: 'proxy:2' }]`. */
     jsonPatch: (name: string, ops: object[]): Promise<SidecarSetObject> =>
-      custom.patchClusterCustomObject({ ...SIDECARSETS, name, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)),
-    delete: (name: string): Promise<unknown> => custom.deleteClusterCustomObject({ ...SIDECARSETS, name }).catch((err: { code?: number }) => {
-      if (err.code !== 404) throw err;
-    }),
+      custom.patchClusterCustomObject(
+        { ...SIDECARSETS, name, body: ops },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      ),
+    delete: (name: string): Promise<unknown> =>
+      custom.deleteClusterCustomObject({ ...SIDECARSETS, name }).catch((err: { code?: number }) => {
+        if (err.code !== 404) throw err;
+      }),
   };
 }

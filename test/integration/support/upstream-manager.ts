@@ -10,7 +10,14 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, type KubeConfig, type KubernetesObject, type V1Container, type V1Deployment, type V1Probe } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Container,
+  type V1Deployment,
+  type V1Probe,
+} from '@kubernetes/client-node';
 import { Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { DefaultHaChart } from '../../../examples/default-ha.js';
@@ -37,14 +44,32 @@ export function generatedControllers(): string[] {
  * rest of a run while the synthesized output lacks CRDs; never a substitute for rendering them.
  */
 export function upstreamModuleCrds(): KubernetesObject[] {
-  const pin = JSON.parse(readFileSync(new URL('../../../tools/upstream/pin.json', import.meta.url), 'utf8')) as { module: string; version: string };
+  const pin = JSON.parse(readFileSync(new URL('../../../tools/upstream/pin.json', import.meta.url), 'utf8')) as {
+    module: string;
+    version: string;
+  };
   const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
   const modCache = process.env.GOMODCACHE || execFileSync(go, ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
   // The module cache escapes upper-case letters as `!x`.
-  const dir = join(modCache, `${pin.module.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`)}@${pin.version}`, 'config', 'crd', 'bases');
-  if (!existsSync(dir)) throw new Error(`${dir} does not exist: run bash test/envtest/binaries/build.sh, which downloads ${pin.module}@${pin.version}`);
-  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().flatMap((f) =>
-    parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJSON() as KubernetesObject).filter((o) => o?.kind === 'CustomResourceDefinition'));
+  const dir = join(
+    modCache,
+    `${pin.module.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`)}@${pin.version}`,
+    'config',
+    'crd',
+    'bases',
+  );
+  if (!existsSync(dir))
+    throw new Error(
+      `${dir} does not exist: run bash test/envtest/binaries/build.sh, which downloads ${pin.module}@${pin.version}`,
+    );
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) =>
+      parseAllDocuments(readFileSync(join(dir, f), 'utf8'))
+        .map((d) => d.toJSON() as KubernetesObject)
+        .filter((o) => o?.kind === 'CustomResourceDefinition'),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -90,18 +115,30 @@ function withFlag(args: readonly string[], name: string, value: string): string[
 }
 
 /** The manager Deployment of a synthesized stream and the facts a process needs from it. */
-export function renderedManager(objects: KubernetesObject[], deploymentName = 'kruise-controller-manager'): RenderedManager {
-  const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === deploymentName) as V1Deployment | undefined;
-  if (!deployment) throw new Error(`the synthesized output has no Deployment ${deploymentName}; it has: ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}`);
+export function renderedManager(
+  objects: KubernetesObject[],
+  deploymentName = 'kruise-controller-manager',
+): RenderedManager {
+  const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === deploymentName) as
+    V1Deployment | undefined;
+  if (!deployment)
+    throw new Error(
+      `the synthesized output has no Deployment ${deploymentName}; it has: ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}`,
+    );
   const containers = deployment.spec?.template.spec?.containers ?? [];
   const container = containers.find((c) => c.name === 'manager') ?? containers[0];
   if (!container) throw new Error(`Deployment ${deploymentName} has no containers`);
   const namespace = deployment.metadata?.namespace ?? 'default';
   const args = [...(container.command?.slice(1) ?? []), ...(container.args ?? [])];
   return {
-    deployment, container, namespace,
+    deployment,
+    container,
+    namespace,
     serviceAccount: deployment.spec?.template.spec?.serviceAccountName ?? 'default',
-    lease: { namespace: flagValue(args, 'leader-election-namespace') ?? 'kruise-system', name: flagValue(args, 'leader-election-id') ?? 'kruise-manager' },
+    lease: {
+      namespace: flagValue(args, 'leader-election-namespace') ?? 'kruise-system',
+      name: flagValue(args, 'leader-election-id') ?? 'kruise-manager',
+    },
   };
 }
 
@@ -138,12 +175,22 @@ const hostOf = (addr: string): string => addr.slice(0, addr.lastIndexOf(':'));
  * The argv and env that run the rendered container as a local process named `podName`.
  * Everything else is passed through untouched; every change is recorded in `adaptations`.
  */
-export async function adaptContainer(r: RenderedManager, podName: string, kubeconfigPath: string, dirs: ReplicaDirs): Promise<ProcessConfig> {
+export async function adaptContainer(
+  r: RenderedManager,
+  podName: string,
+  kubeconfigPath: string,
+  dirs: ReplicaDirs,
+): Promise<ProcessConfig> {
   const c = r.container;
   const adaptations: Adaptation[] = [];
   const ports = new Map<number, number>();
   let args = [...(c.command?.slice(1) ?? []), ...(c.args ?? [])];
-  adaptations.push({ what: 'command', rendered: (c.command ?? ['(image entrypoint)']).join(' '), process: envtest().kruiseManager, why: 'no image: the binary built from the pinned upstream module' });
+  adaptations.push({
+    what: 'command',
+    rendered: (c.command ?? ['(image entrypoint)']).join(' '),
+    process: envtest().kruiseManager,
+    why: 'no image: the binary built from the pinned upstream module',
+  });
 
   // Ports: every replica shares the host's loopback, so each bound port gets a free one.
   for (const [flag, fallback] of Object.entries(ADDRESS_FLAGS)) {
@@ -153,7 +200,12 @@ export async function adaptContainer(r: RenderedManager, podName: string, kubeco
     const local = await freePort();
     ports.set(portOf(addr), local);
     args = withFlag(args, flag, `${hostOf(addr)}:${local}`);
-    adaptations.push({ what: `--${flag}`, rendered: rendered ?? `(unset: binary default ${fallback})`, process: `${hostOf(addr)}:${local}`, why: 'one network namespace for all replicas: unique port per replica' });
+    adaptations.push({
+      what: `--${flag}`,
+      rendered: rendered ?? `(unset: binary default ${fallback})`,
+      process: `${hostOf(addr)}:${local}`,
+      why: 'one network namespace for all replicas: unique port per replica',
+    });
   }
 
   const env: Record<string, string> = {};
@@ -164,33 +216,65 @@ export async function adaptContainer(r: RenderedManager, podName: string, kubeco
     }
     const field = e.valueFrom.fieldRef?.fieldPath;
     const value = field === 'metadata.namespace' ? r.namespace : field === 'metadata.name' ? podName : undefined;
-    if (value === undefined) throw new Error(`env ${e.name}: ${JSON.stringify(e.valueFrom)} has no stand-in outside a pod; add one to adaptContainer`);
+    if (value === undefined)
+      throw new Error(
+        `env ${e.name}: ${JSON.stringify(e.valueFrom)} has no stand-in outside a pod; add one to adaptContainer`,
+      );
     env[e.name] = value;
-    adaptations.push({ what: `env ${e.name}`, rendered: `fieldRef ${field}`, process: value, why: 'no kubelet resolves the downward API' });
+    adaptations.push({
+      what: `env ${e.name}`,
+      rendered: `fieldRef ${field}`,
+      process: value,
+      why: 'no kubelet resolves the downward API',
+    });
   }
   const webhookPort = Number(env[WEBHOOK_PORT_ENV] ?? DEFAULT_WEBHOOK_PORT);
   const localWebhook = await freePort();
   ports.set(webhookPort, localWebhook);
-  adaptations.push({ what: `env ${WEBHOOK_PORT_ENV}`, rendered: env[WEBHOOK_PORT_ENV] ?? `(unset: binary default ${DEFAULT_WEBHOOK_PORT})`, process: String(localWebhook), why: 'unique port per replica (the binary binds 0.0.0.0:$WEBHOOK_PORT)' });
+  adaptations.push({
+    what: `env ${WEBHOOK_PORT_ENV}`,
+    rendered: env[WEBHOOK_PORT_ENV] ?? `(unset: binary default ${DEFAULT_WEBHOOK_PORT})`,
+    process: String(localWebhook),
+    why: 'unique port per replica (the binary binds 0.0.0.0:$WEBHOOK_PORT)',
+  });
   env[WEBHOOK_PORT_ENV] = String(localWebhook);
 
   const certDir = join(dirs.tmp, 'kruise-webhook-certs');
-  adaptations.push({ what: 'env WEBHOOK_CERT_DIR', rendered: env.WEBHOOK_CERT_DIR ?? '(unset: /tmp/kruise-webhook-certs)', process: certDir, why: "per-replica dir, like each pod's own /tmp emptyDir" });
+  adaptations.push({
+    what: 'env WEBHOOK_CERT_DIR',
+    rendered: env.WEBHOOK_CERT_DIR ?? '(unset: /tmp/kruise-webhook-certs)',
+    process: certDir,
+    why: "per-replica dir, like each pod's own /tmp emptyDir",
+  });
   env.WEBHOOK_CERT_DIR = certDir;
-  adaptations.push({ what: 'env TMPDIR', rendered: '(unset: /tmp, an emptyDir)', process: dirs.tmp, why: "per-replica /tmp, like each pod's own emptyDir" });
+  adaptations.push({
+    what: 'env TMPDIR',
+    rendered: '(unset: /tmp, an emptyDir)',
+    process: dirs.tmp,
+    why: "per-replica /tmp, like each pod's own emptyDir",
+  });
   env.TMPDIR = dirs.tmp;
   for (const blocked of ['WEBHOOK_HOST', 'KUBECONFIG']) {
-    if (env[blocked] !== undefined) throw new Error(`the rendered container sets ${blocked}; this harness cannot honour it on loopback`);
+    if (env[blocked] !== undefined)
+      throw new Error(`the rendered container sets ${blocked}; this harness cannot honour it on loopback`);
   }
 
   const protection = flagValue(args, 'protection-log-path');
   args = withFlag(args, 'protection-log-path', dirs.log);
-  adaptations.push({ what: '--protection-log-path', rendered: protection ?? '(unset: binary default /log, an emptyDir)', process: dirs.log, why: "per-replica dir, like each pod's own /log emptyDir" });
+  adaptations.push({
+    what: '--protection-log-path',
+    rendered: protection ?? '(unset: binary default /log, an emptyDir)',
+    process: dirs.log,
+    why: "per-replica dir, like each pod's own /log emptyDir",
+  });
 
-  if (flagValue(args, 'kubeconfig') !== undefined) throw new Error('the rendered container passes --kubeconfig; a pod uses its ServiceAccount token');
+  if (flagValue(args, 'kubeconfig') !== undefined)
+    throw new Error('the rendered container passes --kubeconfig; a pod uses its ServiceAccount token');
   args = withFlag(args, 'kubeconfig', kubeconfigPath);
   adaptations.push({
-    what: '--kubeconfig', rendered: `(unset: in-cluster config, ServiceAccount ${r.serviceAccount} token)`, process: kubeconfigPath,
+    what: '--kubeconfig',
+    rendered: `(unset: in-cluster config, ServiceAccount ${r.serviceAccount} token)`,
+    process: kubeconfigPath,
     why: `no token mount: a client cert from the envtest CA with CN ${serviceAccountUser(r.namespace, r.serviceAccount)} and the ServiceAccount's groups, so RBAC sees the same user`,
   });
   return { args, env, ports, adaptations };
@@ -198,28 +282,50 @@ export async function adaptContainer(r: RenderedManager, podName: string, kubeco
 
 /** The adaptations as a Markdown table, for logs and failure messages. */
 export function adaptationTable(adaptations: Adaptation[]): string {
-  return ['| what | rendered | process | why |', '|---|---|---|---|', ...adaptations.map((a) => `| ${a.what} | ${a.rendered} | ${a.process} | ${a.why} |`)].join('\n');
+  return [
+    '| what | rendered | process | why |',
+    '|---|---|---|---|',
+    ...adaptations.map((a) => `| ${a.what} | ${a.rendered} | ${a.process} | ${a.why} |`),
+  ].join('\n');
 }
 
 /** A kubeconfig acting as ServiceAccount `name` in `namespace`: the user and groups the token would carry. */
 export function serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
-  return kubeconfigForUser(serviceAccountUser(namespace, name), ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated']);
+  return kubeconfigForUser(serviceAccountUser(namespace, name), [
+    'system:serviceaccounts',
+    `system:serviceaccounts:${namespace}`,
+    'system:authenticated',
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-export interface Exit { code: number | null; signal: NodeJS.Signals | null }
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 /** A controller-runtime controller as its log reports it. */
-export interface ControllerProgress { name: string; started: boolean; workers: boolean }
+export interface ControllerProgress {
+  name: string;
+  started: boolean;
+  workers: boolean;
+}
 
 export class UpstreamManager {
   readonly exited: Promise<Exit>;
   private readonly unregister: () => void;
 
-  private constructor(readonly name: string, readonly rendered: RenderedManager, readonly child: ChildProcess, readonly config: ProcessConfig,
-    readonly logPath: string, readonly dir: string, readonly startedAt: number) {
+  private constructor(
+    readonly name: string,
+    readonly rendered: RenderedManager,
+    readonly child: ChildProcess,
+    readonly config: ProcessConfig,
+    readonly logPath: string,
+    readonly dir: string,
+    readonly startedAt: number,
+  ) {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     this.unregister = killOnExit({ killNow: () => this.signal('SIGKILL') });
     void this.exited.then(() => this.unregister());
@@ -251,16 +357,23 @@ export class UpstreamManager {
   /** Local port standing in for rendered port `rendered` (e.g. 8000 -> a free port). */
   port(rendered: number): number {
     const local = this.config.ports.get(rendered);
-    if (local === undefined) throw new Error(`${this.name}: rendered port ${rendered} is bound by no flag or env this harness knows (${[...this.config.ports.keys()].join(', ')})`);
+    if (local === undefined)
+      throw new Error(
+        `${this.name}: rendered port ${rendered} is bound by no flag or env this harness knows (${[...this.config.ports.keys()].join(', ')})`,
+      );
     return local;
   }
 
   get webhookPort(): number {
-    return this.port(Number(this.rendered.container.env?.find((e) => e.name === WEBHOOK_PORT_ENV)?.value ?? DEFAULT_WEBHOOK_PORT));
+    return this.port(
+      Number(this.rendered.container.env?.find((e) => e.name === WEBHOOK_PORT_ENV)?.value ?? DEFAULT_WEBHOOK_PORT),
+    );
   }
 
   get metricsPort(): number {
-    return this.port(portOf(flagValue([...(this.rendered.container.args ?? [])], 'metrics-addr') ?? ADDRESS_FLAGS['metrics-addr']));
+    return this.port(
+      portOf(flagValue([...(this.rendered.container.args ?? [])], 'metrics-addr') ?? ADDRESS_FLAGS['metrics-addr']),
+    );
   }
 
   /** The CA the replica's webhook certificate chains to, from its cert dir. */
@@ -276,22 +389,31 @@ export class UpstreamManager {
     return `--- last lines of ${this.logPath} ---\n${tail(this.logPath, lines)}`;
   }
 
-  /** Runs a Deployment probe (httpGet or tcpSocket) against this replica; resolves to a description of the failure or undefined. */
+  /**
+   * Runs a Deployment probe (httpGet or tcpSocket) against this replica; resolves to a description of the failure or
+   * undefined.
+   */
   async probe(p: V1Probe | undefined): Promise<string | undefined> {
     if (!p) return 'no probe rendered';
     const container = this.rendered.container;
-    const resolvePort = (port: number | string) => (typeof port === 'number' ? port : container.ports?.find((x) => x.name === port)?.containerPort ?? Number(port));
+    const resolvePort = (port: number | string) =>
+      typeof port === 'number' ? port : (container.ports?.find((x) => x.name === port)?.containerPort ?? Number(port));
     try {
       if (p.httpGet) {
         const url = `${(p.httpGet.scheme ?? 'HTTP').toLowerCase()}://127.0.0.1:${this.port(resolvePort(p.httpGet.port))}${p.httpGet.path ?? '/'}`;
         const res = await fetch(url, { signal: AbortSignal.timeout((p.timeoutSeconds ?? 1) * 1000 + 2_000) });
         const body = await res.text();
-        return res.status >= 200 && res.status < 400 ? undefined : `GET ${url}: HTTP ${res.status} ${body.slice(0, 300)}`;
+        return res.status >= 200 && res.status < 400
+          ? undefined
+          : `GET ${url}: HTTP ${res.status} ${body.slice(0, 300)}`;
       }
       if (p.tcpSocket) {
         const port = this.port(resolvePort(p.tcpSocket.port));
         await new Promise<void>((resolve, reject) => {
-          const s = connect(port, '127.0.0.1', () => { s.end(); resolve(); });
+          const s = connect(port, '127.0.0.1', () => {
+            s.end();
+            resolve();
+          });
           s.setTimeout(3_000, () => s.destroy(new Error('connect timed out')));
           s.once('error', reject);
         });
@@ -308,10 +430,16 @@ export class UpstreamManager {
     const deadline = Date.now() + timeoutMs;
     let last: string | undefined;
     for (;;) {
-      if (!this.alive) throw new Error(`${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before its readinessProbe passed\n${this.tail()}`);
+      if (!this.alive)
+        throw new Error(
+          `${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before its readinessProbe passed\n${this.tail()}`,
+        );
       last = await this.probe(this.rendered.container.readinessProbe);
       if (last === undefined) return;
-      if (Date.now() > deadline) throw new Error(`${this.name} did not pass its readinessProbe within ${timeoutMs}ms (last: ${last})\n${this.tail()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${this.name} did not pass its readinessProbe within ${timeoutMs}ms (last: ${last})\n${this.tail()}`,
+        );
       await sleep(500);
     }
   }
@@ -323,7 +451,9 @@ export class UpstreamManager {
   async leading(): Promise<boolean> {
     if (!this.alive) return false;
     try {
-      const text = await (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`, { signal: AbortSignal.timeout(3_000) })).text();
+      const text = await (
+        await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`, { signal: AbortSignal.timeout(3_000) })
+      ).text();
       return text.split('\n').includes(`leader_election_master_status{name="${this.rendered.lease.name}"} 1`);
     } catch {
       return false;
@@ -332,7 +462,9 @@ export class UpstreamManager {
 
   /** Whether the log says this replica acquired the leader Lease. */
   acquiredLease(): boolean {
-    return this.logs().includes(`successfully acquired lease ${this.rendered.lease.namespace}/${this.rendered.lease.name}`);
+    return this.logs().includes(
+      `successfully acquired lease ${this.rendered.lease.namespace}/${this.rendered.lease.name}`,
+    );
   }
 
   /** Controllers from controller-runtime's "Starting Controller" / "Starting workers" lines. */
@@ -353,7 +485,10 @@ export class UpstreamManager {
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Distinct log lines matching `re`, klog's header (time, pid, file) cut off, each with its count; for failure messages. */
+  /**
+   * Distinct log lines matching `re`, klog's header (time, pid, file) cut off, each with its count; for failure
+   * messages.
+   */
   grep(re: RegExp, max = 20): string[] {
     const counts = new Map<string, number>();
     for (const line of this.logs().split('\n')) {
@@ -384,22 +519,41 @@ export class UpstreamManager {
 }
 
 /** The current holder of the rendered leader Lease (empty if none). */
-export async function leaseHolder(kc: KubeConfig, r: RenderedManager): Promise<{ holder: string; transitions: number; renewTime?: Date }> {
+export async function leaseHolder(
+  kc: KubeConfig,
+  r: RenderedManager,
+): Promise<{ holder: string; transitions: number; renewTime?: Date }> {
   try {
     const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease(r.lease);
-    return { holder: lease.spec?.holderIdentity ?? '', transitions: lease.spec?.leaseTransitions ?? 0, renewTime: lease.spec?.renewTime };
+    return {
+      holder: lease.spec?.holderIdentity ?? '',
+      transitions: lease.spec?.leaseTransitions ?? 0,
+      renewTime: lease.spec?.renewTime,
+    };
   } catch {
     return { holder: '', transitions: 0 };
   }
 }
 
-/** The one live replica that both reports `kruise_manager_is_leader 1` and logged acquiring the Lease, once there is exactly one. */
-export async function waitLeader(kc: KubeConfig, replicas: UpstreamManager[], timeoutMs: number): Promise<UpstreamManager> {
+/**
+ * The one live replica that both reports `kruise_manager_is_leader 1` and logged acquiring the Lease, once there is
+ * exactly one.
+ */
+export async function waitLeader(
+  kc: KubeConfig,
+  replicas: UpstreamManager[],
+  timeoutMs: number,
+): Promise<UpstreamManager> {
   if (!replicas.length) throw new Error('no replica is running, so none can lead');
-  return until('exactly one kruise-manager replica to lead (its gauge, its log, and a Lease holder)', async () => {
-    const flags = await Promise.all(replicas.map((m) => m.leading()));
-    const leaders = replicas.filter((m, i) => flags[i] && m.alive && m.acquiredLease());
-    const { holder } = await leaseHolder(kc, replicas[0].rendered);
-    return leaders.length === 1 && holder ? leaders[0] : undefined;
-  }, timeoutMs, 500);
+  return until(
+    'exactly one kruise-manager replica to lead (its gauge, its log, and a Lease holder)',
+    async () => {
+      const flags = await Promise.all(replicas.map((m) => m.leading()));
+      const leaders = replicas.filter((m, i) => flags[i] && m.alive && m.acquiredLease());
+      const { holder } = await leaseHolder(kc, replicas[0].rendered);
+      return leaders.length === 1 && holder ? leaders[0] : undefined;
+    },
+    timeoutMs,
+    500,
+  );
 }

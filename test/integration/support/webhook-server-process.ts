@@ -16,21 +16,41 @@ import { makePki, tempDir, writePki } from '../../unit/runtime/tls-fixtures.js';
 
 export const FIXTURE_SIDECAR: SidecarSet = {
   metadata: { name: 'proxy' },
-  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'registry.invalid/proxy:1' }] },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    containers: [{ name: 'proxy', image: 'registry.invalid/proxy:1' }],
+  },
 };
 
-export interface FixtureReady { port: number; caPem: string }
-export interface FixtureLag { maxMs: number; p99Ms: number }
+export interface FixtureReady {
+  port: number;
+  caPem: string;
+}
+export interface FixtureLag {
+  maxMs: number;
+  p99Ms: number;
+}
 
 async function main(): Promise<void> {
   const dir = tempDir('kruise-large-reviews-');
   const pki = await makePki();
   await writePki(dir.path, pki);
   const server = new WebhookServer({
-    certDir: dir.path, logger: new Logger({}, 'error'), registry: new Registry(), port: 0, host: '127.0.0.1',
+    certDir: dir.path,
+    logger: new Logger({}, 'error'),
+    registry: new Registry(),
+    port: 0,
+    host: '127.0.0.1',
     largeBodyBytes: process.env.LARGE_BODY_BYTES ? Number(process.env.LARGE_BODY_BYTES) : undefined,
   });
-  server.register('/mutate-pod', podInjectionWebhook({ sidecarSets: () => [FIXTURE_SIDECAR], namespaceLabels: () => ({}) }, 'kruise-system', realClock));
+  server.register(
+    '/mutate-pod',
+    podInjectionWebhook(
+      { sidecarSets: () => [FIXTURE_SIDECAR], namespaceLabels: () => ({}) },
+      'kruise-system',
+      realClock,
+    ),
+  );
   await server.start();
   const lag = monitorEventLoopDelay({ resolution: 5 });
   lag.enable();

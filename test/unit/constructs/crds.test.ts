@@ -13,23 +13,32 @@ function synth(source: CrdSource) {
 
 describe('KruiseCrds', () => {
   it('renders manifests given as objects', () => {
-    expect(synth(CrdSource.fromManifests([sidecarSetCrd()])).map((o) => o.metadata.name)).toEqual(['sidecarsets.apps.kruise.io']);
+    expect(synth(CrdSource.fromManifests([sidecarSetCrd()])).map((o) => o.metadata.name)).toEqual([
+      'sidecarsets.apps.kruise.io',
+    ]);
   });
 
   it('includes CRDs from a local file and refuses files with other kinds', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crds-'));
     const good = join(dir, 'crds.yaml');
-    writeFileSync(good, 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\nspec: {}\n');
+    writeFileSync(
+      good,
+      'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\nspec: {}\n',
+    );
     expect(synth(CrdSource.fromFile(good))[0].metadata.name).toBe('foos.example.com');
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n');
-    expect(() => synth(CrdSource.fromFile(bad))).toThrow(/crds: contains a ConfigMap "x", not only CustomResourceDefinitions/);
+    expect(() => synth(CrdSource.fromFile(bad))).toThrow(
+      /crds: contains a ConfigMap "x", not only CustomResourceDefinitions/,
+    );
   });
 
   it('validates sources', () => {
     expect(() => CrdSource.fromFile('crds.json')).toThrow(/crds: is not a .yaml\/.yml file/);
     expect(() => CrdSource.fromUrl('http://example.com/crds.yaml')).toThrow(/crds: is not an https URL/);
     expect(synth(CrdSource.none())).toEqual([]);
-    expect(() => synth(CrdSource.fromManifests([{ manifest: { kind: 'ConfigMap' } }]))).toThrow(/crds\[0\].kind: is not CustomResourceDefinition/);
+    expect(() => synth(CrdSource.fromManifests([{ manifest: { kind: 'ConfigMap' } }]))).toThrow(
+      /crds\[0\].kind: is not CustomResourceDefinition/,
+    );
   });
 });

@@ -17,6 +17,8 @@ describe('errors', () => {
 
   it('converts whole-second durations only', () => {
     expect(wholeSeconds('d', Duration.minutes(2))).toBe(120);
-    expect(() => wholeSeconds('d', Duration.millis(200))).toThrow(/d: must be a whole number of seconds >= 1 \(got "200ms"\)/);
+    expect(() => wholeSeconds('d', Duration.millis(200))).toThrow(
+      /d: must be a whole number of seconds >= 1 \(got "200ms"\)/,
+    );
   });
 });

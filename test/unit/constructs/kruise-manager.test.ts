@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { App, Chart, Duration, Testing } from 'cdk8s';
 import {
-  DisruptionBudget, KruiseManager, ManagerImage, ManagerTopology, Rollout, UninstallProtection, WebhookCertificates, ZoneSpread,
+  DisruptionBudget,
+  KruiseManager,
+  ManagerImage,
+  ManagerTopology,
+  Rollout,
+  UninstallProtection,
+  WebhookCertificates,
+  ZoneSpread,
 } from '../../../lib/index.js';
 import { find, managerArgs, podSpec, summarizeCrd, synthManager } from './synth.js';
 
@@ -10,7 +17,7 @@ const runtime = ManagerImage.runtime('registry.example.com/kruise-ha:0.1.0');
 describe('KruiseManager defaults (the default app)', () => {
   const objects = synthManager();
 
-  it('matches the snapshot (CRDs by name: their bodies are upstream\'s, checked by the generator)', () => {
+  it("matches the snapshot (CRDs by name: their bodies are upstream's, checked by the generator)", () => {
     expect(objects.map(summarizeCrd)).toMatchSnapshot();
   });
 
@@ -23,14 +30,24 @@ describe('KruiseManager defaults (the default app)', () => {
 
   it('spreads over zones per revision and never puts two replicas on a node', () => {
     const spec = podSpec(objects);
-    expect(spec.topologySpreadConstraints).toEqual([expect.objectContaining({
-      topologyKey: 'topology.kubernetes.io/zone', maxSkew: 1, whenUnsatisfiable: 'ScheduleAnyway', matchLabelKeys: ['pod-template-hash'],
-    })]);
-    expect(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey).toBe('kubernetes.io/hostname');
+    expect(spec.topologySpreadConstraints).toEqual([
+      expect.objectContaining({
+        topologyKey: 'topology.kubernetes.io/zone',
+        maxSkew: 1,
+        whenUnsatisfiable: 'ScheduleAnyway',
+        matchLabelKeys: ['pod-template-hash'],
+      }),
+    ]);
+    expect(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey).toBe(
+      'kubernetes.io/hostname',
+    );
   });
 
   it('rolls out 100% new replicas before removing old ones', () => {
-    expect(find(objects, 'Deployment').spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '100%', maxUnavailable: 0 } });
+    expect(find(objects, 'Deployment').spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: '100%', maxUnavailable: 0 },
+    });
   });
 
   it('has readiness on /readyz and a liveness probe on the health port', () => {
@@ -42,7 +59,14 @@ describe('KruiseManager defaults (the default app)', () => {
   it('locks the pod down', () => {
     const spec = podSpec(objects);
     const sc = spec.containers[0].securityContext;
-    expect(sc).toEqual(expect.objectContaining({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }));
+    expect(sc).toEqual(
+      expect.objectContaining({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      }),
+    );
     expect(sc.capabilities.drop).toEqual(['ALL']);
     expect(spec.securityContext.runAsNonRoot).toBe(true);
     expect(spec.priorityClassName).toBe('system-cluster-critical');
@@ -50,23 +74,36 @@ describe('KruiseManager defaults (the default app)', () => {
   });
 
   it('elects a leader on a Lease with client-go timing, and may write Leases', () => {
-    expect(managerArgs(objects)).toEqual(expect.arrayContaining([
-      '--enable-leader-election=true', '--leader-election-namespace=kruise-system', '--leader-election-lease-duration=15s',
-      '--leader-election-renew-deadline=10s', '--leader-election-retry-period=2s',
-    ]));
+    expect(managerArgs(objects)).toEqual(
+      expect.arrayContaining([
+        '--enable-leader-election=true',
+        '--leader-election-namespace=kruise-system',
+        '--leader-election-lease-duration=15s',
+        '--leader-election-renew-deadline=10s',
+        '--leader-election-retry-period=2s',
+      ]),
+    );
     const role = find(objects, 'Role', 'kruise-leader-election-role');
-    expect(role.rules[0]).toEqual(expect.objectContaining({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] }));
+    expect(role.rules[0]).toEqual(
+      expect.objectContaining({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] }),
+    );
     expect(role.rules[0].verbs).toEqual(expect.arrayContaining(['get', 'create', 'update']));
     expect(find(objects, 'RoleBinding', 'kruise-leader-election-rolebinding').subjects[0].name).toBe('kruise-manager');
   });
 
   it('has a PDB that lets drains through', () => {
-    expect(find(objects, 'PodDisruptionBudget').spec).toEqual(expect.objectContaining({ maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' }));
+    expect(find(objects, 'PodDisruptionBudget').spec).toEqual(
+      expect.objectContaining({ maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' }),
+    );
   });
 
   it('keeps the pod webhook off kube-system and its own namespace by immutable name label', () => {
-    const mpod = find(objects, 'MutatingWebhookConfiguration').webhooks.find((w: { name: string }) => w.name === 'mpod.kb.io');
-    expect(mpod.namespaceSelector.matchExpressions).toEqual([{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kruise-system'] }]);
+    const mpod = find(objects, 'MutatingWebhookConfiguration').webhooks.find(
+      (w: { name: string }) => w.name === 'mpod.kb.io',
+    );
+    expect(mpod.namespaceSelector.matchExpressions).toEqual([
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kruise-system'] },
+    ]);
   });
 
   it('orders the stream: namespaces first, Deployment before webhooks, webhooks last', () => {
@@ -98,15 +135,24 @@ describe('KruiseManager defaults (the default app)', () => {
 
 describe('KruiseManager options', () => {
   it('splits webhook and controllers into two Deployments with their own PDBs (runtime image)', () => {
-    const objects = synthManager({ image: runtime, topology: ManagerTopology.split({ webhookReplicas: 3, controllerReplicas: 2 }) });
+    const objects = synthManager({
+      image: runtime,
+      topology: ManagerTopology.split({ webhookReplicas: 3, controllerReplicas: 2 }),
+    });
     const webhook = find(objects, 'Deployment', 'kruise-webhook');
     const controllers = find(objects, 'Deployment', 'kruise-controllers');
     expect([webhook.spec.replicas, controllers.spec.replicas]).toEqual([3, 2]);
     expect(managerArgs(objects, 'kruise-webhook')).toContain('--enable-leader-election=false');
     expect(managerArgs(objects, 'kruise-controllers')).toContain('--enable-leader-election=true');
     expect(find(objects, 'Service', 'kruise-webhook-service').spec.selector['kruise.io/component']).toBe('webhook');
-    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget').map((o) => o.metadata.name)).toEqual(['kruise-webhook', 'kruise-controllers']);
-    expect(podSpec(objects, 'kruise-controllers').containers[0].ports.map((p: { name: string }) => p.name)).toEqual(['metrics', 'health']);
+    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget').map((o) => o.metadata.name)).toEqual([
+      'kruise-webhook',
+      'kruise-controllers',
+    ]);
+    expect(podSpec(objects, 'kruise-controllers').containers[0].ports.map((p: { name: string }) => p.name)).toEqual([
+      'metrics',
+      'health',
+    ]);
   });
 
   it('uses the runtime image with its own CRDs, HTTP liveness and no daemon', () => {
@@ -122,29 +168,48 @@ describe('KruiseManager options', () => {
     const objects = synthManager({ image: runtime, certificates: WebhookCertificates.certManager() });
     expect(objects.some((o) => o.kind === 'Secret')).toBe(false);
     const cert = find(objects, 'Certificate', 'kruise-webhook-certs');
-    expect(cert.spec.dnsNames).toEqual(expect.arrayContaining(['kruise-webhook-service.kruise-system.svc', 'localhost']));
-    expect(find(objects, 'MutatingWebhookConfiguration').metadata.annotations['cert-manager.io/inject-ca-from']).toBe('kruise-system/kruise-webhook-certs');
+    expect(cert.spec.dnsNames).toEqual(
+      expect.arrayContaining(['kruise-webhook-service.kruise-system.svc', 'localhost']),
+    );
+    expect(find(objects, 'MutatingWebhookConfiguration').metadata.annotations['cert-manager.io/inject-ca-from']).toBe(
+      'kruise-system/kruise-webhook-certs',
+    );
     expect(managerArgs(objects)).toContain('--cert-mode=external');
     expect(objects.some((o) => o.metadata.name === 'kruise-certs-role')).toBe(false);
   });
 
   it('turns on EnableExternalCerts for the upstream image with cert-manager', () => {
     const objects = synthManager({ certificates: WebhookCertificates.certManager() });
-    expect(managerArgs(objects)).toContain('--feature-gates=DeletionProtectionForCRDCascadingGate=true,EnableExternalCerts=true,ImagePullJobGate=true,ResourcesDeletionProtection=true');
+    expect(managerArgs(objects)).toContain(
+      '--feature-gates=DeletionProtectionForCRDCascadingGate=true,EnableExternalCerts=true,ImagePullJobGate=true,ResourcesDeletionProtection=true',
+    );
   });
 
   // The gates are resolved once (chart default, what certificates and uninstall protection
   // need, then the user's) and both binaries get that one set: kruise-daemon refuses to act on
   // image pulls the manager's gates did not also enable.
   it('renders the one resolved set of feature gates on the manager and the daemon', () => {
-    const objects = synthManager({ certificates: WebhookCertificates.certManager(), featureGates: { PodProbeMarkerGate: false } });
+    const objects = synthManager({
+      certificates: WebhookCertificates.certManager(),
+      featureGates: { PodProbeMarkerGate: false },
+    });
     const gates = managerArgs(objects).filter((a) => a.startsWith('--feature-gates='));
-    expect(gates).toEqual(['--feature-gates=DeletionProtectionForCRDCascadingGate=true,EnableExternalCerts=true,ImagePullJobGate=true,PodProbeMarkerGate=false,ResourcesDeletionProtection=true']);
-    expect(find(objects, 'DaemonSet').spec.template.spec.containers[0].args.filter((a: string) => a.startsWith('--feature-gates='))).toEqual(gates);
+    expect(gates).toEqual([
+      '--feature-gates=DeletionProtectionForCRDCascadingGate=true,EnableExternalCerts=true,ImagePullJobGate=true,PodProbeMarkerGate=false,ResourcesDeletionProtection=true',
+    ]);
+    expect(
+      find(objects, 'DaemonSet').spec.template.spec.containers[0].args.filter((a: string) =>
+        a.startsWith('--feature-gates='),
+      ),
+    ).toEqual(gates);
   });
 
   it('uses a mirror registry and pull secrets everywhere', () => {
-    const objects = synthManager({ image: ManagerImage.upstream({ registry: 'mirror.local/ok' }), imagePullSecrets: ['regcred'], uninstallProtection: UninstallProtection.argoCdPreDelete() });
+    const objects = synthManager({
+      image: ManagerImage.upstream({ registry: 'mirror.local/ok' }),
+      imagePullSecrets: ['regcred'],
+      uninstallProtection: UninstallProtection.argoCdPreDelete(),
+    });
     for (const kind of ['Deployment', 'DaemonSet', 'Job']) {
       const spec = find(objects, kind).spec.template.spec;
       expect(spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
@@ -155,43 +220,119 @@ describe('KruiseManager options', () => {
   it('annotates Argo CD sync waves in apply order', () => {
     const objects = synthManager({ argoCdSyncWaves: true });
     const wave = (kind: string) => find(objects, kind).metadata.annotations['argocd.argoproj.io/sync-wave'];
-    expect([wave('Namespace'), wave('ClusterRole'), wave('Deployment'), wave('MutatingWebhookConfiguration')]).toEqual(['0', '1', '2', '3']);
+    expect([wave('Namespace'), wave('ClusterRole'), wave('Deployment'), wave('MutatingWebhookConfiguration')]).toEqual([
+      '0',
+      '1',
+      '2',
+      '3',
+    ]);
   });
 
   it('renders a ServiceMonitor and a NetworkPolicy on request', () => {
-    const objects = synthManager({ monitoring: { serviceMonitor: true, interval: Duration.seconds(15) }, networkPolicy: true, hostNetwork: false });
-    expect(find(objects, 'ServiceMonitor').spec.endpoints[0]).toEqual({ port: 'metrics', path: '/metrics', interval: '15s' });
+    const objects = synthManager({
+      monitoring: { serviceMonitor: true, interval: Duration.seconds(15) },
+      networkPolicy: true,
+      hostNetwork: false,
+    });
+    expect(find(objects, 'ServiceMonitor').spec.endpoints[0]).toEqual({
+      port: 'metrics',
+      path: '/metrics',
+      interval: '15s',
+    });
     const policy = find(objects, 'NetworkPolicy');
     expect(policy.spec.ingress[0].ports.map((p: { port: number }) => p.port).sort()).toEqual([8000, 8080, 9876]);
     expect(podSpec(objects).dnsPolicy).toBe('ClusterFirst');
   });
 
   it('takes custom ports, tunes workers and adds low-port capability only when needed', () => {
-    const objects = synthManager({ ports: { webhook: 443, metrics: 9090, health: 9091 }, controllerWorkers: { sidecarset: 5 } });
+    const objects = synthManager({
+      ports: { webhook: 443, metrics: 9090, health: 9091 },
+      controllerWorkers: { sidecarset: 5 },
+    });
     const container = podSpec(objects).containers[0];
     expect(container.securityContext.capabilities.add).toEqual(['NET_BIND_SERVICE']);
-    expect(find(objects, 'Service', 'kruise-webhook-service').spec.ports[0]).toEqual(expect.objectContaining({ port: 443, targetPort: 443 }));
-    expect(container.args).toEqual(expect.arrayContaining(['--metrics-addr=:9090', '--health-probe-addr=:9091', '--sidecarset-workers=5']));
+    expect(find(objects, 'Service', 'kruise-webhook-service').spec.ports[0]).toEqual(
+      expect.objectContaining({ port: 443, targetPort: 443 }),
+    );
+    expect(container.args).toEqual(
+      expect.arrayContaining(['--metrics-addr=:9090', '--health-probe-addr=:9091', '--sidecarset-workers=5']),
+    );
   });
 });
 
 describe('KruiseManager validation', () => {
   const cases: Array<[string, () => unknown, RegExp]> = [
-    ['single replica', () => synthManager({ replicas: 1 }), /^replicas: gives no high availability.*\(got 1\)\. Fix: use replicas >= 2, or set allowSingleReplica: true/],
-    ['port collision', () => synthManager({ ports: { metrics: 8000 } }), /ports.health: collides with ports.metrics \(got 8000\)/],
+    [
+      'single replica',
+      () => synthManager({ replicas: 1 }),
+      /^replicas: gives no high availability.*\(got 1\)\. Fix: use replicas >= 2, or set allowSingleReplica: true/,
+    ],
+    [
+      'port collision',
+      () => synthManager({ ports: { metrics: 8000 } }),
+      /ports.health: collides with ports.metrics \(got 8000\)/,
+    ],
     ['bad port', () => synthManager({ ports: { webhook: 70000 } }), /ports.webhook: is not a TCP port \(got 70000\)/],
-    ['excluded namespaces without install ns', () => synthManager({ webhooks: { podExcludedNamespaces: ['kube-system'] } }), /webhooks.podExcludedNamespaces: is missing "kruise-system".*Fix: add "kruise-system"/],
-    ['excluded namespaces without kube-system', () => synthManager({ webhooks: { podExcludedNamespaces: ['kruise-system'] } }), /is missing "kube-system"/],
-    ['invalid namespace', () => synthManager({ namespace: 'Kruise_System' }), /namespace: is not a valid DNS label \(RFC 1123\) \(got "Kruise_System"\)/],
-    ['invalid excluded namespace', () => synthManager({ webhooks: { podExcludedNamespaces: ['kube-system', 'kruise-system', 'a..b'] } }), /webhooks.podExcludedNamespaces\[2\]/],
-    ['PDB blocks drains', () => synthManager({ disruptionBudget: DisruptionBudget.maxUnavailable(0) }), /disruptionBudget: allows no eviction/],
-    ['PDB minAvailable = replicas', () => synthManager({ disruptionBudget: DisruptionBudget.minAvailable(2) }), /disruptionBudget: is not below replicas \(2\).*got "minAvailable: 2"/],
-    ['surge cannot fit', () => synthManager({ expectedNodes: 3 }), /expectedNodes: cannot fit a rollout: 4 nodes are needed.*got 3.*Rollout.surge\(1\)/],
-    ['split with upstream', () => synthManager({ topology: ManagerTopology.split() }), /topology: needs a manager that can run its webhook without its controllers/],
-    ['daemon with runtime', () => synthManager({ image: runtime, daemon: true }), /daemon: kruise-daemon ships only in the upstream image/],
-    ['webhook timeout', () => synthManager({ webhooks: { pods: { timeout: Duration.seconds(31) } } }), /webhooks.pods.timeout: must be 1-30 whole seconds/],
-    ['split single replica', () => synthManager({ image: runtime, topology: ManagerTopology.split({ controllerReplicas: 1 }) }), /topology.controllerReplicas: gives no high availability/],
-    ['cert-manager renewBefore', () => WebhookCertificates.certManager({ duration: Duration.days(10), renewBefore: Duration.days(10) }), /certificates.renewBefore: is not shorter/],
+    [
+      'excluded namespaces without install ns',
+      () => synthManager({ webhooks: { podExcludedNamespaces: ['kube-system'] } }),
+      /webhooks.podExcludedNamespaces: is missing "kruise-system".*Fix: add "kruise-system"/,
+    ],
+    [
+      'excluded namespaces without kube-system',
+      () => synthManager({ webhooks: { podExcludedNamespaces: ['kruise-system'] } }),
+      /is missing "kube-system"/,
+    ],
+    [
+      'invalid namespace',
+      () => synthManager({ namespace: 'Kruise_System' }),
+      /namespace: is not a valid DNS label \(RFC 1123\) \(got "Kruise_System"\)/,
+    ],
+    [
+      'invalid excluded namespace',
+      () => synthManager({ webhooks: { podExcludedNamespaces: ['kube-system', 'kruise-system', 'a..b'] } }),
+      /webhooks.podExcludedNamespaces\[2\]/,
+    ],
+    [
+      'PDB blocks drains',
+      () => synthManager({ disruptionBudget: DisruptionBudget.maxUnavailable(0) }),
+      /disruptionBudget: allows no eviction/,
+    ],
+    [
+      'PDB minAvailable = replicas',
+      () => synthManager({ disruptionBudget: DisruptionBudget.minAvailable(2) }),
+      /disruptionBudget: is not below replicas \(2\).*got "minAvailable: 2"/,
+    ],
+    [
+      'surge cannot fit',
+      () => synthManager({ expectedNodes: 3 }),
+      /expectedNodes: cannot fit a rollout: 4 nodes are needed.*got 3.*Rollout.surge\(1\)/,
+    ],
+    [
+      'split with upstream',
+      () => synthManager({ topology: ManagerTopology.split() }),
+      /topology: needs a manager that can run its webhook without its controllers/,
+    ],
+    [
+      'daemon with runtime',
+      () => synthManager({ image: runtime, daemon: true }),
+      /daemon: kruise-daemon ships only in the upstream image/,
+    ],
+    [
+      'webhook timeout',
+      () => synthManager({ webhooks: { pods: { timeout: Duration.seconds(31) } } }),
+      /webhooks.pods.timeout: must be 1-30 whole seconds/,
+    ],
+    [
+      'split single replica',
+      () => synthManager({ image: runtime, topology: ManagerTopology.split({ controllerReplicas: 1 }) }),
+      /topology.controllerReplicas: gives no high availability/,
+    ],
+    [
+      'cert-manager renewBefore',
+      () => WebhookCertificates.certManager({ duration: Duration.days(10), renewBefore: Duration.days(10) }),
+      /certificates.renewBefore: is not shorter/,
+    ],
   ];
   it.each(cases)('rejects %s with the prop, value and fix', (_name, build, message) => {
     expect(build).toThrow(message);
@@ -207,8 +348,14 @@ describe('KruiseManager validation', () => {
   });
 
   it('counts strict spread and split pods in the node check', () => {
-    expect(() => synthManager({ image: runtime, topology: ManagerTopology.split({ webhookReplicas: 3 }), expectedNodes: 7, zoneSpread: ZoneSpread.required() }))
-      .toThrow(/10 nodes are needed/);
+    expect(() =>
+      synthManager({
+        image: runtime,
+        topology: ManagerTopology.split({ webhookReplicas: 3 }),
+        expectedNodes: 7,
+        zoneSpread: ZoneSpread.required(),
+      }),
+    ).toThrow(/10 nodes are needed/);
   });
 
   it('fails synth when two managers share an App (cluster-scoped names collide)', () => {

@@ -4,7 +4,14 @@ import { ManagerMonitoring } from '../../../lib/index.js';
 
 function synth(serviceMonitor: boolean) {
   const chart = new Chart(Testing.app(), 'test');
-  new ManagerMonitoring(chart, 'm', { name: 'metrics', namespace: 'ns', selectorLabels: { app: 'm' }, metricsPort: 8080, serviceMonitor, serviceMonitorLabels: { release: 'prom' } });
+  new ManagerMonitoring(chart, 'm', {
+    name: 'metrics',
+    namespace: 'ns',
+    selectorLabels: { app: 'm' },
+    metricsPort: 8080,
+    serviceMonitor,
+    serviceMonitorLabels: { release: 'prom' },
+  });
   return Testing.synth(chart);
 }
 
@@ -18,12 +25,23 @@ describe('ManagerMonitoring', () => {
   it('renders a ServiceMonitor selecting that Service', () => {
     const [service, monitor] = synth(true);
     expect(monitor.metadata.labels).toEqual({ release: 'prom' });
-    expect(Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => service.metadata.labels[k] === v)).toBe(true);
+    expect(Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => service.metadata.labels[k] === v)).toBe(
+      true,
+    );
   });
 
   it('rejects a fractional interval', () => {
     const chart = new Chart(Testing.app(), 'test');
-    expect(() => new ManagerMonitoring(chart, 'm', { name: 'x', namespace: 'ns', selectorLabels: {}, metricsPort: 1, serviceMonitor: true, interval: Duration.millis(10) }))
-      .toThrow(/monitoring.interval: must be a whole number of seconds/);
+    expect(
+      () =>
+        new ManagerMonitoring(chart, 'm', {
+          name: 'x',
+          namespace: 'ns',
+          selectorLabels: {},
+          metricsPort: 1,
+          serviceMonitor: true,
+          interval: Duration.millis(10),
+        }),
+    ).toThrow(/monitoring.interval: must be a whole number of seconds/);
   });
 });

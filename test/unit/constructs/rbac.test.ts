@@ -9,8 +9,14 @@ import { find, Manifest } from './synth.js';
 function synth(props: Partial<ManagerRbacProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
   new ManagerRbac(chart, 'r', {
-    namespace: 'ns', leaseNamespace: 'ns', selfManagedCertificates: true, clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
-    leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES], conversionCrds: [], aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'sidecarsets', adminOnly: false }], ...props,
+    namespace: 'ns',
+    leaseNamespace: 'ns',
+    selfManagedCertificates: true,
+    clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),
+    leaderElectionRules: [...RUNTIME_LEADER_ELECTION_RULES],
+    conversionCrds: [],
+    aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'sidecarsets', adminOnly: false }],
+    ...props,
   });
   return Testing.synth(chart);
 }
@@ -31,7 +37,8 @@ describe('ManagerRbac', () => {
   it('limits caBundle writes to the two webhook configurations by name', () => {
     const certs = find(synth(), 'ClusterRole', 'kruise-certs-role');
     expect(certs.rules.map((r: { resourceNames: string[] }) => r.resourceNames)).toEqual([
-      ['kruise-mutating-webhook-configuration'], ['kruise-validating-webhook-configuration'],
+      ['kruise-mutating-webhook-configuration'],
+      ['kruise-validating-webhook-configuration'],
     ]);
     expect(find(synth(), 'ClusterRoleBinding', 'kruise-certs-rolebinding').roleRef.name).toBe('kruise-certs-role');
   });
@@ -46,15 +53,34 @@ describe('ManagerRbac', () => {
     const profile = resolveUpstreamProfile({ namespace: 'ns', externalCertificates: false });
     const objects = synth({ clusterRules: profile.clusterRules, conversionCrds: profile.conversionCrds });
     // The Advanced StatefulSet controller watches StorageClasses whatever its gates (kruise v1.8.3).
-    expect(resources(find(objects, 'ClusterRole', 'kruise-manager-role'))).toEqual(expect.arrayContaining(['clonesets', 'storageclasses', 'ephemeraljobs']));
-    const crdRule = find(objects, 'ClusterRole', 'kruise-certs-role').rules.find((r: { resources: string[] }) => r.resources[0] === 'customresourcedefinitions');
-    expect(crdRule).toEqual({ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['statefulsets.apps.kruise.io'], verbs: ['get', 'patch', 'update'] });
+    expect(resources(find(objects, 'ClusterRole', 'kruise-manager-role'))).toEqual(
+      expect.arrayContaining(['clonesets', 'storageclasses', 'ephemeraljobs']),
+    );
+    const crdRule = find(objects, 'ClusterRole', 'kruise-certs-role').rules.find(
+      (r: { resources: string[] }) => r.resources[0] === 'customresourcedefinitions',
+    );
+    expect(crdRule).toEqual({
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      resourceNames: ['statefulsets.apps.kruise.io'],
+      verbs: ['get', 'patch', 'update'],
+    });
   });
 
   it('keeps Secret-carrying kinds out of the aggregated view and edit roles', () => {
-    const objects = synth({ aggregated: [{ apiGroup: 'apps.kruise.io', resource: 'clonesets', adminOnly: false }, { apiGroup: 'apps.kruise.io', resource: 'resourcedistributions', adminOnly: true }] });
-    for (const level of ['view', 'edit']) expect(resources(find(objects, 'ClusterRole', `aggregate-kruise-${level}`))).not.toContain('resourcedistributions');
-    expect(resources(find(objects, 'ClusterRole', 'aggregate-kruise-admin'))).toEqual(expect.arrayContaining(['resourcedistributions', 'resourcedistributions/status']));
+    const objects = synth({
+      aggregated: [
+        { apiGroup: 'apps.kruise.io', resource: 'clonesets', adminOnly: false },
+        { apiGroup: 'apps.kruise.io', resource: 'resourcedistributions', adminOnly: true },
+      ],
+    });
+    for (const level of ['view', 'edit'])
+      expect(resources(find(objects, 'ClusterRole', `aggregate-kruise-${level}`))).not.toContain(
+        'resourcedistributions',
+      );
+    expect(resources(find(objects, 'ClusterRole', 'aggregate-kruise-admin'))).toEqual(
+      expect.arrayContaining(['resourcedistributions', 'resourcedistributions/status']),
+    );
   });
 
   it('aggregates Kruise resources into the built-in roles', () => {
@@ -64,6 +90,8 @@ describe('ManagerRbac', () => {
   });
 
   it('puts the leader-election Role in the Lease namespace', () => {
-    expect(find(synth({ leaseNamespace: 'leases' }), 'Role', 'kruise-leader-election-role').metadata.namespace).toBe('leases');
+    expect(find(synth({ leaseNamespace: 'leases' }), 'Role', 'kruise-leader-election-role').metadata.namespace).toBe(
+      'leases',
+    );
   });
 });

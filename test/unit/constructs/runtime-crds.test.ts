@@ -13,7 +13,12 @@ describe('runtime CRDs', () => {
     const crd = sidecarSetCrd().manifest as { spec: { scope: string; group: string } };
     expect([crd.spec.scope, crd.spec.group]).toEqual(['Cluster', 'apps.kruise.io']);
     expect(version().subresources).toEqual({ status: {} });
-    expect(version().additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(['MATCHED', 'UPDATED', 'READY', 'AGE']);
+    expect(version().additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual([
+      'MATCHED',
+      'UPDATED',
+      'READY',
+      'AGE',
+    ]);
   });
 
   it('keeps upstream-only fields (never pruned) and rejects them by name', () => {
@@ -28,16 +33,27 @@ describe('runtime CRDs', () => {
       expect.stringMatching(/^containers\[\]\.shareVolumeDevicePolicy is not supported/),
       expect.stringMatching(/^containers\[\]\.resourcesPolicy is not supported/),
     ]);
-    expect(spec.properties.namespaceSelector['x-kubernetes-validations'][0].message).toMatch(/^spec\.namespaceSelector\.namespaces is not supported/);
+    expect(spec.properties.namespaceSelector['x-kubernetes-validations'][0].message).toMatch(
+      /^spec\.namespaceSelector\.namespaces is not supported/,
+    );
   });
 
   it('types the supported injection features: injectionStrategy.revision, transferEnv.sourceContainerNameFrom, patchPodMetadata', () => {
     const spec = version().schema.openAPIV3Schema.properties.spec;
     expect(spec.properties.injectionStrategy.properties.revision.properties.policy.enum).toEqual(['Always', 'Partial']);
     expect(spec.properties.injectionStrategy['x-kubernetes-validations']).toBeUndefined();
-    expect(spec.properties.containers.items.properties.transferEnv.items.properties.sourceContainerNameFrom.properties.fieldRef.required).toEqual(['fieldPath']);
-    expect(spec.properties.patchPodMetadata.items.properties.patchPolicy.enum).toEqual(['Retain', 'Overwrite', 'MergePatchJson']);
-    expect(spec['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([expect.stringMatching(/^spec\.namespace and spec\.namespaceSelector/)]);
+    expect(
+      spec.properties.containers.items.properties.transferEnv.items.properties.sourceContainerNameFrom.properties
+        .fieldRef.required,
+    ).toEqual(['fieldPath']);
+    expect(spec.properties.patchPodMetadata.items.properties.patchPolicy.enum).toEqual([
+      'Retain',
+      'Overwrite',
+      'MergePatchJson',
+    ]);
+    expect(spec['x-kubernetes-validations'].map((v: { message: string }) => v.message)).toEqual([
+      expect.stringMatching(/^spec\.namespace and spec\.namespaceSelector/),
+    ]);
   });
 
   it('types upstream list fields it refuses as lists', () => {

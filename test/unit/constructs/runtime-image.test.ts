@@ -27,7 +27,10 @@ function fixture(source: string): string {
 }
 
 function synth(props: Partial<RuntimeImageProps>, outdir = mkdtempSync(join(temp, 'out-'))): RuntimeImage {
-  return new RuntimeImage(new App({ outdir }), 'Image', { repository: 'registry.example.com/kruise-ha/runtime', ...props });
+  return new RuntimeImage(new App({ outdir }), 'Image', {
+    repository: 'registry.example.com/kruise-ha/runtime',
+    ...props,
+  });
 }
 
 describe('RuntimeImage', () => {
@@ -49,8 +52,12 @@ describe('RuntimeImage', () => {
     writeFileSync(entrypoint, 'console.log("two");\n');
     const edited = synth({ entrypoint }).imageReference;
     expect(edited).not.toBe(first);
-    expect(synth({ entrypoint, baseImage: 'docker.io/library/node:24.20.0-bookworm-slim' }).imageReference).not.toBe(edited);
-    expect(synth({ entrypoint, labels: { 'org.opencontainers.image.revision': 'abc' } }).imageReference).not.toBe(edited);
+    expect(synth({ entrypoint, baseImage: 'docker.io/library/node:24.20.0-bookworm-slim' }).imageReference).not.toBe(
+      edited,
+    );
+    expect(synth({ entrypoint, labels: { 'org.opencontainers.image.revision': 'abc' } }).imageReference).not.toBe(
+      edited,
+    );
     expect(synth({ entrypoint, sourceDateEpoch: 1_700_000_000 }).imageReference).not.toBe(edited);
   });
 
@@ -59,7 +66,9 @@ describe('RuntimeImage', () => {
     expect(image.contextDir).toMatch(/runtime-image\/context$/);
     const context = readBuildContext(image.contextDir);
     expect(context.image).toMatchObject({
-      reference: image.imageReference, base: DEFAULT_RUNTIME_BASE_IMAGE, bundleSha256: image.bundleSha256,
+      reference: image.imageReference,
+      base: DEFAULT_RUNTIME_BASE_IMAGE,
+      bundleSha256: image.bundleSha256,
       config: { user: '65532:65532', entrypoint: ['node', '/app/main.mjs'], cmd: [], created: '1970-01-01T00:00:00Z' },
     });
     expect(context.entries.map((e) => e.path)).toEqual(['app/main.mjs', 'app/main.mjs.map']);
@@ -74,7 +83,7 @@ describe('RuntimeImage', () => {
     expect(bundle.trimEnd().endsWith('//# sourceMappingURL=main.mjs.map')).toBe(true);
   });
 
-  it('runs the bundle with the entrypoint\'s node flags (a flag this node rejects would stop the container)', () => {
+  it("runs the bundle with the entrypoint's node flags (a flag this node rejects would stop the container)", () => {
     const image = synth({ entrypoint: CJS_FIXTURE });
     const entrypoint = readBuildContext(image.contextDir).image.config.entrypoint;
     expect(entrypoint.slice(1, -1)).toEqual([...RUNTIME_NODE_FLAGS]);
@@ -97,7 +106,10 @@ describe('RuntimeImage', () => {
   it('puts the content-addressed reference into the KruiseManager Deployment', () => {
     const app = Testing.app();
     const chart = new Chart(app, 'test');
-    const image = new RuntimeImage(chart, 'Image', { repository: 'registry.example.com/kruise-ha/runtime', entrypoint: fixture('console.log(1);\n') });
+    const image = new RuntimeImage(chart, 'Image', {
+      repository: 'registry.example.com/kruise-ha/runtime',
+      entrypoint: fixture('console.log(1);\n'),
+    });
     new KruiseManager(chart, 'Kruise', { image: ManagerImage.fromRuntime(image) });
     const deployment = find(Testing.synth(chart), 'Deployment', 'kruise-controller-manager');
     expect(deployment.spec.template.spec.containers[0].image).toBe(image.imageReference);
@@ -108,11 +120,20 @@ describe('RuntimeImage', () => {
     const entrypoint = fixture('console.log(1);\n');
     const cases: [Partial<RuntimeImageProps>, RegExp][] = [
       [{ repository: '' }, /^repository: is required \(got ""\)\. Fix: use a lower-case repository/],
-      [{ repository: 'registry.example.com/Team/runtime' }, /^repository: is not a valid repository: .*"Team".*\(got "registry\.example\.com\/Team\/runtime"\)\. Fix:/],
-      [{ repository: 'registry.example.com/runtime:1.0' }, /^repository: has a tag or digest \(got "registry\.example\.com\/runtime:1\.0"\)\. Fix: .*the tag is computed from the content/],
+      [
+        { repository: 'registry.example.com/Team/runtime' },
+        /^repository: is not a valid repository: .*"Team".*\(got "registry\.example\.com\/Team\/runtime"\)\. Fix:/,
+      ],
+      [
+        { repository: 'registry.example.com/runtime:1.0' },
+        /^repository: has a tag or digest \(got "registry\.example\.com\/runtime:1\.0"\)\. Fix: .*the tag is computed from the content/,
+      ],
       [{ baseImage: 'node' }, /^baseImage: has no tag or digest, so it would float \(got "node"\)\. Fix: pin the base/],
       [{ baseImage: 'node:24@sha256:abc' }, /^baseImage: is not a valid image reference: .*sha256:<64 hex>/],
-      [{ entrypoint: './does/not/exist.ts' }, /^entrypoint: does not exist \(resolved to .*\) \(got "\.\/does\/not\/exist\.ts"\)\. Fix:/],
+      [
+        { entrypoint: './does/not/exist.ts' },
+        /^entrypoint: does not exist \(resolved to .*\) \(got "\.\/does\/not\/exist\.ts"\)\. Fix:/,
+      ],
       [{ entrypoint: 'main' }, /^entrypoint: is not a file path \(got "main"\)\. Fix: pass an absolute path/],
       [{ labels: { 'bad key': 'x' } }, /^labels\["bad key"\]: is not a label key/],
       [{ sourceDateEpoch: -1 }, /^sourceDateEpoch: is not whole seconds since 1970 \(got -1\)\. Fix:/],
@@ -123,21 +144,31 @@ describe('RuntimeImage', () => {
 
   it('names the import esbuild cannot resolve', () => {
     const entrypoint = fixture('import "./missing.js";\n');
-    expect(() => synth({ entrypoint })).toThrow(/^entrypoint: could not be bundled by esbuild: .*main\.ts:1:7: Could not resolve "\.\/missing\.js"/);
+    expect(() => synth({ entrypoint })).toThrow(
+      /^entrypoint: could not be bundled by esbuild: .*main\.ts:1:7: Could not resolve "\.\/missing\.js"/,
+    );
   });
 
   it('refuses two images writing the same context', () => {
     const app = new App({ outdir: mkdtempSync(join(temp, 'out-')) });
     const entrypoint = fixture('console.log(1);\n');
     new RuntimeImage(app, 'A', { repository: 'r.example.com/a', entrypoint });
-    expect(() => new RuntimeImage(app, 'B', { repository: 'r.example.com/b', entrypoint })).toThrow(/^outdir: is already used by the RuntimeImage at A/);
-    expect(new RuntimeImage(app, 'C', { repository: 'r.example.com/c', entrypoint, outdir: join(app.outdir, 'c') }).contextDir).toBe(join(app.outdir, 'c', 'context'));
+    expect(() => new RuntimeImage(app, 'B', { repository: 'r.example.com/b', entrypoint })).toThrow(
+      /^outdir: is already used by the RuntimeImage at A/,
+    );
+    expect(
+      new RuntimeImage(app, 'C', { repository: 'r.example.com/c', entrypoint, outdir: join(app.outdir, 'c') })
+        .contextDir,
+    ).toBe(join(app.outdir, 'c', 'context'));
   });
 
   it('bundles the real runtime entrypoint into a bundle that answers --help', () => {
     const image = synth({});
     expect(image.entrypoint).toBe(REAL_MAIN);
-    const run = spawnSync(NODE, ['--enable-source-maps', join(image.contextDir, 'main.mjs'), '--help'], { encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(NODE, ['--enable-source-maps', join(image.contextDir, 'main.mjs'), '--help'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
     expect(run.stdout).toMatch(/--enable-leader-election/);
   }, 60_000);

@@ -13,7 +13,10 @@ export function synthManager(props: KruiseManagerProps = {}): Manifest[] {
 
 export function find(objects: Manifest[], kind: string, name?: string): Manifest {
   const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
-  if (!found) throw new Error(`no ${kind}${name ? ` named ${name}` : ''} in [${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}]`);
+  if (!found)
+    throw new Error(
+      `no ${kind}${name ? ` named ${name}` : ''} in [${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(', ')}]`,
+    );
   return found;
 }
 
@@ -30,6 +33,12 @@ export function managerArgs(objects: Manifest[], name = 'kruise-controller-manag
  * so snapshots keep what this library decides about them: name, labels, conversion.
  */
 export function summarizeCrd(o: Manifest): Manifest {
-  if (o.kind !== 'CustomResourceDefinition' || !o.metadata?.annotations?.['controller-gen.kubebuilder.io/version']) return o;
-  return { kind: o.kind, metadata: { name: o.metadata.name, labels: o.metadata.labels }, conversion: o.spec.conversion, schema: '<upstream>' };
+  if (o.kind !== 'CustomResourceDefinition' || !o.metadata?.annotations?.['controller-gen.kubebuilder.io/version'])
+    return o;
+  return {
+    kind: o.kind,
+    metadata: { name: o.metadata.name, labels: o.metadata.labels },
+    conversion: o.spec.conversion,
+    schema: '<upstream>',
+  };
 }

@@ -18,11 +18,16 @@ describe('UninstallGuard', () => {
   it('is an Argo CD PreDelete hook by default that may only read Kruise workloads', () => {
     const { objects } = synth();
     const job = find(objects, 'Job', 'kruise-uninstall-guard');
-    expect(job.metadata.annotations).toEqual({ 'argocd.argoproj.io/hook': 'PreDelete', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    expect(job.metadata.annotations).toEqual({
+      'argocd.argoproj.io/hook': 'PreDelete',
+      'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+    });
     expect(job.spec.backoffLimit).toBe(0);
     expect(job.spec.template.spec.containers[0].image).toBe('mirror.local/ok/kruise-helm-hook:v0.1.0');
     const role = find(objects, 'ClusterRole', 'kruise-helm-hook');
-    expect(role.rules.flatMap((r: { verbs: string[] }) => r.verbs).every((v: string) => v === 'get' || v === 'list')).toBe(true);
+    expect(
+      role.rules.flatMap((r: { verbs: string[] }) => r.verbs).every((v: string) => v === 'get' || v === 'list'),
+    ).toBe(true);
     expect(find(objects, 'ClusterRoleBinding', 'kruise-helm-hookbinding').roleRef.name).toBe('kruise-helm-hook');
   });
 
@@ -37,28 +42,51 @@ describe('UninstallGuard', () => {
 
   it('refuses to render a Job that no tool runs as a hook', () => {
     const chart = new Chart(Testing.app(), 'test');
-    expect(() => new UninstallGuard(chart, 'g', { namespace: 'ns', image, protection: UninstallProtection.deletionProtection() }))
-      .toThrow(/^protection: runs no hook: a plain Job runs at install under kubectl apply.*\(got "UninstallProtection.deletionProtection\(\)"\)\. Fix: use UninstallProtection.argoCdPreDelete\(\)/);
+    expect(
+      () =>
+        new UninstallGuard(chart, 'g', {
+          namespace: 'ns',
+          image,
+          protection: UninstallProtection.deletionProtection(),
+        }),
+    ).toThrow(
+      /^protection: runs no hook: a plain Job runs at install under kubectl apply.*\(got "UninstallProtection.deletionProtection\(\)"\)\. Fix: use UninstallProtection.argoCdPreDelete\(\)/,
+    );
   });
 });
 
 describe('UninstallProtection', () => {
-  it('renders no Job for kubectl: the CRDs carry upstream\'s Cascading delete protection instead', () => {
+  it("renders no Job for kubectl: the CRDs carry upstream's Cascading delete protection instead", () => {
     const protection = UninstallProtection.deletionProtection();
     const { objects, guard } = synth(protection);
     expect(guard).toBeUndefined();
     expect(objects).toEqual([]);
     expect(protection.crdLabels).toEqual({ 'policy.kruise.io/delete-protection': 'Cascading' });
-    expect(protection.featureGates).toEqual({ ResourcesDeletionProtection: true, DeletionProtectionForCRDCascadingGate: true });
+    expect(protection.featureGates).toEqual({
+      ResourcesDeletionProtection: true,
+      DeletionProtectionForCRDCascadingGate: true,
+    });
   });
 
   it('adds the guard Job as a hook for Argo CD and Helm, which run it only at uninstall', () => {
     const argo = synth(UninstallProtection.argoCdPreDelete());
     expect(find(argo.objects, 'Job').metadata.annotations['argocd.argoproj.io/hook']).toBe('PreDelete');
-    expect(argo.guard!.apiObjects.map((o) => o.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Job']);
-    expect(argo.guard!.accessObjects.map((o) => o.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
+    expect(argo.guard!.apiObjects.map((o) => o.kind)).toEqual([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Job',
+    ]);
+    expect(argo.guard!.accessObjects.map((o) => o.kind)).toEqual([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+    ]);
     const helm = find(synth(UninstallProtection.helmPreDelete()).objects, 'Job');
-    expect(helm.metadata.annotations).toEqual({ 'helm.sh/hook': 'pre-delete', 'helm.sh/hook-delete-policy': 'before-hook-creation' });
+    expect(helm.metadata.annotations).toEqual({
+      'helm.sh/hook': 'pre-delete',
+      'helm.sh/hook-delete-policy': 'before-hook-creation',
+    });
     expect(helm.spec.template.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(UninstallProtection.argoCdPreDelete().crdLabels).toEqual(UninstallProtection.deletionProtection().crdLabels);
   });
@@ -72,7 +100,8 @@ describe('UninstallProtection', () => {
 
   it('resolves the uninstallProtection prop: deletion protection by default for upstream, nothing for the runtime', () => {
     const input = { namespace: 'kruise-system', externalCertificates: false, split: false };
-    const upstream = (uninstallProtection?: UninstallProtection) => UPSTREAM_FLAVOUR._resolve({ ...input, uninstallProtection }).uninstallProtection.kind;
+    const upstream = (uninstallProtection?: UninstallProtection) =>
+      UPSTREAM_FLAVOUR._resolve({ ...input, uninstallProtection }).uninstallProtection.kind;
     expect(upstream()).toBe('deletionProtection');
     expect(upstream(UninstallProtection.argoCdPreDelete())).toBe('argoCdPreDelete');
     expect(upstream(UninstallProtection.helmPreDelete())).toBe('helmPreDelete');
@@ -81,7 +110,15 @@ describe('UninstallProtection', () => {
   });
 
   it('rejects protection for the runtime image by name', () => {
-    expect(() => RUNTIME_FLAVOUR._check({ namespace: 'kruise-system', externalCertificates: false, split: false, uninstallProtection: UninstallProtection.deletionProtection() }))
-      .toThrow(/^uninstallProtection: guards upstream Kruise workloads only \(got "UninstallProtection.deletionProtection\(\)"\)\. Fix: remove uninstallProtection/);
+    expect(() =>
+      RUNTIME_FLAVOUR._check({
+        namespace: 'kruise-system',
+        externalCertificates: false,
+        split: false,
+        uninstallProtection: UninstallProtection.deletionProtection(),
+      }),
+    ).toThrow(
+      /^uninstallProtection: guards upstream Kruise workloads only \(got "UninstallProtection.deletionProtection\(\)"\)\. Fix: remove uninstallProtection/,
+    );
   });
 });

@@ -6,16 +6,26 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { CrdSource, CustomResourceAccess, KruiseManagerProps, ManagerImage, UninstallProtection } from '../../../lib/index.js';
+import {
+  CrdSource,
+  CustomResourceAccess,
+  KruiseManagerProps,
+  ManagerImage,
+  UninstallProtection,
+} from '../../../lib/index.js';
 import { KRUISE_RELEASE } from '../../../lib/constructs/upstream/kruise.generated.js';
 import { resolveUpstreamProfile, UpstreamProfileInput } from '../../../lib/constructs/upstream/profile.js';
 import { effectiveGates, holds } from '../../../lib/constructs/upstream/release.js';
 import { find, synthManager } from './synth.js';
 
-const profile = (input: Partial<UpstreamProfileInput> = {}) => resolveUpstreamProfile({ namespace: 'kruise-system', externalCertificates: false, ...input });
+const profile = (input: Partial<UpstreamProfileInput> = {}) =>
+  resolveUpstreamProfile({ namespace: 'kruise-system', externalCertificates: false, ...input });
 const webhookNames = (p = profile()) => p.webhooks.map((w) => w.name);
 const controllerNames = (p = profile()) => p.controllers.map((c) => c.name);
-const triples = (p = profile()) => p.clusterRules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`))));
+const triples = (p = profile()) =>
+  p.clusterRules.flatMap((r) =>
+    r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}`))),
+  );
 
 describe('generated upstream release data', () => {
   it('is the pinned module', () => {
@@ -23,15 +33,17 @@ describe('generated upstream release data', () => {
     expect({ module: KRUISE_RELEASE.module, version: KRUISE_RELEASE.version, sum: KRUISE_RELEASE.sum }).toEqual(pin);
   });
 
-  it('holds upstream\'s full inventory', () => {
+  it("holds upstream's full inventory", () => {
     expect(KRUISE_RELEASE.crds).toHaveLength(18); // config/crd/bases
     expect(KRUISE_RELEASE.webhooks).toHaveLength(37); // config/webhook/manifests.yaml
     expect(KRUISE_RELEASE.controllers).toHaveLength(21); // pkg/controller/controllers.go
     expect(KRUISE_RELEASE.crds.filter((c) => c.conversionWebhook).map((c) => c.kind)).toEqual(['StatefulSet']);
   });
 
-  it('applies upstream\'s gate implications in order (pkg/features SetDefaultFeatureGates)', () => {
-    expect(effectiveGates(KRUISE_RELEASE, { KruiseDaemon: false, ImagePullJobGate: true }).ImagePullJobGate).toBe(false);
+  it("applies upstream's gate implications in order (pkg/features SetDefaultFeatureGates)", () => {
+    expect(effectiveGates(KRUISE_RELEASE, { KruiseDaemon: false, ImagePullJobGate: true }).ImagePullJobGate).toBe(
+      false,
+    );
     expect(effectiveGates(KRUISE_RELEASE, { PreDownloadImageForInPlaceUpdate: true }).ImagePullJobGate).toBe(true);
     expect(effectiveGates(KRUISE_RELEASE, { PodWebhook: false }).WorkloadSpread).toBe(false);
   });
@@ -43,26 +55,48 @@ describe('generated upstream release data', () => {
 
 describe('upstream profile', () => {
   it('renders every webhook the binary serves by default, and only those', () => {
-    // ResourcesDeletionProtection defaults to false: the Service and Ingress guards are not served (pkg/webhook/add_service.go, add_ingress.go).
+    // ResourcesDeletionProtection defaults to false: the Service and Ingress guards are not served
+    // (pkg/webhook/add_service.go, add_ingress.go).
     expect(webhookNames()).toHaveLength(35);
     expect(webhookNames()).not.toEqual(expect.arrayContaining(['vservice.kb.io']));
     expect(webhookNames()).not.toContain('vingress.kb.io');
-    expect(webhookNames(profile({ featureGates: { ResourcesDeletionProtection: true } }))).toEqual(expect.arrayContaining(['vservice.kb.io', 'vingress.kb.io']));
+    expect(webhookNames(profile({ featureGates: { ResourcesDeletionProtection: true } }))).toEqual(
+      expect.arrayContaining(['vservice.kb.io', 'vingress.kb.io']),
+    );
     // The Advanced StatefulSet defaulting webhook is among them (its absence crash-loops the controller).
-    expect(profile().webhooks.find((w) => w.name === 'mstatefulset.kb.io')?.path).toBe('/mutate-apps-kruise-io-statefulset');
+    expect(profile().webhooks.find((w) => w.name === 'mstatefulset.kb.io')?.path).toBe(
+      '/mutate-apps-kruise-io-statefulset',
+    );
   });
 
-  it('starts the controllers upstream starts with the chart\'s gates', () => {
+  it("starts the controllers upstream starts with the chart's gates", () => {
     expect(controllerNames().sort()).toEqual([
-      'NodePodProbe-controller', 'PodProbeMarker-controller', 'advancedcronjob-controller', 'broadcastjob-controller', 'cloneset-controller',
-      'container-launch-priority-controller', 'containerrecreaterequest-controller', 'daemonset-controller', 'ephemeraljob-controller',
-      'imagelistpulljob-controller', 'imagepulljob-controller', 'nodeimage-controller', 'persistentpodstate-controller', 'pod-readiness-controller',
-      'podunavailablebudget-controller', 'sidecarset-controller', 'statefulset-controller', 'uniteddeployment-controller', 'workloadspread-controller',
+      'NodePodProbe-controller',
+      'PodProbeMarker-controller',
+      'advancedcronjob-controller',
+      'broadcastjob-controller',
+      'cloneset-controller',
+      'container-launch-priority-controller',
+      'containerrecreaterequest-controller',
+      'daemonset-controller',
+      'ephemeraljob-controller',
+      'imagelistpulljob-controller',
+      'imagepulljob-controller',
+      'nodeimage-controller',
+      'persistentpodstate-controller',
+      'pod-readiness-controller',
+      'podunavailablebudget-controller',
+      'sidecarset-controller',
+      'statefulset-controller',
+      'uniteddeployment-controller',
+      'workloadspread-controller',
     ]);
-    expect(controllerNames(profile({ featureGates: { ResourceDistributionGate: true } }))).toContain('resourcedistribution-controller');
+    expect(controllerNames(profile({ featureGates: { ResourceDistributionGate: true } }))).toContain(
+      'resourcedistribution-controller',
+    );
   });
 
-  it('follows PodWebhook=false through upstream\'s implications', () => {
+  it("follows PodWebhook=false through upstream's implications", () => {
     const p = profile({ featureGates: { PodWebhook: false } });
     expect(webhookNames(p)).not.toEqual(expect.arrayContaining(['mpod.kb.io']));
     expect(webhookNames(p)).not.toContain('vpod.kb.io');
@@ -72,67 +106,110 @@ describe('upstream profile', () => {
   });
 
   it('grants what the started controllers need, including the StorageClass informer of the Advanced StatefulSet controller', () => {
-    expect(triples()).toEqual(expect.arrayContaining(['storage.k8s.io/storageclasses:list', 'apps.kruise.io/ephemeraljobs:update', 'apps.kruise.io/ephemeraljobs/status:patch']));
-    // Without the Advanced StatefulSet CRD's controller... the gate set decides, not a guess: KruiseDaemon=false drops NodeImage writes.
-    expect(triples(profile({ featureGates: { KruiseDaemon: false } }))).not.toContain('apps.kruise.io/nodeimages:create');
+    expect(triples()).toEqual(
+      expect.arrayContaining([
+        'storage.k8s.io/storageclasses:list',
+        'apps.kruise.io/ephemeraljobs:update',
+        'apps.kruise.io/ephemeraljobs/status:patch',
+      ]),
+    );
+    // Without the Advanced StatefulSet CRD's controller... the gate set decides, not a guess: KruiseDaemon=false drops
+    // NodeImage writes.
+    expect(triples(profile({ featureGates: { KruiseDaemon: false } }))).not.toContain(
+      'apps.kruise.io/nodeimages:create',
+    );
   });
 
-  it('adds what upstream\'s code uses without a marker in that component, writes only where the code writes', () => {
+  it("adds what upstream's code uses without a marker in that component, writes only where the code writes", () => {
     // imagepulljob-controller watches Secrets cluster-wide and copies pull secrets into kruise-daemon-config;
     // SidecarSet namespace selectors read Namespaces (tools/upstream/undeclared.json cites the code).
     expect(triples()).toEqual(expect.arrayContaining(['/secrets:list', '/secrets:watch', '/namespaces:list']));
     expect(triples()).not.toContain('/secrets:create');
-    expect(profile().namespacedRules).toEqual({ 'kruise-daemon-config': [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'update'] }] });
+    expect(profile().namespacedRules).toEqual({
+      'kruise-daemon-config': [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'update'] }],
+    });
     const noDaemon = profile({ featureGates: { KruiseDaemon: false } });
     expect(noDaemon.namespacedRules).toEqual({});
-    expect(synthManager({ daemon: false }).some((o) => o.kind === 'Namespace' && o.metadata.name === 'kruise-daemon-config')).toBe(true);
+    expect(
+      synthManager({ daemon: false }).some((o) => o.kind === 'Namespace' && o.metadata.name === 'kruise-daemon-config'),
+    ).toBe(true);
   });
 
-  it('narrows upstream\'s wildcard reads unless asked for them', () => {
+  it("narrows upstream's wildcard reads unless asked for them", () => {
     const narrow = triples();
     expect(narrow.filter((t) => t.startsWith('*/'))).toEqual([]);
-    expect(narrow).toEqual(expect.arrayContaining(['apps/deployments/scale:get', 'apps.kruise.io/clonesets/scale:list', 'apps.kruise.io/sidecarsets:list']));
-    expect(triples(profile({ customResourceAccess: CustomResourceAccess.all() }))).toEqual(expect.arrayContaining(['*/*/scale:get', '*/*:list']));
-    const extra = triples(profile({ customResourceAccess: CustomResourceAccess.including([{ apiGroup: 'example.com', resource: 'widgets' }]) }));
+    expect(narrow).toEqual(
+      expect.arrayContaining([
+        'apps/deployments/scale:get',
+        'apps.kruise.io/clonesets/scale:list',
+        'apps.kruise.io/sidecarsets:list',
+      ]),
+    );
+    expect(triples(profile({ customResourceAccess: CustomResourceAccess.all() }))).toEqual(
+      expect.arrayContaining(['*/*/scale:get', '*/*:list']),
+    );
+    const extra = triples(
+      profile({
+        customResourceAccess: CustomResourceAccess.including([{ apiGroup: 'example.com', resource: 'widgets' }]),
+      }),
+    );
     expect(extra).toEqual(expect.arrayContaining(['example.com/widgets/scale:watch', 'example.com/widgets:list']));
-    expect(() => CustomResourceAccess.including([{ apiGroup: 'Example.com', resource: 'widgets' }])).toThrow(/customResourceAccess\[0\]\.apiGroup: is not an API group/);
+    expect(() => CustomResourceAccess.including([{ apiGroup: 'Example.com', resource: 'widgets' }])).toThrow(
+      /customResourceAccess\[0\]\.apiGroup: is not an API group/,
+    );
   });
 
   it('refuses a feature gate kruise-manager does not know, naming it', () => {
-    expect(() => profile({ featureGates: { NotAGate: true } })).toThrow(/^featureGates: is not a feature gate of kruise-manager v1\.8\.3, which refuses to start with it \(got "NotAGate"\)\. Fix: use one of: .*PodWebhook/);
+    expect(() => profile({ featureGates: { NotAGate: true } })).toThrow(
+      /^featureGates: is not a feature gate of kruise-manager v1\.8\.3, which refuses to start with it \(got "NotAGate"\)\. Fix: use one of: .*PodWebhook/,
+    );
   });
 });
 
 describe('KruiseManager (upstream image)', () => {
-  it('renders upstream\'s CRDs first, the StatefulSet conversion webhook pointed at the install namespace', () => {
+  it("renders upstream's CRDs first, the StatefulSet conversion webhook pointed at the install namespace", () => {
     const objects = synthManager({ namespace: 'kruise' });
     const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds).toHaveLength(18);
     const firstNonFoundation = objects.findIndex((o) => !['Namespace', 'CustomResourceDefinition'].includes(o.kind));
     expect(objects.slice(firstNonFoundation).some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
-    expect(find(objects, 'CustomResourceDefinition', 'statefulsets.apps.kruise.io').spec.conversion.webhook.clientConfig.service)
-      .toEqual({ namespace: 'kruise', name: 'kruise-webhook-service', path: '/convert', port: 443 });
+    expect(
+      find(objects, 'CustomResourceDefinition', 'statefulsets.apps.kruise.io').spec.conversion.webhook.clientConfig
+        .service,
+    ).toEqual({ namespace: 'kruise', name: 'kruise-webhook-service', path: '/convert', port: 443 });
   });
 
   it('leaves the CRDs out when they are managed elsewhere', () => {
     expect(synthManager({ crds: CrdSource.none() }).filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
   });
 
-  it('passes the chart\'s gates, uninstall protection\'s and the user\'s on the command line; the user wins', () => {
-    const args = (props: KruiseManagerProps): string[] => find(synthManager(props), 'Deployment').spec.template.spec.containers[0].args;
-    expect(args({})).toContain('--feature-gates=DeletionProtectionForCRDCascadingGate=true,ImagePullJobGate=true,ResourcesDeletionProtection=true');
-    expect(args({ uninstallProtection: UninstallProtection.none(), featureGates: { ImagePullJobGate: false } })).toContain('--feature-gates=ImagePullJobGate=false');
+  it("passes the chart's gates, uninstall protection's and the user's on the command line; the user wins", () => {
+    const args = (props: KruiseManagerProps): string[] =>
+      find(synthManager(props), 'Deployment').spec.template.spec.containers[0].args;
+    expect(args({})).toContain(
+      '--feature-gates=DeletionProtectionForCRDCascadingGate=true,ImagePullJobGate=true,ResourcesDeletionProtection=true',
+    );
+    expect(
+      args({ uninstallProtection: UninstallProtection.none(), featureGates: { ImagePullJobGate: false } }),
+    ).toContain('--feature-gates=ImagePullJobGate=false');
   });
 
-  it('labels the CRDs for upstream\'s cascading deletion protection by default', () => {
+  it("labels the CRDs for upstream's cascading deletion protection by default", () => {
     for (const crd of synthManager().filter((o) => o.kind === 'CustomResourceDefinition')) {
       expect(crd.metadata.labels).toEqual({ 'policy.kruise.io/delete-protection': 'Cascading' });
     }
-    expect(find(synthManager({ uninstallProtection: UninstallProtection.none() }), 'CustomResourceDefinition').metadata.labels).toBeUndefined();
+    expect(
+      find(synthManager({ uninstallProtection: UninstallProtection.none() }), 'CustomResourceDefinition').metadata
+        .labels,
+    ).toBeUndefined();
   });
 
   it('refuses customResourceAccess with the runtime image', () => {
-    expect(() => synthManager({ image: ManagerImage.runtime('registry.example.com/kruise-ha:1'), customResourceAccess: CustomResourceAccess.all() }))
-      .toThrow(/customResourceAccess: .*only narrows the upstream manager's wildcard grants/);
+    expect(() =>
+      synthManager({
+        image: ManagerImage.runtime('registry.example.com/kruise-ha:1'),
+        customResourceAccess: CustomResourceAccess.all(),
+      }),
+    ).toThrow(/customResourceAccess: .*only narrows the upstream manager's wildcard grants/);
   });
 });

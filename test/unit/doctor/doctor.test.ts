@@ -14,45 +14,161 @@ const find = (checks: CheckResult[], id: string) => checks.find((c) => c.id === 
 
 /** Faults a person meets in the field, each applied to a healthy fixture: exactly one check must fail. */
 const FAULTS: Array<[string, string, (f: Fixture) => void | Promise<void>, RegExp]> = [
-  ['no ready endpoint', 'webhook-endpoints', (f) => { f.snapshot.endpointSlices = []; }, /no ready endpoint: \d+ webhooks fail closed now .*pod creation fails cluster-wide/],
-  ['no ready endpoint (all not ready)', 'webhook-endpoints', (f) => {
-    f.snapshot.endpointSlices = f.snapshot.endpointSlices.map((s) => ({ ...s, endpoints: (s.endpoints ?? []).map((e) => ({ ...e, conditions: { ready: false } })) }));
-  }, /no ready endpoint/],
-  ['stale caBundle', 'ca-bundle', async (f) => {
-    const other = await generateCA({ commonName: 'other', now: NOW, validityMs: 86400_000 });
-    f.snapshot.mutating = { ...f.snapshot.mutating!, webhooks: f.snapshot.mutating!.webhooks!.map((w, i) => (i === 0 ? { ...w, clientConfig: { ...w.clientConfig, caBundle: b64(other.certPem) } } : w)) };
-  }, /1 of \d+ caBundles do not contain the CA .*unknown authority.*mutating webhook/],
-  ['expired certificate', 'certificate', async (f) => {
-    const expired = await generateServingCert({ ca: f.ca, dnsNames: servingDnsNames(Names.webhookService, f.snapshot.namespace), now: NOW - 400 * 86400_000, validityMs: 365 * 86400_000 });
-    f.snapshot.secret = { ...f.snapshot.secret, data: { ...f.snapshot.secret!.data, [SecretKeys.serverCert]: b64(expired.certPem) } };
-  }, /serving certificate expired 35d ago/],
-  ['a webhook entry removed', 'webhook-configurations', (f) => {
-    f.snapshot.validating = { ...f.snapshot.validating!, webhooks: f.snapshot.validating!.webhooks!.filter((w) => w.name !== 'vsidecarset.kb.io') };
-  }, /1 webhook is missing: validating vsidecarset.kb.io \(\/validate-apps-kruise-io-v1alpha1-sidecarset\)/],
-  ['nodes without zone labels', 'zone-labels', (f) => { f.snapshot.nodes = nodes({ 'node-a1': undefined, 'node-b1': undefined, 'node-a2': undefined, 'node-b2': undefined }); },
-    /4 of 4 nodes have no topology.kubernetes.io\/zone label .*replicas can share a failure domain/],
-  ['stopped leader', 'leader', (f) => { f.snapshot.lease = { ...f.snapshot.lease!, spec: { ...f.snapshot.lease!.spec, renewTime: new Date(NOW - 47_000) } }; },
-    /stopped renewing 47s ago \(lease duration 15s\) and no standby took over/],
-  ['missing CRD', 'crds', (f) => { f.snapshot.crds = f.snapshot.crds.filter((c) => c.metadata!.name !== 'sidecarsets.apps.kruise.io'); },
-    /1 CRD is missing: sidecarsets.apps.kruise.io/],
-  ['missing permission', 'rbac', (f) => {
-    f.permissions = f.permissions.map((r) => (r.permission.resource === 'pods' && r.permission.verb === 'patch' && !r.permission.subresource && !r.permission.namespace ? { ...r, allowed: false } : r));
-  }, /missing 1 of \d+ permissions the manager needs: patch pods \(cluster-wide\)/],
-  ['pod webhook intercepting kube-system', 'namespace-exclusion', (f) => {
-    f.snapshot.mutating = { ...f.snapshot.mutating!, webhooks: f.snapshot.mutating!.webhooks!.map((w) => (w.name === 'mpod.kb.io' ? { ...w, namespaceSelector: undefined } : w)) };
-  }, /mpod.kb.io intercepts pods in kube-system, mpod.kb.io intercepts pods in kruise-system: .*deadlock/],
-  ['replicas in one zone', 'replica-spread', (f) => {
-    const d = f.snapshot.deployments[0];
-    setPods(f, [managerPod(d, 'm-0', 'node-a1'), managerPod(d, 'm-1', 'node-a2')]);
-  }, /2 pods in 1 zone \(a\) although 2 zones have nodes/],
-  ['no room for the surge', 'rollout-capacity', (f) => { f.snapshot.nodes = nodes({ 'node-a1': 'a', 'node-b1': 'b', 'node-a2': 'a' }); },
-    /a rollout cannot complete: 2 surge pods need a node without a manager pod and with ports .* free; 1 such node/],
-  ['a replica not ready', 'manager-replicas', (f) => {
-    const d = f.snapshot.deployments[0];
-    setPods(f, [f.snapshot.pods[0], managerPod(d, 'm-1', 'node-b1', false)]);
-  }, /1\/2 ready: fewer than 2 ready replicas/],
-  ['a budget that allows no disruption', 'disruption-budget', (f) => { f.snapshot.pdbs = f.snapshot.pdbs.map((p) => ({ ...p, status: { ...p.status!, disruptionsAllowed: 0 } })); },
-    /allows no disruption .* node drains block/],
+  [
+    'no ready endpoint',
+    'webhook-endpoints',
+    (f) => {
+      f.snapshot.endpointSlices = [];
+    },
+    /no ready endpoint: \d+ webhooks fail closed now .*pod creation fails cluster-wide/,
+  ],
+  [
+    'no ready endpoint (all not ready)',
+    'webhook-endpoints',
+    (f) => {
+      f.snapshot.endpointSlices = f.snapshot.endpointSlices.map((s) => ({
+        ...s,
+        endpoints: (s.endpoints ?? []).map((e) => ({ ...e, conditions: { ready: false } })),
+      }));
+    },
+    /no ready endpoint/,
+  ],
+  [
+    'stale caBundle',
+    'ca-bundle',
+    async (f) => {
+      const other = await generateCA({ commonName: 'other', now: NOW, validityMs: 86400_000 });
+      f.snapshot.mutating = {
+        ...f.snapshot.mutating!,
+        webhooks: f.snapshot.mutating!.webhooks!.map((w, i) =>
+          i === 0 ? { ...w, clientConfig: { ...w.clientConfig, caBundle: b64(other.certPem) } } : w,
+        ),
+      };
+    },
+    /1 of \d+ caBundles do not contain the CA .*unknown authority.*mutating webhook/,
+  ],
+  [
+    'expired certificate',
+    'certificate',
+    async (f) => {
+      const expired = await generateServingCert({
+        ca: f.ca,
+        dnsNames: servingDnsNames(Names.webhookService, f.snapshot.namespace),
+        now: NOW - 400 * 86400_000,
+        validityMs: 365 * 86400_000,
+      });
+      f.snapshot.secret = {
+        ...f.snapshot.secret,
+        data: { ...f.snapshot.secret!.data, [SecretKeys.serverCert]: b64(expired.certPem) },
+      };
+    },
+    /serving certificate expired 35d ago/,
+  ],
+  [
+    'a webhook entry removed',
+    'webhook-configurations',
+    (f) => {
+      f.snapshot.validating = {
+        ...f.snapshot.validating!,
+        webhooks: f.snapshot.validating!.webhooks!.filter((w) => w.name !== 'vsidecarset.kb.io'),
+      };
+    },
+    /1 webhook is missing: validating vsidecarset.kb.io \(\/validate-apps-kruise-io-v1alpha1-sidecarset\)/,
+  ],
+  [
+    'nodes without zone labels',
+    'zone-labels',
+    (f) => {
+      f.snapshot.nodes = nodes({
+        'node-a1': undefined,
+        'node-b1': undefined,
+        'node-a2': undefined,
+        'node-b2': undefined,
+      });
+    },
+    /4 of 4 nodes have no topology.kubernetes.io\/zone label .*replicas can share a failure domain/,
+  ],
+  [
+    'stopped leader',
+    'leader',
+    (f) => {
+      f.snapshot.lease = {
+        ...f.snapshot.lease!,
+        spec: { ...f.snapshot.lease!.spec, renewTime: new Date(NOW - 47_000) },
+      };
+    },
+    /stopped renewing 47s ago \(lease duration 15s\) and no standby took over/,
+  ],
+  [
+    'missing CRD',
+    'crds',
+    (f) => {
+      f.snapshot.crds = f.snapshot.crds.filter((c) => c.metadata!.name !== 'sidecarsets.apps.kruise.io');
+    },
+    /1 CRD is missing: sidecarsets.apps.kruise.io/,
+  ],
+  [
+    'missing permission',
+    'rbac',
+    (f) => {
+      f.permissions = f.permissions.map((r) =>
+        r.permission.resource === 'pods' &&
+        r.permission.verb === 'patch' &&
+        !r.permission.subresource &&
+        !r.permission.namespace
+          ? { ...r, allowed: false }
+          : r,
+      );
+    },
+    /missing 1 of \d+ permissions the manager needs: patch pods \(cluster-wide\)/,
+  ],
+  [
+    'pod webhook intercepting kube-system',
+    'namespace-exclusion',
+    (f) => {
+      f.snapshot.mutating = {
+        ...f.snapshot.mutating!,
+        webhooks: f.snapshot.mutating!.webhooks!.map((w) =>
+          w.name === 'mpod.kb.io' ? { ...w, namespaceSelector: undefined } : w,
+        ),
+      };
+    },
+    /mpod.kb.io intercepts pods in kube-system, mpod.kb.io intercepts pods in kruise-system: .*deadlock/,
+  ],
+  [
+    'replicas in one zone',
+    'replica-spread',
+    (f) => {
+      const d = f.snapshot.deployments[0];
+      setPods(f, [managerPod(d, 'm-0', 'node-a1'), managerPod(d, 'm-1', 'node-a2')]);
+    },
+    /2 pods in 1 zone \(a\) although 2 zones have nodes/,
+  ],
+  [
+    'no room for the surge',
+    'rollout-capacity',
+    (f) => {
+      f.snapshot.nodes = nodes({ 'node-a1': 'a', 'node-b1': 'b', 'node-a2': 'a' });
+    },
+    /a rollout cannot complete: 2 surge pods need a node without a manager pod and with ports .* free; 1 such node/,
+  ],
+  [
+    'a replica not ready',
+    'manager-replicas',
+    (f) => {
+      const d = f.snapshot.deployments[0];
+      setPods(f, [f.snapshot.pods[0], managerPod(d, 'm-1', 'node-b1', false)]);
+    },
+    /1\/2 ready: fewer than 2 ready replicas/,
+  ],
+  [
+    'a budget that allows no disruption',
+    'disruption-budget',
+    (f) => {
+      f.snapshot.pdbs = f.snapshot.pdbs.map((p) => ({ ...p, status: { ...p.status!, disruptionsAllowed: 0 } }));
+    },
+    /allows no disruption .* node drains block/,
+  ],
 ];
 
 describe.each(['runtime', 'upstream'] as const)('doctor on a %s install', (flavour) => {
@@ -91,41 +207,72 @@ describe('doctor: upstream specifics', () => {
     c.args = c.args!.map((a) => (a.startsWith('--feature-gates=') ? `${a},PodWebhook=false` : a));
     const check = find(run(f).checks, 'webhook-configurations');
     expect(check.status).toBe('fail');
-    expect(check.message).toMatch(/entries are not served by this upstream manager \(calls fail\): mutating mpod.kb.io \/mutate-pod/);
+    expect(check.message).toMatch(
+      /entries are not served by this upstream manager \(calls fail\): mutating mpod.kb.io \/mutate-pod/,
+    );
   });
 
   it('expects no pod webhook from a runtime manager run with PodWebhook=false', async () => {
     const f = await healthy('runtime');
     const c = f.snapshot.deployments[0].spec!.template.spec!.containers[0];
     c.args = [...c.args!.filter((a) => !a.startsWith('--feature-gates=')), '--feature-gates=PodWebhook=false'];
-    expect(expectations(f.snapshot.namespace, f.snapshot.deployments)!.webhooks.map((w) => w.name)).toEqual(['msidecarset.kb.io', 'vsidecarset.kb.io']);
+    expect(expectations(f.snapshot.namespace, f.snapshot.deployments)!.webhooks.map((w) => w.name)).toEqual([
+      'msidecarset.kb.io',
+      'vsidecarset.kb.io',
+    ]);
   });
 
   it('reports a stale template annotation, which upstream would restore on restart (kruise #374)', async () => {
     const f = await healthy('upstream');
     const template = JSON.parse(f.snapshot.validating!.metadata!.annotations!.template) as Array<{ name: string }>;
-    f.snapshot.validating!.metadata!.annotations!.template = JSON.stringify(template.filter((w) => w.name !== 'vpod.kb.io'));
+    f.snapshot.validating!.metadata!.annotations!.template = JSON.stringify(
+      template.filter((w) => w.name !== 'vpod.kb.io'),
+    );
     const check = find(run(f).checks, 'webhook-configurations');
-    expect([check.status, check.message]).toEqual(['fail', expect.stringMatching(/template annotation is stale .*vpod.kb.io \/validate-pod/)]);
+    expect([check.status, check.message]).toEqual([
+      'fail',
+      expect.stringMatching(/template annotation is stale .*vpod.kb.io \/validate-pod/),
+    ]);
   });
 
   it('checks the pull-secret writes the upstream manager needs in kruise-daemon-config, where a Role grants them', async () => {
     const f = await healthy('upstream');
-    const inDaemonConfig = (r: { permission: { namespace?: string } }) => r.permission.namespace === Names.daemonConfigNamespace;
-    expect(f.permissions.filter(inDaemonConfig).map((r) => r.permission.verb)).toEqual(expect.arrayContaining(['create', 'update']));
-    f.permissions = f.permissions.map((r) => (inDaemonConfig(r) && r.permission.verb === 'create' ? { ...r, allowed: false } : r));
+    const inDaemonConfig = (r: { permission: { namespace?: string } }) =>
+      r.permission.namespace === Names.daemonConfigNamespace;
+    expect(f.permissions.filter(inDaemonConfig).map((r) => r.permission.verb)).toEqual(
+      expect.arrayContaining(['create', 'update']),
+    );
+    f.permissions = f.permissions.map((r) =>
+      inDaemonConfig(r) && r.permission.verb === 'create' ? { ...r, allowed: false } : r,
+    );
     const check = find(run(f).checks, 'rbac');
-    expect([check.status, check.message]).toEqual(['fail', expect.stringMatching(/missing 1 of \d+ permissions .*: create secrets in kruise-daemon-config/)]);
+    expect([check.status, check.message]).toEqual([
+      'fail',
+      expect.stringMatching(/missing 1 of \d+ permissions .*: create secrets in kruise-daemon-config/),
+    ]);
     expect(check.fix).toMatch(/Role in kruise-daemon-config/);
   });
 
   it('expects the runtime to read the kruise-configuration ConfigMap in its namespace, by name, and names a missing grant', async () => {
     const f = await healthy('runtime', 'ops');
     const configMaps = f.permissions.filter((r) => r.permission.resource === 'configmaps');
-    expect(configMaps.map((r) => r.permission)).toEqual(['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'configmaps', name: 'kruise-configuration', namespace: 'ops' })));
-    f.permissions = f.permissions.map((r) => (r.permission.resource === 'configmaps' && r.permission.verb === 'watch' ? { ...r, allowed: false } : r));
+    expect(configMaps.map((r) => r.permission)).toEqual(
+      ['get', 'list', 'watch'].map((verb) => ({
+        verb,
+        group: '',
+        resource: 'configmaps',
+        name: 'kruise-configuration',
+        namespace: 'ops',
+      })),
+    );
+    f.permissions = f.permissions.map((r) =>
+      r.permission.resource === 'configmaps' && r.permission.verb === 'watch' ? { ...r, allowed: false } : r,
+    );
     const check = find(run(f).checks, 'rbac');
-    expect([check.status, check.message]).toEqual(['fail', expect.stringMatching(/missing 1 of \d+ permissions .*: watch configmaps.*kruise-configuration.* in ops/)]);
+    expect([check.status, check.message]).toEqual([
+      'fail',
+      expect.stringMatching(/missing 1 of \d+ permissions .*: watch configmaps.*kruise-configuration.* in ops/),
+    ]);
   });
 
   it('names the controllers and webhooks a missing CRD breaks', async () => {
@@ -133,23 +280,53 @@ describe('doctor: upstream specifics', () => {
     f.snapshot.crds = f.snapshot.crds.filter((c) => c.metadata!.name !== 'clonesets.apps.kruise.io');
     const check = find(run(f).checks, 'crds');
     expect(check.message).toMatch(/skips the controllers and deletes the webhooks/);
-    expect(check.details).toEqual([expect.stringMatching(/^clonesets.apps.kruise.io: needed by cloneset-controller, mcloneset.kb.io, vcloneset.kb.io/)]);
+    expect(check.details).toEqual([
+      expect.stringMatching(
+        /^clonesets.apps.kruise.io: needed by cloneset-controller, mcloneset.kb.io, vcloneset.kb.io/,
+      ),
+    ]);
   });
 
   it('checks the StatefulSet CRD conversion caBundle too', async () => {
     const f = await healthy('upstream');
-    f.snapshot.crds = f.snapshot.crds.map((c) => (c.metadata!.name === 'statefulsets.apps.kruise.io'
-      ? { ...c, spec: { ...c.spec, conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { ...c.spec.conversion!.webhook!.clientConfig, caBundle: undefined } } } } } : c));
-    expect(find(run(f).checks, 'ca-bundle').message).toMatch(/1 of 38 caBundles .*\(1 empty\).*conversion webhook of CRD statefulsets.apps.kruise.io/);
+    f.snapshot.crds = f.snapshot.crds.map((c) =>
+      c.metadata!.name === 'statefulsets.apps.kruise.io'
+        ? {
+            ...c,
+            spec: {
+              ...c.spec,
+              conversion: {
+                strategy: 'Webhook',
+                webhook: {
+                  conversionReviewVersions: ['v1'],
+                  clientConfig: { ...c.spec.conversion!.webhook!.clientConfig, caBundle: undefined },
+                },
+              },
+            },
+          }
+        : c,
+    );
+    expect(find(run(f).checks, 'ca-bundle').message).toMatch(
+      /1 of 38 caBundles .*\(1 empty\).*conversion webhook of CRD statefulsets.apps.kruise.io/,
+    );
   });
 });
 
 describe('doctor: other findings', () => {
   it('warns on flapping leadership from LeaderElection events', async () => {
     const f = await healthy('upstream');
-    f.snapshot.leaderEvents = [1, 2, 3].map((i) => ({ metadata: {}, involvedObject: {}, reason: 'LeaderElection', count: 1, lastTimestamp: new Date(NOW - i * 60_000) }));
+    f.snapshot.leaderEvents = [1, 2, 3].map((i) => ({
+      metadata: {},
+      involvedObject: {},
+      reason: 'LeaderElection',
+      count: 1,
+      lastTimestamp: new Date(NOW - i * 60_000),
+    }));
     const check = find(run(f).checks, 'leader');
-    expect([check.status, check.message]).toEqual(['warn', expect.stringMatching(/leadership changed 3 times in the last hour/)]);
+    expect([check.status, check.message]).toEqual([
+      'warn',
+      expect.stringMatching(/leadership changed 3 times in the last hour/),
+    ]);
   });
 
   it('fails without a manager Deployment and says where to look', async () => {
@@ -161,7 +338,10 @@ describe('doctor: other findings', () => {
 
   it('counts another pod holding a manager port on a free node as no room', async () => {
     const f = await healthy('runtime');
-    const blocker = { metadata: { name: 'ingress', namespace: 'web' }, spec: { nodeName: 'node-a2', containers: [{ name: 'c', ports: [{ containerPort: 1, hostPort: 9876 }] }] } };
+    const blocker = {
+      metadata: { name: 'ingress', namespace: 'web' },
+      spec: { nodeName: 'node-a2', containers: [{ name: 'c', ports: [{ containerPort: 1, hostPort: 9876 }] }] },
+    };
     f.snapshot.hostPortPods = [...f.snapshot.hostPortPods, blocker];
     const check = find(run(f).checks, 'rollout-capacity');
     expect(check.status).toBe('fail');
@@ -186,8 +366,19 @@ describe('doctor report', () => {
     const report = JSON.parse(renderJson(run(await healthy('runtime'))));
     expect(report.ok).toBe(true);
     expect(report.checks.map((c: CheckResult) => c.id)).toEqual([
-      'manager-replicas', 'webhook-endpoints', 'leader', 'certificate', 'ca-bundle', 'webhook-configurations', 'namespace-exclusion',
-      'zone-labels', 'replica-spread', 'rollout-capacity', 'crds', 'disruption-budget', 'rbac',
+      'manager-replicas',
+      'webhook-endpoints',
+      'leader',
+      'certificate',
+      'ca-bundle',
+      'webhook-configurations',
+      'namespace-exclusion',
+      'zone-labels',
+      'replica-spread',
+      'rollout-capacity',
+      'crds',
+      'disruption-budget',
+      'rbac',
     ]);
   });
 });

@@ -9,7 +9,12 @@ import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { Names, SecretKeys } from '../../../lib/contract.js';
 import { expectations } from '../../../lib/doctor/expectations.js';
 import type { ClusterSnapshot, PermissionResult } from '../../../lib/doctor/model.js';
-import { generateCA, generateServingCert, servingDnsNames, type KeyPairPem } from '../../../lib/runtime/certs/generate.js';
+import {
+  generateCA,
+  generateServingCert,
+  servingDnsNames,
+  type KeyPairPem,
+} from '../../../lib/runtime/certs/generate.js';
 
 export const NOW = Date.parse('2026-03-01T12:00:00Z');
 const DAY = 86400_000;
@@ -32,10 +37,16 @@ const ready = (now: number) => ({
 });
 
 /** Nodes in zones a and b, two each: room for both replicas and a full surge of two. */
-export function nodes(zones: Record<string, string | undefined> = { 'node-a1': 'a', 'node-b1': 'b', 'node-a2': 'a', 'node-b2': 'b' }): Json[] {
+export function nodes(
+  zones: Record<string, string | undefined> = { 'node-a1': 'a', 'node-b1': 'b', 'node-a2': 'a', 'node-b2': 'b' },
+): Json[] {
   return Object.entries(zones).map(([name, zone]) => ({
-    apiVersion: 'v1', kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(zone ? { 'topology.kubernetes.io/zone': zone } : {}) } },
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { 'kubernetes.io/hostname': name, ...(zone ? { 'topology.kubernetes.io/zone': zone } : {}) },
+    },
     status: { conditions: [{ type: 'Ready', status: 'True' }] },
   }));
 }
@@ -44,7 +55,8 @@ export function nodes(zones: Record<string, string | undefined> = { 'node-a1': '
 export function managerPod(d: V1Deployment, name: string, node: string, isReady = true): V1Pod {
   const t = d.spec!.template;
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name, namespace: d.metadata!.namespace, labels: { ...t.metadata?.labels, 'pod-template-hash': 'abc' } },
     spec: { ...t.spec!, nodeName: node },
     status: isReady ? ready(NOW) : { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] },
@@ -53,51 +65,106 @@ export function managerPod(d: V1Deployment, name: string, node: string, isReady 
 
 export async function healthy(flavour: 'upstream' | 'runtime', namespace = 'kruise-system'): Promise<Fixture> {
   const chart = new Chart(Testing.app(), 'doctor');
-  new KruiseManager(chart, 'kruise', { namespace, ...(flavour === 'runtime' ? { image: ManagerImage.runtime('example.com/kruise-ha:1') } : {}) });
+  new KruiseManager(chart, 'kruise', {
+    namespace,
+    ...(flavour === 'runtime' ? { image: ManagerImage.runtime('example.com/kruise-ha:1') } : {}),
+  });
   const objects: Json[] = Testing.synth(chart);
   const of = (kind: string) => objects.filter((o) => o.kind === kind);
   const ca = await generateCA({ commonName: 'test-ca', now: NOW, validityMs: 3650 * DAY });
-  const serving = await generateServingCert({ ca, dnsNames: servingDnsNames(Names.webhookService, namespace), now: NOW, validityMs: 365 * DAY });
-  const withBundle = (config: Json) => ({ ...config, webhooks: config.webhooks.map((w: Json) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: b64(ca.certPem) } })) });
+  const serving = await generateServingCert({
+    ca,
+    dnsNames: servingDnsNames(Names.webhookService, namespace),
+    now: NOW,
+    validityMs: 365 * DAY,
+  });
+  const withBundle = (config: Json) => ({
+    ...config,
+    webhooks: config.webhooks.map((w: Json) => ({
+      ...w,
+      clientConfig: { ...w.clientConfig, caBundle: b64(ca.certPem) },
+    })),
+  });
   const deployments = of('Deployment') as V1Deployment[];
-  const pods = deployments.flatMap((d, i) => [managerPod(d, `${d.metadata!.name}-abc-${i}x`, 'node-a1'), managerPod(d, `${d.metadata!.name}-abc-${i}y`, 'node-b1')]);
+  const pods = deployments.flatMap((d, i) => [
+    managerPod(d, `${d.metadata!.name}-abc-${i}x`, 'node-a1'),
+    managerPod(d, `${d.metadata!.name}-abc-${i}y`, 'node-b1'),
+  ]);
   const crds = of('CustomResourceDefinition').map((c) => {
-    const withCa = c.spec.conversion?.webhook ? { ...c.spec.conversion, webhook: { ...c.spec.conversion.webhook, clientConfig: { ...c.spec.conversion.webhook.clientConfig, caBundle: b64(ca.certPem) } } } : c.spec.conversion;
-    return { ...c, spec: { ...c.spec, conversion: withCa }, status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'True' }] } };
+    const withCa = c.spec.conversion?.webhook
+      ? {
+          ...c.spec.conversion,
+          webhook: {
+            ...c.spec.conversion.webhook,
+            clientConfig: { ...c.spec.conversion.webhook.clientConfig, caBundle: b64(ca.certPem) },
+          },
+        }
+      : c.spec.conversion;
+    return {
+      ...c,
+      spec: { ...c.spec, conversion: withCa },
+      status: {
+        conditions: [
+          { type: 'NamesAccepted', status: 'True' },
+          { type: 'Established', status: 'True' },
+        ],
+      },
+    };
   });
   const ns = of('Namespace').find((n) => n.metadata.name === namespace);
   const snapshot: Mutable<ClusterSnapshot> = {
-    namespace, now: NOW, deployments, pods,
+    namespace,
+    now: NOW,
+    deployments,
+    pods,
     hostPortPods: pods.filter((p) => p.spec?.hostNetwork),
     nodes: nodes(),
     webhookService: of('Service').find((s) => s.metadata.name === Names.webhookService),
-    endpointSlices: [{
-      metadata: { name: `${Names.webhookService}-x`, labels: { 'kubernetes.io/service-name': Names.webhookService } }, addressType: 'IPv4',
-      endpoints: pods.map((_, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: true } })),
-    }],
+    endpointSlices: [
+      {
+        metadata: { name: `${Names.webhookService}-x`, labels: { 'kubernetes.io/service-name': Names.webhookService } },
+        addressType: 'IPv4',
+        endpoints: pods.map((_, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: true } })),
+      },
+    ],
     lease: {
       metadata: { name: Names.leaderElectionId, namespace },
       spec: {
-        holderIdentity: `${pods[0].metadata!.name}_0a1b2c3d`, leaseDurationSeconds: 15, leaseTransitions: 1,
-        acquireTime: new Date(NOW - DAY), renewTime: new Date(NOW - 1500),
+        holderIdentity: `${pods[0].metadata!.name}_0a1b2c3d`,
+        leaseDurationSeconds: 15,
+        leaseTransitions: 1,
+        acquireTime: new Date(NOW - DAY),
+        renewTime: new Date(NOW - 1500),
       },
     },
     leaderEvents: [],
     secret: {
       metadata: { name: Names.webhookSecret, namespace },
-      data: { [SecretKeys.caCert]: b64(ca.certPem), [SecretKeys.caKey]: b64(ca.keyPem), [SecretKeys.serverCert]: b64(serving.certPem), [SecretKeys.serverKey]: b64(serving.keyPem) },
+      data: {
+        [SecretKeys.caCert]: b64(ca.certPem),
+        [SecretKeys.caKey]: b64(ca.keyPem),
+        [SecretKeys.serverCert]: b64(serving.certPem),
+        [SecretKeys.serverKey]: b64(serving.keyPem),
+      },
     },
     mutating: withBundle(of('MutatingWebhookConfiguration')[0]),
     validating: withBundle(of('ValidatingWebhookConfiguration')[0]),
     crds,
-    pdbs: of('PodDisruptionBudget').map((p) => ({ ...p, metadata: { ...p.metadata, generation: 1 }, status: { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2 } })),
+    pdbs: of('PodDisruptionBudget').map((p) => ({
+      ...p,
+      metadata: { ...p.metadata, generation: 1 },
+      status: { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2 },
+    })),
     namespaces: [
       { metadata: { name: 'kube-system', labels: { 'kubernetes.io/metadata.name': 'kube-system' } } },
       { metadata: { name: namespace, labels: { ...ns?.metadata.labels, 'kubernetes.io/metadata.name': namespace } } },
     ],
     readErrors: [],
   };
-  const permissions = expectations(namespace, deployments)!.permissions.map((permission) => ({ permission, allowed: true }));
+  const permissions = expectations(namespace, deployments)!.permissions.map((permission) => ({
+    permission,
+    allowed: true,
+  }));
   return { snapshot, permissions, ca };
 }
 
@@ -105,5 +172,8 @@ export async function healthy(flavour: 'upstream' | 'runtime', namespace = 'krui
 export function setPods(f: Fixture, pods: V1Pod[]): void {
   f.snapshot.pods = pods;
   f.snapshot.hostPortPods = pods.filter((p) => p.spec?.hostNetwork);
-  f.snapshot.lease = { ...f.snapshot.lease!, spec: { ...f.snapshot.lease!.spec, holderIdentity: `${pods[0].metadata!.name}_0a1b2c3d` } };
+  f.snapshot.lease = {
+    ...f.snapshot.lease!,
+    spec: { ...f.snapshot.lease!.spec, holderIdentity: `${pods[0].metadata!.name}_0a1b2c3d` },
+  };
 }

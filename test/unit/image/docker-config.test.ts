@@ -21,11 +21,15 @@ describe('Docker config credentials', () => {
   });
 
   it('finds auths by host, with or without scheme, and Docker Hub under its v1 URL', () => {
-    const source = dockerConfigCredentials(config({ auths: {
-      'https://registry.example.com': { auth: b64('bob:pa:ss') },
-      'https://index.docker.io/v1/': { auth: b64('hub:token') },
-      'ghcr.io': { identitytoken: 'refresh' },
-    } }));
+    const source = dockerConfigCredentials(
+      config({
+        auths: {
+          'https://registry.example.com': { auth: b64('bob:pa:ss') },
+          'https://index.docker.io/v1/': { auth: b64('hub:token') },
+          'ghcr.io': { identitytoken: 'refresh' },
+        },
+      }),
+    );
     expect(source.find('registry.example.com')).toMatchObject({ username: 'bob', password: 'pa:ss' });
     expect(source.find('docker.io')).toMatchObject({ username: 'hub', password: 'token' });
     expect(source.find('ghcr.io')).toMatchObject({ identityToken: 'refresh' });
@@ -37,20 +41,34 @@ describe('Docker config credentials', () => {
     const bin = mkdtempSync(join(dir, 'bin-'));
     const helper = join(bin, 'docker-credential-fake');
     // Echoes the server it was asked about, as the password, to prove the protocol.
-    writeFileSync(helper, '#!/bin/sh\nread server\n[ "$1" = get ] && printf \'{"Username":"robot","Secret":"%s"}\' "$server"\n');
+    writeFileSync(
+      helper,
+      '#!/bin/sh\nread server\n[ "$1" = get ] && printf \'{"Username":"robot","Secret":"%s"}\' "$server"\n',
+    );
     chmodSync(helper, 0o755);
     const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
     const source = dockerConfigCredentials(config({ credHelpers: { 'registry.example.com': 'fake' } }), env);
-    expect(source.find('registry.example.com')).toMatchObject({ username: 'robot', password: 'registry.example.com', source: expect.stringContaining('docker-credential-fake') });
-    expect(() => dockerConfigCredentials(config({ credsStore: 'absent' }), env).find('x.io')).toThrow(/names the credential helper docker-credential-absent for x\.io, which failed/);
+    expect(source.find('registry.example.com')).toMatchObject({
+      username: 'robot',
+      password: 'registry.example.com',
+      source: expect.stringContaining('docker-credential-fake'),
+    });
+    expect(() => dockerConfigCredentials(config({ credsStore: 'absent' }), env).find('x.io')).toThrow(
+      /names the credential helper docker-credential-absent for x\.io, which failed/,
+    );
   });
 
   it('prefers explicit credentials and rejects a broken config with its path', () => {
     const path = config({ auths: { 'r.io': { auth: b64('from:config') } } });
-    const source = staticCredentials({ 'r.io': { username: 'explicit', password: 'x' } }, dockerConfigCredentials(path));
+    const source = staticCredentials(
+      { 'r.io': { username: 'explicit', password: 'x' } },
+      dockerConfigCredentials(path),
+    );
     expect(source.find('r.io')).toMatchObject({ username: 'explicit', source: 'the registryAuth option' });
     expect(source.searched).toBe(`the registryAuth option and ${path}`);
     writeFileSync(path, '{not json');
-    expect(() => dockerConfigCredentials(path).find('r.io')).toThrow(new RegExp(`cannot read Docker credentials from ${path}`));
+    expect(() => dockerConfigCredentials(path).find('r.io')).toThrow(
+      new RegExp(`cannot read Docker credentials from ${path}`),
+    );
   });
 });

@@ -4,9 +4,24 @@ import { formatReference, parseReference, registryBaseUrl } from '../../../lib/i
 describe('image references', () => {
   it('parses registry, repository, tag and digest the way Docker does', () => {
     const digest = `sha256:${'a'.repeat(64)}`;
-    expect(parseReference('node:24-slim')).toEqual({ registry: 'docker.io', repository: 'library/node', tag: '24-slim', digest: undefined });
-    expect(parseReference(`localhost:5000/team/app:1.0@${digest}`)).toEqual({ registry: 'localhost:5000', repository: 'team/app', tag: '1.0', digest });
-    expect(parseReference('ghcr.io/org/app')).toEqual({ registry: 'ghcr.io', repository: 'org/app', tag: undefined, digest: undefined });
+    expect(parseReference('node:24-slim')).toEqual({
+      registry: 'docker.io',
+      repository: 'library/node',
+      tag: '24-slim',
+      digest: undefined,
+    });
+    expect(parseReference(`localhost:5000/team/app:1.0@${digest}`)).toEqual({
+      registry: 'localhost:5000',
+      repository: 'team/app',
+      tag: '1.0',
+      digest,
+    });
+    expect(parseReference('ghcr.io/org/app')).toEqual({
+      registry: 'ghcr.io',
+      repository: 'org/app',
+      tag: undefined,
+      digest: undefined,
+    });
     // "team" has no "." or ":", so it is a Docker Hub namespace, not a host.
     expect(parseReference('team/app:1').registry).toBe('docker.io');
     expect(formatReference(parseReference('node:24'))).toBe('docker.io/library/node:24');

@@ -2,7 +2,10 @@
 import { gunzipSync } from 'node:zlib';
 import { extract, type Header } from 'tar-stream';
 
-export interface TarEntry { header: Header; body: Buffer }
+export interface TarEntry {
+  header: Header;
+  body: Buffer;
+}
 
 export async function tarEntries(blob: Uint8Array): Promise<TarEntry[]> {
   const gzipped = blob[0] === 0x1f && blob[1] === 0x8b;
@@ -11,9 +14,15 @@ export async function tarEntries(blob: Uint8Array): Promise<TarEntry[]> {
   ex.on('entry', (header, stream, next) => {
     const chunks: Buffer[] = [];
     stream.on('data', (c) => chunks.push(c as Buffer));
-    stream.on('end', () => { out.push({ header, body: Buffer.concat(chunks) }); next(); });
+    stream.on('end', () => {
+      out.push({ header, body: Buffer.concat(chunks) });
+      next();
+    });
   });
-  const done = new Promise<void>((resolve, reject) => { ex.on('finish', () => resolve()); ex.on('error', reject); });
+  const done = new Promise<void>((resolve, reject) => {
+    ex.on('finish', () => resolve());
+    ex.on('error', reject);
+  });
   ex.end(gzipped ? gunzipSync(blob) : Buffer.from(blob));
   await done;
   return out;

@@ -16,7 +16,10 @@ afterEach(async () => {
 function deferred<T = void>() {
   let resolve!: (v: T) => void;
   let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -45,7 +48,9 @@ class FakeSource implements EventSource<KubernetesObject> {
   private synced = deferred();
   addEventHandler(h: EventHandler<KubernetesObject>) {
     this.handlers.push(h);
-    return () => { this.handlers = this.handlers.filter((x) => x !== h); };
+    return () => {
+      this.handlers = this.handlers.filter((x) => x !== h);
+    };
   }
   waitForSync(signal?: AbortSignal) {
     return new Promise<void>((resolve, reject) => {
@@ -53,7 +58,9 @@ class FakeSource implements EventSource<KubernetesObject> {
       signal?.addEventListener('abort', () => reject(signal.reason));
     });
   }
-  sync() { this.synced.resolve(); }
+  sync() {
+    this.synced.resolve();
+  }
 }
 
 const obj = (name: string, namespace?: string): KubernetesObject => ({ metadata: { name, namespace } });
@@ -61,7 +68,9 @@ const obj = (name: string, namespace?: string): KubernetesObject => ({ metadata:
 describe('Controller', () => {
   it('reconciles each queued object once, deduping repeated events', async () => {
     const seen: Request[] = [];
-    const { controller } = setup((req) => { seen.push(req); });
+    const { controller } = setup((req) => {
+      seen.push(req);
+    });
     controller.enqueue({ namespace: 'ns', name: 'a' });
     controller.enqueue({ name: 'a', namespace: 'ns' });
     controller.enqueue({ name: 'cluster-scoped' });
@@ -75,13 +84,16 @@ describe('Controller', () => {
     let peak = 0;
     let overlapSameKey = false;
     const gates: Array<() => void> = [];
-    const { controller, registry } = setup(async (req) => {
-      if (running.has(req.name)) overlapSameKey = true;
-      running.add(req.name);
-      peak = Math.max(peak, running.size);
-      await new Promise<void>((r) => gates.push(r));
-      running.delete(req.name);
-    }, { workers: 3 });
+    const { controller, registry } = setup(
+      async (req) => {
+        if (running.has(req.name)) overlapSameKey = true;
+        running.add(req.name);
+        peak = Math.max(peak, running.size);
+        await new Promise<void>((r) => gates.push(r));
+        running.delete(req.name);
+      },
+      { workers: 3 },
+    );
     await controller.start();
     for (const n of ['a', 'b', 'c', 'd', 'e']) controller.enqueue({ name: n });
     await settle();
@@ -94,7 +106,9 @@ describe('Controller', () => {
     }
     expect(peak).toBe(3);
     expect(overlapSameKey).toBe(false);
-    expect(await valueOf(registry, 'controller_runtime_max_concurrent_reconciles', { controller: 'sidecarset' })).toBe(3);
+    expect(await valueOf(registry, 'controller_runtime_max_concurrent_reconciles', { controller: 'sidecarset' })).toBe(
+      3,
+    );
   });
 
   it('requeues errors with per-object backoff and forgets the backoff after a success', async () => {
@@ -169,7 +183,14 @@ describe('Controller', () => {
   });
 
   it('treats nonsense results as success instead of crashing or spinning', async () => {
-    const results: unknown[] = [42, 'yes', null, { requeueAfterMs: Number.NaN }, { requeueAfterMs: -5 }, { requeue: 'true' }];
+    const results: unknown[] = [
+      42,
+      'yes',
+      null,
+      { requeueAfterMs: Number.NaN },
+      { requeueAfterMs: -5 },
+      { requeue: 'true' },
+    ];
     let i = 0;
     const { controller, registry, clock } = setup(() => results[i++] as never);
     await controller.start();
@@ -194,7 +215,9 @@ describe('Controller', () => {
     await settle();
     controller.enqueue({ name: 'queued' });
     let stopped = false;
-    const stopping = controller.stop().then(() => { stopped = true; });
+    const stopping = controller.stop().then(() => {
+      stopped = true;
+    });
     await settle();
     expect(stopped).toBe(false);
     gate.resolve();
@@ -212,7 +235,9 @@ describe('Controller', () => {
     controller.enqueue({ name: 'stuck' });
     await settle();
     let result: boolean | undefined;
-    const stopping = controller.stop(5_000).then((r) => { result = r; });
+    const stopping = controller.stop(5_000).then((r) => {
+      result = r;
+    });
     await clock.advance(4_900);
     expect(result).toBeUndefined();
     await clock.advance(100);
@@ -244,13 +269,17 @@ describe('Controller', () => {
   it('watches sources: waits for sync, maps events (both sides of an update), and shrugs off mapping bugs', async () => {
     const seen: string[] = [];
     const source = new FakeSource();
-    const { controller, logs } = setup((req) => { seen.push(`${req.namespace}/${req.name}`); });
+    const { controller, logs } = setup((req) => {
+      seen.push(`${req.namespace}/${req.name}`);
+    });
     controller.watch(source, (o) => {
       if (o.metadata?.name === 'bad') throw new Error('mapper bug');
       return [{ namespace: o.metadata?.namespace, name: `owner-of-${o.metadata?.name}` }];
     });
     let started = false;
-    const starting = controller.start().then(() => { started = true; });
+    const starting = controller.start().then(() => {
+      started = true;
+    });
     source.handlers[0].onAdd?.(obj('x', 'ns'));
     source.handlers[0].onAdd?.(obj('bad', 'ns'));
     await settle();
@@ -268,7 +297,9 @@ describe('Controller', () => {
     const seen: string[] = [];
     const source = new FakeSource();
     source.sync();
-    const { controller } = setup((req) => { seen.push(req.name); });
+    const { controller } = setup((req) => {
+      seen.push(req.name);
+    });
     controller.watch(source);
     await controller.start();
     source.handlers[0].onDelete?.(obj('gone', 'ns'));
@@ -283,7 +314,10 @@ describe('Controller', () => {
     const { controller, clock } = setup(() => undefined, { cacheSyncTimeoutMs: 5000 });
     controller.watch(new FakeSource());
     const starting = controller.start();
-    const outcome = starting.then(() => 'started', (e: Error) => e.message);
+    const outcome = starting.then(
+      () => 'started',
+      (e: Error) => e.message,
+    );
     await clock.advance(5000);
     expect(await outcome).toMatch(/caches did not sync within 5000ms/);
   });
@@ -296,11 +330,25 @@ describe('Controller', () => {
     controller.enqueue({ name: 'a' });
     await settle();
     await clock.advance(250);
-    expect(await histogramCount(registry, 'controller_runtime_reconcile_time_seconds', { controller: 'sidecarset' })).toBe(1);
-    expect(await valueOf(registry, 'controller_runtime_reconcile_time_seconds', { controller: 'sidecarset', le: '0.25' },
-      'controller_runtime_reconcile_time_seconds_bucket')).toBe(1);
-    expect(await valueOf(registry, 'controller_runtime_reconcile_time_seconds', { controller: 'sidecarset', le: '0.2' },
-      'controller_runtime_reconcile_time_seconds_bucket')).toBe(0);
+    expect(
+      await histogramCount(registry, 'controller_runtime_reconcile_time_seconds', { controller: 'sidecarset' }),
+    ).toBe(1);
+    expect(
+      await valueOf(
+        registry,
+        'controller_runtime_reconcile_time_seconds',
+        { controller: 'sidecarset', le: '0.25' },
+        'controller_runtime_reconcile_time_seconds_bucket',
+      ),
+    ).toBe(1);
+    expect(
+      await valueOf(
+        registry,
+        'controller_runtime_reconcile_time_seconds',
+        { controller: 'sidecarset', le: '0.2' },
+        'controller_runtime_reconcile_time_seconds_bucket',
+      ),
+    ).toBe(0);
   });
 
   it('rejects a worker count that is not a positive integer', () => {

@@ -23,8 +23,14 @@ function runLinked(name: string, target: string, args: string[]) {
 describe('started through a symlink', () => {
   it('kruise-ha-image prints its usage for --help and fails loudly without a command', () => {
     const help = runLinked('kruise-ha-image', '../../../lib/image/cli.ts', ['--help']);
-    expect({ status: help.status, stdout: help.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^usage: kruise-ha-image publish <synth-output-dir/) });
-    const bare = spawnSync(process.execPath, [TSX, join(bin, 'kruise-ha-image')], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: help.status, stdout: help.stdout }).toEqual({
+      status: 0,
+      stdout: expect.stringMatching(/^usage: kruise-ha-image publish <synth-output-dir/),
+    });
+    const bare = spawnSync(process.execPath, [TSX, join(bin, 'kruise-ha-image')], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(bare.status).toBe(2);
     expect(bare.stderr).toMatch(/^kruise-ha-image: expected "publish <dir>", got ""\n\nusage:/);
   });

@@ -14,7 +14,9 @@ const DRAIN = 5_000;
 
 function deferred<T = void>() {
   let resolve!: (v: T) => void;
-  const promise = new Promise<T>((res) => { resolve = res; });
+  const promise = new Promise<T>((res) => {
+    resolve = res;
+  });
   return { promise, resolve };
 }
 
@@ -25,20 +27,37 @@ function setup(withElector = true) {
   const logs: string[] = [];
   const stepDown = deferred();
   const elector: ManagedElector = {
-    start: async () => { events.push('elector:start'); },
-    stepDown: () => { events.push('elector:stepDown'); return stepDown.promise; },
-    stop: async ({ release }) => { events.push(`elector:stop release=${release}`); },
+    start: async () => {
+      events.push('elector:start');
+    },
+    stepDown: () => {
+      events.push('elector:stepDown');
+      return stepDown.promise;
+    },
+    stop: async ({ release }) => {
+      events.push(`elector:stop release=${release}`);
+    },
   };
   const runnables = new Runnables({
-    clock, logger: new Logger({}, 'debug', { write: (l) => logs.push(l) }), elector: withElector ? elector : undefined,
-    drainTimeoutMs: DRAIN, gracefulShutdownTimeoutMs: BUDGET, shutdownReserveMs: RESERVE,
+    clock,
+    logger: new Logger({}, 'debug', { write: (l) => logs.push(l) }),
+    elector: withElector ? elector : undefined,
+    drainTimeoutMs: DRAIN,
+    gracefulShutdownTimeoutMs: BUDGET,
+    shutdownReserveMs: RESERVE,
   });
   const add = (group: RunnableGroup, name: string, extra: Partial<Runnable> = {}) => {
     const r: Runnable = {
       name,
-      start: () => { events.push(`start:${name}`); },
-      stop: (budgetMs) => { events.push(`stop:${name} budget=${budgetMs}`); },
-      drain: () => { events.push(`drain:${name}`); },
+      start: () => {
+        events.push(`start:${name}`);
+      },
+      stop: (budgetMs) => {
+        events.push(`stop:${name} budget=${budgetMs}`);
+      },
+      drain: () => {
+        events.push(`drain:${name}`);
+      },
       ...extra,
     };
     runnables.add(group, r);
@@ -74,13 +93,23 @@ describe('Runnables (the manager on fakes)', () => {
     const s = setup();
     addAll(s);
     const certs = deferred();
-    s.add('certs', 'slow-certs', { start: () => certs.promise.then(() => { s.events.push('start:slow-certs'); }) });
+    s.add('certs', 'slow-certs', {
+      start: () =>
+        certs.promise.then(() => {
+          s.events.push('start:slow-certs');
+        }),
+    });
     const started = s.runnables.start();
     await settle();
     expect(s.events).toEqual(['start:event-loop', 'start:metrics', 'start:sidecarsets', 'start:certificates']);
     certs.resolve();
     await started;
-    expect(s.events.slice(4)).toEqual(['start:slow-certs', 'start:webhook-server', 'start:lease-watch', 'elector:start']);
+    expect(s.events.slice(4)).toEqual([
+      'start:slow-certs',
+      'start:webhook-server',
+      'start:lease-watch',
+      'elector:start',
+    ]);
   });
 
   it('starts leader-only runnables only once elected, caches before controllers, and only once', async () => {
@@ -115,34 +144,58 @@ describe('Runnables (the manager on fakes)', () => {
     const stopped = s.runnables.stop();
     await settle();
     // Everything drains and the elector steps down before anything stops.
-    expect(s.events).toEqual(['drain:event-loop', 'drain:metrics', 'drain:pods', 'drain:sidecarsets', 'drain:certificates',
-      'drain:webhook-server', 'drain:lease-watch', 'drain:sidecarset', 'elector:stepDown']);
+    expect(s.events).toEqual([
+      'drain:event-loop',
+      'drain:metrics',
+      'drain:pods',
+      'drain:sidecarsets',
+      'drain:certificates',
+      'drain:webhook-server',
+      'drain:lease-watch',
+      'drain:sidecarset',
+      'elector:stepDown',
+    ]);
     s.events.length = 0;
     s.stepDown.resolve();
     await settle();
     // The controllers get the budget less the reserve; all stopped, so the Lease is released.
-    expect(s.events).toEqual([`stop:lease-watch budget=${BUDGET}`, `stop:sidecarset budget=${BUDGET - RESERVE}`, 'elector:stop release=true']);
+    expect(s.events).toEqual([
+      `stop:lease-watch budget=${BUDGET}`,
+      `stop:sidecarset budget=${BUDGET - RESERVE}`,
+      'elector:stop release=true',
+    ]);
     s.events.length = 0;
     await s.clock.advance(DRAIN - 1);
     expect(s.events).toEqual([]); // admission is still served during the drain window
     await s.clock.advance(1);
     await stopped;
-    expect(s.events).toEqual([`stop:webhook-server budget=${BUDGET - DRAIN - RESERVE / 2}`, `stop:pods budget=${BUDGET - DRAIN}`,
-      `stop:sidecarsets budget=${BUDGET - DRAIN}`, `stop:certificates budget=${BUDGET - DRAIN}`, `stop:event-loop budget=${BUDGET - DRAIN}`,
-      `stop:metrics budget=${BUDGET - DRAIN}`]);
+    expect(s.events).toEqual([
+      `stop:webhook-server budget=${BUDGET - DRAIN - RESERVE / 2}`,
+      `stop:pods budget=${BUDGET - DRAIN}`,
+      `stop:sidecarsets budget=${BUDGET - DRAIN}`,
+      `stop:certificates budget=${BUDGET - DRAIN}`,
+      `stop:event-loop budget=${BUDGET - DRAIN}`,
+      `stop:metrics budget=${BUDGET - DRAIN}`,
+    ]);
     await expect(s.runnables.stop()).resolves.toBeUndefined(); // a second SIGTERM joins the first
     expect(() => s.add('controllers', 'late')).toThrow(/runnable late: added after shutdown began/);
     await s.runnables.startLeading();
     expect(s.events).not.toContain('start:late');
   });
 
-  it('leaves the Lease to expire when a write is still in flight at the controllers\' deadline, and the rest share what is left', async () => {
+  it("leaves the Lease to expire when a write is still in flight at the controllers' deadline, and the rest share what is left", async () => {
     const s = setup();
     addAll(s);
     s.add('controllers', 'stuck', {
       needLeaderElection: true,
       // Like Controller.stop(timeoutMs): false once the deadline passes with a reconcile still running.
-      stop: (budgetMs) => new Promise<boolean>((resolve) => s.clock.after(budgetMs, () => { s.events.push('stuck:deadline'); resolve(false); })),
+      stop: (budgetMs) =>
+        new Promise<boolean>((resolve) =>
+          s.clock.after(budgetMs, () => {
+            s.events.push('stuck:deadline');
+            resolve(false);
+          }),
+        ),
     });
     await s.runnables.start();
     await s.runnables.startLeading();
@@ -168,14 +221,23 @@ describe('Manager feature gates', () => {
   const kubeConfig = () => {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
     });
     return kc;
   };
   const manager = (argv: string[]) => {
     const logs: string[] = [];
     const options = parseOptions(argv, { POD_NAMESPACE: 'kruise-system', POD_NAME: 'mgr-0' }) as ManagerOptions;
-    const m = new Manager({ options, kubeConfig: kubeConfig(), logger: new Logger({}, 'info', { write: (l) => logs.push(l) }), clock: new FakeClock(), onExit: () => undefined });
+    const m = new Manager({
+      options,
+      kubeConfig: kubeConfig(),
+      logger: new Logger({}, 'info', { write: (l) => logs.push(l) }),
+      clock: new FakeClock(),
+      onExit: () => undefined,
+    });
     return { m, logs };
   };
   const webhook = mutating(() => allow());
@@ -184,10 +246,19 @@ describe('Manager feature gates', () => {
     const { m, logs } = manager(['--feature-gates=PodWebhook=false']);
     expect(m.registerWebhook(Paths.mutatePod, webhook)).toBe(false);
     expect(m.registerWebhook(Paths.mutateSidecarSet, webhook)).toBe(true);
-    expect(logs.join('')).toMatch(/"msg":"feature gate off: webhook not served".*"gate":"PodWebhook=false","webhook":"mpod.kb.io","path":"\/mutate-pod"/);
+    expect(logs.join('')).toMatch(
+      /"msg":"feature gate off: webhook not served".*"gate":"PodWebhook=false","webhook":"mpod.kb.io","path":"\/mutate-pod"/,
+    );
     // The contract's list, which the constructs and the doctor can render and check against.
-    expect(servedRuntimeWebhooks({ PodWebhook: false }).map((w) => w.name)).toEqual(['msidecarset.kb.io', 'vsidecarset.kb.io']);
-    expect(servedRuntimeWebhooks({}).map((w) => w.name)).toEqual(['mpod.kb.io', 'msidecarset.kb.io', 'vsidecarset.kb.io']);
+    expect(servedRuntimeWebhooks({ PodWebhook: false }).map((w) => w.name)).toEqual([
+      'msidecarset.kb.io',
+      'vsidecarset.kb.io',
+    ]);
+    expect(servedRuntimeWebhooks({}).map((w) => w.name)).toEqual([
+      'mpod.kb.io',
+      'msidecarset.kb.io',
+      'vsidecarset.kb.io',
+    ]);
   });
 
   it('serves the pod webhook by default and with PodWebhook=true; a controllers replica serves none', () => {

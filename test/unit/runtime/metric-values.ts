@@ -14,10 +14,16 @@ export async function samples(registry: Registry, name: string): Promise<Sample[
 }
 
 /** The value of the sample whose labels include `labels` (and, for histograms, the right series). */
-export async function valueOf(registry: Registry, name: string, labels: Record<string, string>, metricName = name): Promise<number | undefined> {
+export async function valueOf(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+  metricName = name,
+): Promise<number | undefined> {
   const all = await samples(registry, name);
-  const match = all.find((s) => (s.metricName ?? name) === metricName &&
-    Object.entries(labels).every(([k, v]) => String(s.labels[k]) === v));
+  const match = all.find(
+    (s) => (s.metricName ?? name) === metricName && Object.entries(labels).every(([k, v]) => String(s.labels[k]) === v),
+  );
   return match?.value;
 }
 

@@ -13,9 +13,15 @@ function get(port: number, path: string, method = 'GET') {
   return new Promise<{ status: number; type?: string; body: string }>((resolve, reject) => {
     request({ host: '127.0.0.1', port, path, method }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => { body += d; })
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => {
+          body += d;
+        })
         .on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body }));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 

@@ -12,36 +12,66 @@ const parse = (argv: string[], e: NodeJS.ProcessEnv = env) => {
 describe('parseOptions', () => {
   it('defaults to upstream behaviour', () => {
     const o = parse([]);
-    expect(o).toEqual(expect.objectContaining({
-      role: 'all', leaderElection: true, leaderElectionNamespace: 'kruise-system', leaderElectionId: 'kruise-manager',
-      leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, webhookPort: 9876, certMode: 'self-managed',
-      certDir: '/tmp/kruise-webhook-certs', secretName: 'kruise-webhook-certs', serviceName: 'kruise-webhook-service', podName: 'mgr-0',
-    }));
+    expect(o).toEqual(
+      expect.objectContaining({
+        role: 'all',
+        leaderElection: true,
+        leaderElectionNamespace: 'kruise-system',
+        leaderElectionId: 'kruise-manager',
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        webhookPort: 9876,
+        certMode: 'self-managed',
+        certDir: '/tmp/kruise-webhook-certs',
+        secretName: 'kruise-webhook-certs',
+        serviceName: 'kruise-webhook-service',
+        podName: 'mgr-0',
+      }),
+    );
     expect(o.metricsAddr).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(o.workers).toEqual({ sidecarset: 3 });
   });
 
   it('parses every flag the constructs render (the contract round-trips)', () => {
     const args = renderManagerArgs({
-      upstream: false, role: 'controllers', metricsPort: 9090, healthPort: 9091, featureGates: { PodWebhook: false },
-      controllerWorkers: { sidecarset: 7 }, certMode: 'external', extraArgs: [],
+      upstream: false,
+      role: 'controllers',
+      metricsPort: 9090,
+      healthPort: 9091,
+      featureGates: { PodWebhook: false },
+      controllerWorkers: { sidecarset: 7 },
+      certMode: 'external',
+      extraArgs: [],
       leaderElection: resolveLeaderElection(undefined, 'kruise-system'),
     });
     const o = parse(args);
-    expect([o.role, o.certMode, o.metricsAddr.port, o.healthAddr.port, o.workers.sidecarset]).toEqual(['controllers', 'external', 9090, 9091, 7]);
+    expect([o.role, o.certMode, o.metricsAddr.port, o.healthAddr.port, o.workers.sidecarset]).toEqual([
+      'controllers',
+      'external',
+      9090,
+      9091,
+      7,
+    ]);
     expect(o.featureGates).toEqual({ PodWebhook: false });
   });
 
   it('reads every feature gate it accepts and refuses any other by name', () => {
     expect(parse(['--feature-gates=PodWebhook=false']).featureGates).toEqual({ PodWebhook: false });
-    expect(parse(['--feature-gates=SidecarSetPatchPodMetadataDefaultsAllowed=true']).featureGates).toEqual({ SidecarSetPatchPodMetadataDefaultsAllowed: true });
+    expect(parse(['--feature-gates=SidecarSetPatchPodMetadataDefaultsAllowed=true']).featureGates).toEqual({
+      SidecarSetPatchPodMetadataDefaultsAllowed: true,
+    });
     expect(parse(['--feature-gates=EnableExternalCerts=true']).certMode).toBe('external');
     expect(parse(['--feature-gates=EnableExternalCerts=false']).certMode).toBe('self-managed');
-    expect(() => parse(['--feature-gates=EnableExternalCerts=true', '--cert-mode=self-managed']))
-      .toThrow(/--cert-mode: "self-managed" contradicts --feature-gates=EnableExternalCerts=true/);
-    expect(() => parse(['--feature-gates=PodWebhook=true,ImagePullJobGate=true']))
-      .toThrow(/--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed/);
-    expect(() => parse(['--feature-gates=pod-webhook=true'])).toThrow(/--feature-gates: "pod-webhook" is not a feature gate name/);
+    expect(() => parse(['--feature-gates=EnableExternalCerts=true', '--cert-mode=self-managed'])).toThrow(
+      /--cert-mode: "self-managed" contradicts --feature-gates=EnableExternalCerts=true/,
+    );
+    expect(() => parse(['--feature-gates=PodWebhook=true,ImagePullJobGate=true'])).toThrow(
+      /--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed/,
+    );
+    expect(() => parse(['--feature-gates=pod-webhook=true'])).toThrow(
+      /--feature-gates: "pod-webhook" is not a feature gate name/,
+    );
   });
 
   it('never leader-elects webhook-only replicas', () => {
@@ -49,13 +79,32 @@ describe('parseOptions', () => {
   });
 
   it('reads the upstream env vars', () => {
-    const o = parse([], { ...env, WEBHOOK_PORT: '9443', WEBHOOK_CERT_DIR: '/certs', SECRET_NAME: 's', SERVICE_NAME: 'svc', CERTS_RENEW_BEFORE: '48h' });
-    expect([o.webhookPort, o.certDir, o.secretName, o.serviceName, o.certsRenewBeforeMs]).toEqual([9443, '/certs', 's', 'svc', 48 * 3_600_000]);
+    const o = parse([], {
+      ...env,
+      WEBHOOK_PORT: '9443',
+      WEBHOOK_CERT_DIR: '/certs',
+      SECRET_NAME: 's',
+      SERVICE_NAME: 'svc',
+      CERTS_RENEW_BEFORE: '48h',
+    });
+    expect([o.webhookPort, o.certDir, o.secretName, o.serviceName, o.certsRenewBeforeMs]).toEqual([
+      9443,
+      '/certs',
+      's',
+      'svc',
+      48 * 3_600_000,
+    ]);
   });
 
   it('returns help for --help and documents every flag', () => {
     expect(parseOptions(['--help'], env)).toBe('help');
-    for (const flag of ['--enable-leader-election', '--leader-election-retry-period', '--sidecarset-workers', '--role', 'WEBHOOK_CERT_DIR']) {
+    for (const flag of [
+      '--enable-leader-election',
+      '--leader-election-retry-period',
+      '--sidecarset-workers',
+      '--role',
+      'WEBHOOK_CERT_DIR',
+    ]) {
       expect(helpText()).toContain(flag);
     }
   });
@@ -63,13 +112,21 @@ describe('parseOptions', () => {
   const bad: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
     [['--bogus=1'], env, /Unknown option '--bogus'.*Fix: see --help/],
     [['--role=leader'], env, /--role: "leader" is not a role. Fix: use all, webhook, controllers/],
-    [['--leader-election-lease-duration=5s'], env, /--leader-election-lease-duration: "5s" must exceed renewDeadline \(10s\), or two leaders can overlap/],
+    [
+      ['--leader-election-lease-duration=5s'],
+      env,
+      /--leader-election-lease-duration: "5s" must exceed renewDeadline \(10s\), or two leaders can overlap/,
+    ],
     [['--leader-election-retry-period=soon'], env, /--leader-election-retry-period: "soon" is not a duration/],
     [['--metrics-addr=8080'], env, /--metrics-addr: "8080" is not host:port/],
     [['--feature-gates=Foo'], env, /--feature-gates: "Foo" is not Gate=true\|false/],
     [['--sidecarset-workers=0'], env, /--sidecarset-workers: "0" must be a whole number from 1 to 1000/],
     [['--enable-leader-election=yes'], env, /--enable-leader-election: "yes" is not a boolean/],
-    [['--health-probe-addr=:9876'], env, /--health-probe-addr: collides with WEBHOOK_PORT \(got 9876\)\. Fix: give each its own port/],
+    [
+      ['--health-probe-addr=:9876'],
+      env,
+      /--health-probe-addr: collides with WEBHOOK_PORT \(got 9876\)\. Fix: give each its own port/,
+    ],
     [[], { ...env, WEBHOOK_PORT: 'x' }, /WEBHOOK_PORT: "x" is not a TCP port. Fix: use a whole number from 1 to 65535/],
     [['--cert-mode=manual'], env, /--cert-mode: "manual" is not a certificate mode/],
     [['stray'], env, /Unexpected argument 'stray'|positional/i],
@@ -82,7 +139,12 @@ describe('parseOptions', () => {
 
 describe('parsers', () => {
   it('parses Go durations and listen addresses', () => {
-    expect([parseDuration('d', '500ms'), parseDuration('d', '1.5s'), parseDuration('d', '2m'), parseDuration('d', '1h')]).toEqual([500, 1500, 120_000, 3_600_000]);
+    expect([
+      parseDuration('d', '500ms'),
+      parseDuration('d', '1.5s'),
+      parseDuration('d', '2m'),
+      parseDuration('d', '1h'),
+    ]).toEqual([500, 1500, 120_000, 3_600_000]);
     expect(parseAddr('a', '127.0.0.1:80')).toEqual({ host: '127.0.0.1', port: 80 });
     expect(parseAddr('a', '[::1]:8443')).toEqual({ host: '::1', port: 8443 });
     expect(() => parseAddr('a', ':0')).toThrow(/a: ":0" is not host:port/);

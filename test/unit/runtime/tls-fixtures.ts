@@ -17,10 +17,16 @@ export const quietLogger = (): Logger => new Logger({}, 'error', { write: () => 
 /** A logger that keeps its lines, for asserting what was logged. */
 export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  return { logger: new Logger({}, 'debug', { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) }), lines };
+  return {
+    logger: new Logger({}, 'debug', { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) }),
+    lines,
+  };
 }
 
-export interface TestPki { ca: KeyPairPem; serving: KeyPairPem }
+export interface TestPki {
+  ca: KeyPairPem;
+  serving: KeyPairPem;
+}
 
 export async function makePki(name = 'test', dnsNames = ['localhost'], now = Date.now()): Promise<TestPki> {
   const ca = await generateCA({ commonName: `${name}-ca`, now, validityMs: 30 * DAY });
@@ -37,7 +43,11 @@ export async function writePki(dir: string, pki: TestPki): Promise<void> {
   await writeCertDir(dir, { cert: pki.serving.certPem, key: pki.serving.keyPem, ca: pki.ca.certPem });
 }
 
-export interface HttpResult { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 export interface RequestOptions {
   port: number;
@@ -52,19 +62,31 @@ export interface RequestOptions {
 
 export function httpsRequest(o: RequestOptions): Promise<HttpResult> {
   // Node's client sends a DELETE/GET body with no framing unless told its length; say it always.
-  const framing: Record<string, string> = o.body !== undefined && !o.headers?.['Transfer-Encoding']
-    ? { 'Content-Length': String(Buffer.byteLength(o.body)) } : {};
+  const framing: Record<string, string> =
+    o.body !== undefined && !o.headers?.['Transfer-Encoding']
+      ? { 'Content-Length': String(Buffer.byteLength(o.body)) }
+      : {};
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: o.host ?? '127.0.0.1', servername: 'localhost', port: o.port, path: o.path ?? '/', method: o.method ?? 'POST',
-      ca: o.ca, agent: o.agent ?? false,
-      headers: { 'Content-Type': 'application/json', ...framing, ...o.headers },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: o.host ?? '127.0.0.1',
+        servername: 'localhost',
+        port: o.port,
+        path: o.path ?? '/',
+        method: o.method ?? 'POST',
+        ca: o.ca,
+        agent: o.agent ?? false,
+        headers: { 'Content-Type': 'application/json', ...framing, ...o.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(o.body);
   });
@@ -97,7 +119,12 @@ export function review(overrides: Record<string, unknown> = {}, apiVersion = 'ad
       name: 'web-0',
       operation: 'CREATE',
       userInfo: { username: 'alice', groups: ['system:authenticated'] },
-      object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default' }, spec: { containers: [] } },
+      object: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web-0', namespace: 'default' },
+        spec: { containers: [] },
+      },
       oldObject: null,
       dryRun: false,
       ...overrides,

@@ -35,6 +35,8 @@ describe('writeCertDir', () => {
     dirs.push(d);
     writeFileSync(join(d.path, 'a-file'), '');
     const target = join(d.path, 'a-file', 'certs');
-    await expect(writeCertDir(target, { cert: 'C', key: 'K', ca: 'A' })).rejects.toThrow(`cannot create certificate directory ${target}`);
+    await expect(writeCertDir(target, { cert: 'C', key: 'K', ca: 'A' })).rejects.toThrow(
+      `cannot create certificate directory ${target}`,
+    );
   });
 });

@@ -28,8 +28,15 @@ function setup(store: MemorySecretStore, clock: FakeClock) {
   // Only `get` and `ref` exist on what it receives: a write would not even compile, and would throw here.
   const readOnly = { ref: store.ref, get: () => store.get() };
   const certs = new ExternalCertificates({
-    secrets: readOnly, certDir: dir.path, serviceName: 'kruise-webhook-service', namespace: 'kruise-system',
-    logger: quietLogger(), clock, onCertificatesWritten: () => { written.push(clock.now()); },
+    secrets: readOnly,
+    certDir: dir.path,
+    serviceName: 'kruise-webhook-service',
+    namespace: 'kruise-system',
+    logger: quietLogger(),
+    clock,
+    onCertificatesWritten: () => {
+      written.push(clock.now());
+    },
   });
   cleanups.push(dir.remove, () => certs.stop());
   return { certs, written, file: (n: string) => readFileSync(join(dir.path, n), 'utf8') };
@@ -67,8 +74,16 @@ describe('ExternalCertificates (cert-manager mode)', () => {
 
   it.each([
     ['a missing key', async (now: number) => ({ ...(await issued(now)), 'tls.key': '' }), /has no tls\.key yet/],
-    ['a certificate from another CA', async (now: number) => ({ ...(await issued(now)), 'ca.crt': (await issued(now))['ca.crt'] }), /tls\.crt is not signed by a CA in Secret ns\/certs ca\.crt/],
-    ['a certificate without localhost', async (now: number) => issued(now, ['kruise-webhook-service.kruise-system.svc']), /does not cover DNS name localhost/],
+    [
+      'a certificate from another CA',
+      async (now: number) => ({ ...(await issued(now)), 'ca.crt': (await issued(now))['ca.crt'] }),
+      /tls\.crt is not signed by a CA in Secret ns\/certs ca\.crt/,
+    ],
+    [
+      'a certificate without localhost',
+      async (now: number) => issued(now, ['kruise-webhook-service.kruise-system.svc']),
+      /does not cover DNS name localhost/,
+    ],
     ['an expired certificate', async (now: number) => issued(now - 10 * DAY, NAMES, DAY), /tls\.crt expired at/],
   ])('reports not ready for %s, naming the problem', async (_name, make, reason) => {
     const clock = new FakeClock(Date.now());

@@ -6,7 +6,12 @@ import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import { createServer } from 'node:https';
 import { request } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { BACKDATE_MS, generateCA, generateServingCert, servingDnsNames } from '../../../../lib/runtime/certs/generate.js';
+import {
+  BACKDATE_MS,
+  generateCA,
+  generateServingCert,
+  servingDnsNames,
+} from '../../../../lib/runtime/certs/generate.js';
 
 const NOW = Date.UTC(2030, 5, 1);
 const DAY = 86_400_000;
@@ -31,10 +36,19 @@ describe('generateServingCert', () => {
     const ca = await generateCA({ commonName: 'ca', now: NOW, validityMs: 3650 * DAY });
     const names = servingDnsNames('kruise-webhook-service', 'kruise-system');
     expect(names).toEqual([
-      'kruise-webhook-service.kruise-system.svc', 'kruise-webhook-service', 'kruise-webhook-service.kruise-system',
-      'kruise-webhook-service.kruise-system.svc.cluster.local', 'localhost',
+      'kruise-webhook-service.kruise-system.svc',
+      'kruise-webhook-service',
+      'kruise-webhook-service.kruise-system',
+      'kruise-webhook-service.kruise-system.svc.cluster.local',
+      'localhost',
     ]);
-    const serving = await generateServingCert({ ca, dnsNames: names, ipAddresses: ['127.0.0.1'], now: NOW, validityMs: 365 * DAY });
+    const serving = await generateServingCert({
+      ca,
+      dnsNames: names,
+      ipAddresses: ['127.0.0.1'],
+      now: NOW,
+      validityMs: 365 * DAY,
+    });
     const cert = new X509Certificate(serving.certPem);
     const caCert = new X509Certificate(ca.certPem);
     expect(cert.ca).toBe(false);
@@ -52,14 +66,31 @@ describe('generateServingCert', () => {
     const now = Date.now();
     const ca = await generateCA({ commonName: 'live-ca', now, validityMs: DAY });
     const serving = await generateServingCert({ ca, dnsNames: ['localhost'], now, validityMs: DAY });
-    const server = createServer({ cert: serving.certPem, key: serving.keyPem, minVersion: 'TLSv1.2' }, (_q, s) => s.end('hi'));
+    const server = createServer({ cert: serving.certPem, key: serving.keyPem, minVersion: 'TLSv1.2' }, (_q, s) =>
+      s.end('hi'),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const body = await new Promise<string>((resolve, reject) => {
-        request({ host: '127.0.0.1', servername: 'localhost', port: (server.address() as AddressInfo).port, ca: ca.certPem, agent: false }, (res) => {
-          let t = '';
-          res.on('data', (d) => { t += d; }).on('end', () => resolve(t));
-        }).on('error', reject).end();
+        request(
+          {
+            host: '127.0.0.1',
+            servername: 'localhost',
+            port: (server.address() as AddressInfo).port,
+            ca: ca.certPem,
+            agent: false,
+          },
+          (res) => {
+            let t = '';
+            res
+              .on('data', (d) => {
+                t += d;
+              })
+              .on('end', () => resolve(t));
+          },
+        )
+          .on('error', reject)
+          .end();
       });
       expect(body).toBe('hi');
     } finally {
@@ -69,23 +100,45 @@ describe('generateServingCert', () => {
 
   it('signs with an RSA CA key in PKCS#1 form, as upstream kruise-manager stores it', async () => {
     x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-    const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
+    const alg = {
+      name: 'RSASSA-PKCS1-v1_5',
+      hash: 'SHA-256',
+      publicExponent: new Uint8Array([1, 0, 1]),
+      modulusLength: 2048,
+    };
     const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
     const caCert = await x509.X509CertificateGenerator.createSelfSigned({
-      name: 'CN=upstream-ca', keys, signingAlgorithm: alg, notBefore: new Date(NOW - DAY), notAfter: new Date(NOW + 3650 * DAY),
-      extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+      name: 'CN=upstream-ca',
+      keys,
+      signingAlgorithm: alg,
+      notBefore: new Date(NOW - DAY),
+      notAfter: new Date(NOW + 3650 * DAY),
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+      ],
     });
     const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-    const pkcs1Pem = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({ type: 'pkcs1', format: 'pem' }) as string;
+    const pkcs1Pem = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({
+      type: 'pkcs1',
+      format: 'pem',
+    }) as string;
     expect(pkcs1Pem).toContain('BEGIN RSA PRIVATE KEY');
 
-    const serving = await generateServingCert({ ca: { certPem: caCert.toString('pem'), keyPem: pkcs1Pem }, dnsNames: ['localhost'], now: NOW, validityMs: DAY });
+    const serving = await generateServingCert({
+      ca: { certPem: caCert.toString('pem'), keyPem: pkcs1Pem },
+      dnsNames: ['localhost'],
+      now: NOW,
+      validityMs: DAY,
+    });
     const leaf = new X509Certificate(serving.certPem);
     expect(leaf.verify(new X509Certificate(caCert.toString('pem')).publicKey)).toBe(true);
   });
 
   it('refuses to issue a certificate without names', async () => {
     const ca = await generateCA({ commonName: 'ca', now: NOW, validityMs: DAY });
-    await expect(generateServingCert({ ca, dnsNames: [], now: NOW, validityMs: DAY })).rejects.toThrow(/at least one DNS name/);
+    await expect(generateServingCert({ ca, dnsNames: [], now: NOW, validityMs: DAY })).rejects.toThrow(
+      /at least one DNS name/,
+    );
   });
 });

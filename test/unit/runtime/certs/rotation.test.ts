@@ -12,7 +12,13 @@ const DAY = 86_400_000;
 const NAMES = ['svc.ns.svc', 'localhost'];
 // 101 days: the CA rotation (day 76) falls between two serving renewals (days 75 and 90).
 const POLICY: RotationPolicy = { caValidityMs: 101 * DAY, servingValidityMs: 20 * DAY, renewBeforeMs: 5 * DAY };
-const ctx = (now: number, policy = POLICY): PlanContext => ({ dnsNames: NAMES, ipAddresses: [], now, policy, caName: 'svc-ca' });
+const ctx = (now: number, policy = POLICY): PlanContext => ({
+  dnsNames: NAMES,
+  ipAddresses: [],
+  now,
+  policy,
+  caName: 'svc-ca',
+});
 const serial = (pem: string) => new X509Certificate(pem).serialNumber;
 const caSubjects = (bundle: string) => parseCertificates(bundle, 'bundle').map((c) => c.subject);
 
@@ -20,7 +26,9 @@ describe('validatePolicy', () => {
   it('accepts the defaults and rejects policies that would rotate forever', () => {
     expect(() => validatePolicy(DEFAULT_POLICY)).not.toThrow();
     expect(DEFAULT_POLICY.renewBeforeMs).toBe(parseDuration('720h', 'CERTS_RENEW_BEFORE'));
-    expect(() => validatePolicy({ ...POLICY, renewBeforeMs: 20 * DAY })).toThrow(/CERTS_RENEW_BEFORE.*shorter than the serving certificate validity/);
+    expect(() => validatePolicy({ ...POLICY, renewBeforeMs: 20 * DAY })).toThrow(
+      /CERTS_RENEW_BEFORE.*shorter than the serving certificate validity/,
+    );
     expect(() => validatePolicy({ ...POLICY, renewBeforeMs: 0 })).toThrow(/must be positive/);
     expect(() => validatePolicy({ ...POLICY, caValidityMs: 25 * DAY })).toThrow(/CA validity must exceed/);
   });
@@ -28,8 +36,14 @@ describe('validatePolicy', () => {
 
 describe('assess and planSecret over time', () => {
   it('generates everything for a missing, empty or garbage Secret', async () => {
-    expect(assess(undefined, NAMES, T0, POLICY)).toMatchObject({ action: 'generate-all', reason: 'the Secret does not exist' });
-    expect(assess({}, NAMES, T0, POLICY)).toMatchObject({ action: 'generate-all', reason: expect.stringMatching(/no usable CA: ca-cert\.pem contains no PEM/) });
+    expect(assess(undefined, NAMES, T0, POLICY)).toMatchObject({
+      action: 'generate-all',
+      reason: 'the Secret does not exist',
+    });
+    expect(assess({}, NAMES, T0, POLICY)).toMatchObject({
+      action: 'generate-all',
+      reason: expect.stringMatching(/no usable CA: ca-cert\.pem contains no PEM/),
+    });
     const plan = await planSecret({ [SecretKeys.caCert]: 'junk', extra: 'kept' }, ctx(T0));
     expect(plan).toMatchObject({ action: 'generate-all', changed: true });
     expect(plan.data.extra).toBe('kept');
@@ -45,16 +59,26 @@ describe('assess and planSecret over time', () => {
     expect(await planSecret(data, ctx(T0 + 15 * DAY - 1))).toMatchObject({ action: 'keep', changed: false });
 
     const renewed = await planSecret(data, ctx(T0 + 15 * DAY));
-    expect(renewed).toMatchObject({ action: 'renew-serving', changed: true, reason: expect.stringMatching(/within renewBefore/) });
+    expect(renewed).toMatchObject({
+      action: 'renew-serving',
+      changed: true,
+      reason: expect.stringMatching(/within renewBefore/),
+    });
     expect(renewed.data[SecretKeys.caCert]).toBe(data[SecretKeys.caCert]);
     expect(renewed.data[SecretKeys.caKey]).toBe(data[SecretKeys.caKey]);
     expect(serial(renewed.data[SecretKeys.tlsCert])).not.toBe(serial(data[SecretKeys.tlsCert]));
-    expect(assess(renewed.data, NAMES, T0 + 15 * DAY, POLICY)).toMatchObject({ action: 'keep', nextCheckAt: T0 + 30 * DAY });
+    expect(assess(renewed.data, NAMES, T0 + 15 * DAY, POLICY)).toMatchObject({
+      action: 'keep',
+      nextCheckAt: T0 + 30 * DAY,
+    });
   });
 
   it('renews the serving certificate at once when it stops covering the required names', async () => {
     const { data } = await planSecret(undefined, ctx(T0));
-    expect(assess(data, ['svc.other.svc'], T0, POLICY)).toMatchObject({ action: 'renew-serving', reason: expect.stringMatching(/does not cover DNS name svc\.other\.svc/) });
+    expect(assess(data, ['svc.other.svc'], T0, POLICY)).toMatchObject({
+      action: 'renew-serving',
+      reason: expect.stringMatching(/does not cover DNS name svc\.other\.svc/),
+    });
   });
 
   it('rotates the CA early, trusting old and new, and switches the serving cert to the new CA only at its own renewal', async () => {
@@ -84,8 +108,11 @@ describe('assess and planSecret over time', () => {
     const renewal = await planSecret(rotated.data, ctx(next.nextCheckAt));
     expect(renewal.action).toBe('renew-serving');
     const chain = verifyServing({
-      certPem: renewal.data[SecretKeys.tlsCert], keyPem: renewal.data[SecretKeys.tlsKey], caPem: renewal.data[SecretKeys.caCert],
-      dnsNames: NAMES, now: next.nextCheckAt,
+      certPem: renewal.data[SecretKeys.tlsCert],
+      keyPem: renewal.data[SecretKeys.tlsKey],
+      caPem: renewal.data[SecretKeys.caCert],
+      dnsNames: NAMES,
+      now: next.nextCheckAt,
     });
     expect(chain.root.subject).toBe(subjects[0]);
 

@@ -25,8 +25,17 @@ function replica(store: MemorySecretStore, clock: FakeClock, extra: Partial<Self
   const dir = tempDir();
   const written: number[] = [];
   const certs = new SelfManagedCertificates({
-    secrets: store, certDir: dir.path, serviceName: 'webhook', namespace: 'kruise-system', logger: quietLogger(), clock,
-    policy: POLICY, onCertificatesWritten: () => { written.push(clock.now()); }, ...extra,
+    secrets: store,
+    certDir: dir.path,
+    serviceName: 'webhook',
+    namespace: 'kruise-system',
+    logger: quietLogger(),
+    clock,
+    policy: POLICY,
+    onCertificatesWritten: () => {
+      written.push(clock.now());
+    },
+    ...extra,
   });
   cleanups.push(dir.remove, () => certs.stop());
   const file = (name: string) => readFileSync(join(dir.path, name), 'utf8');
@@ -52,9 +61,15 @@ describe('SelfManagedCertificates: convergence across replicas', () => {
       expect(r.certs.caPem()).toBe(stored[SecretKeys.caCert]);
       expect(r.written).toHaveLength(1);
     }
-    expect(verifyServing({
-      certPem: stored[SecretKeys.tlsCert], keyPem: stored[SecretKeys.tlsKey], caPem: stored[SecretKeys.caCert], dnsNames: NAMES, now: clock.now(),
-    }).notAfter).toBe(clock.now() + POLICY.servingValidityMs);
+    expect(
+      verifyServing({
+        certPem: stored[SecretKeys.tlsCert],
+        keyPem: stored[SecretKeys.tlsKey],
+        caPem: stored[SecretKeys.caCert],
+        dnsNames: NAMES,
+        now: clock.now(),
+      }).notAfter,
+    ).toBe(clock.now() + POLICY.servingValidityMs);
   });
 
   it('fills a pre-created empty Secret (as the chart renders it) with one winning update', async () => {
@@ -71,7 +86,11 @@ describe('SelfManagedCertificates: convergence across replicas', () => {
 
   it('regenerates a Secret whose contents are garbage, keeping unrelated keys', async () => {
     const clock = wholeSecondClock();
-    const store = new MemorySecretStore({ [SecretKeys.caCert]: 'garbage', [SecretKeys.caKey]: 'garbage', note: 'hello' });
+    const store = new MemorySecretStore({
+      [SecretKeys.caCert]: 'garbage',
+      [SecretKeys.caKey]: 'garbage',
+      note: 'hello',
+    });
     const { certs, written } = replica(store, clock);
     await certs.start();
     await certs.waitReady();
@@ -114,7 +133,10 @@ describe('SelfManagedCertificates: rotation while running', () => {
     await r.certs.waitReady();
     const rotated = await planSecret(undefined, {
       dnsNames: [...NAMES, 'webhook', 'webhook.kruise-system', 'webhook.kruise-system.svc.cluster.local'],
-      ipAddresses: [], now: clock.now(), policy: POLICY, caName: 'elsewhere',
+      ipAddresses: [],
+      now: clock.now(),
+      policy: POLICY,
+      caName: 'elsewhere',
     });
     store.put(rotated.data);
     await asleep(clock);
@@ -183,7 +205,9 @@ describe('SelfManagedCertificates: lifecycle', () => {
   });
 
   it('rejects a policy that would rotate forever', () => {
-    expect(() => replica(new MemorySecretStore(), new FakeClock(), { policy: { renewBeforeMs: 400 * DAY } })).toThrow(/CERTS_RENEW_BEFORE/);
+    expect(() => replica(new MemorySecretStore(), new FakeClock(), { policy: { renewBeforeMs: 400 * DAY } })).toThrow(
+      /CERTS_RENEW_BEFORE/,
+    );
   });
 });
 

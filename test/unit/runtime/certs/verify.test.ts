@@ -3,7 +3,13 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
 import { generateCA, generateServingCert, type KeyPairPem } from '../../../../lib/runtime/certs/generate.js';
-import { isNewerBundle, joinPem, parseCertificates, verifyServing, verifySigningCA } from '../../../../lib/runtime/certs/verify.js';
+import {
+  isNewerBundle,
+  joinPem,
+  parseCertificates,
+  verifyServing,
+  verifySigningCA,
+} from '../../../../lib/runtime/certs/verify.js';
 
 const NOW = Date.UTC(2030, 0, 1);
 const DAY = 86_400_000;
@@ -20,50 +26,101 @@ async function intermediateChain(): Promise<{ root: KeyPairPem; intermediate: Ke
   x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
   const root = await generateCA({ commonName: 'root', now: NOW, validityMs: 3650 * DAY });
   const rootCert = new x509.X509Certificate(root.certPem);
-  const rootKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(root.keyPem), ALG, false, ['sign']);
+  const rootKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(root.keyPem), ALG, false, [
+    'sign',
+  ]);
   const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.create({
-    subject: 'CN=intermediate', issuer: rootCert.subject, publicKey: keys.publicKey, signingKey: rootKey, signingAlgorithm: ALG,
-    notBefore: new Date(NOW - DAY), notAfter: new Date(NOW + 100 * DAY),
-    extensions: [new x509.BasicConstraintsExtension(true, 0, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+    subject: 'CN=intermediate',
+    issuer: rootCert.subject,
+    publicKey: keys.publicKey,
+    signingKey: rootKey,
+    signingAlgorithm: ALG,
+    notBefore: new Date(NOW - DAY),
+    notAfter: new Date(NOW + 100 * DAY),
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+    ],
   });
   const intermediate = {
     certPem: cert.toString('pem'),
     keyPem: x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY'),
   };
-  const leaf = await generateServingCert({ ca: intermediate, dnsNames: ['localhost'], now: NOW, validityMs: 365 * DAY });
+  const leaf = await generateServingCert({
+    ca: intermediate,
+    dnsNames: ['localhost'],
+    now: NOW,
+    validityMs: 365 * DAY,
+  });
   return { root, intermediate, leaf };
 }
 
 describe('verifyServing', () => {
   it('accepts a matching pair that chains to the bundle and reports the expiry', async () => {
     const { ca, serving } = await pki();
-    const v = verifyServing({ certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem, dnsNames: ['svc.ns.svc', 'localhost'], now: NOW });
+    const v = verifyServing({
+      certPem: serving.certPem,
+      keyPem: serving.keyPem,
+      caPem: ca.certPem,
+      dnsNames: ['svc.ns.svc', 'localhost'],
+      now: NOW,
+    });
     expect(v.notAfter).toBe(NOW + 30 * DAY);
     expect(v.root.subject).toBe(`CN=ca@${NOW}`);
   });
 
   it('follows intermediates carried in tls.crt, and the chain expires with its shortest link', async () => {
     const { root, intermediate, leaf } = await intermediateChain();
-    const v = verifyServing({ certPem: joinPem([leaf.certPem, intermediate.certPem]), keyPem: leaf.keyPem, caPem: root.certPem, dnsNames: ['localhost'], now: NOW });
+    const v = verifyServing({
+      certPem: joinPem([leaf.certPem, intermediate.certPem]),
+      keyPem: leaf.keyPem,
+      caPem: root.certPem,
+      dnsNames: ['localhost'],
+      now: NOW,
+    });
     expect(v.notAfter).toBe(NOW + 100 * DAY);
-    expect(() => verifyServing({ certPem: leaf.certPem, keyPem: leaf.keyPem, caPem: root.certPem, dnsNames: ['localhost'], now: NOW }))
-      .toThrow(/tls\.crt is not signed by a CA in ca\.crt/);
+    expect(() =>
+      verifyServing({
+        certPem: leaf.certPem,
+        keyPem: leaf.keyPem,
+        caPem: root.certPem,
+        dnsNames: ['localhost'],
+        now: NOW,
+      }),
+    ).toThrow(/tls\.crt is not signed by a CA in ca\.crt/);
   });
 
   it('names what is wrong', async () => {
     const { ca, serving } = await pki();
     const other = await pki(['svc.ns.svc', 'localhost'], NOW + 1000);
-    const base = { certPem: serving.certPem, keyPem: serving.keyPem, caPem: ca.certPem, dnsNames: ['localhost'], now: NOW };
-    expect(() => verifyServing({ ...base, keyPem: other.serving.keyPem })).toThrow('tls.key does not match the certificate in tls.crt');
-    expect(() => verifyServing({ ...base, caPem: other.ca.certPem })).toThrow('tls.crt is not signed by a CA in ca.crt');
-    expect(() => verifyServing({ ...base, dnsNames: ['svc.other.svc'] })).toThrow(/does not cover DNS name svc\.other\.svc/);
+    const base = {
+      certPem: serving.certPem,
+      keyPem: serving.keyPem,
+      caPem: ca.certPem,
+      dnsNames: ['localhost'],
+      now: NOW,
+    };
+    expect(() => verifyServing({ ...base, keyPem: other.serving.keyPem })).toThrow(
+      'tls.key does not match the certificate in tls.crt',
+    );
+    expect(() => verifyServing({ ...base, caPem: other.ca.certPem })).toThrow(
+      'tls.crt is not signed by a CA in ca.crt',
+    );
+    expect(() => verifyServing({ ...base, dnsNames: ['svc.other.svc'] })).toThrow(
+      /does not cover DNS name svc\.other\.svc/,
+    );
     expect(() => verifyServing({ ...base, now: NOW + 31 * DAY })).toThrow(/tls\.crt expired at/);
     expect(() => verifyServing({ ...base, now: NOW - 2 * DAY })).toThrow(/tls\.crt is not valid before/);
     expect(() => verifyServing({ ...base, certPem: 'garbage' })).toThrow('tls.crt contains no PEM certificate');
     expect(() => verifyServing({ ...base, keyPem: 'garbage' })).toThrow(/tls\.key is not a readable private key/);
-    expect(() => verifyServing({ ...base, sources: { cert: 'S tls.crt', key: 'S tls.key', ca: 'S ca.crt' }, caPem: other.ca.certPem }))
-      .toThrow('S tls.crt is not signed by a CA in S ca.crt');
+    expect(() =>
+      verifyServing({
+        ...base,
+        sources: { cert: 'S tls.crt', key: 'S tls.key', ca: 'S ca.crt' },
+        caPem: other.ca.certPem,
+      }),
+    ).toThrow('S tls.crt is not signed by a CA in S ca.crt');
   });
 
   it('rejects a corrupt certificate block by position', () => {

@@ -6,8 +6,12 @@ describe('CheckSet', () => {
   it('runs every check and reports each failure with its reason', async () => {
     const set = new CheckSet(new FakeClock());
     set.add('certs', () => undefined);
-    set.add('informers', async () => { throw new Error('pods cache not synced'); });
-    set.add('odd', () => { throw 'a string'; });
+    set.add('informers', async () => {
+      throw new Error('pods cache not synced');
+    });
+    set.add('odd', () => {
+      throw 'a string';
+    });
     expect(await set.run(1_000)).toEqual([
       { name: 'certs', ok: true },
       { name: 'informers', ok: false, reason: 'pods cache not synced' },
@@ -20,7 +24,15 @@ describe('CheckSet', () => {
     const clock = new FakeClock();
     const set = new CheckSet(clock);
     let aborted: unknown;
-    set.add('stuck', (signal) => new Promise(() => { signal.addEventListener('abort', () => { aborted = signal.reason; }); }));
+    set.add(
+      'stuck',
+      (signal) =>
+        new Promise(() => {
+          signal.addEventListener('abort', () => {
+            aborted = signal.reason;
+          });
+        }),
+    );
     const running = set.run(800);
     await clock.advance(799);
     expect(aborted).toBeUndefined();
@@ -40,11 +52,17 @@ describe('CheckSet', () => {
 });
 
 describe('formatReport', () => {
-  const results = [{ name: 'a', ok: true }, { name: 'b', ok: false, reason: 'line one\n  line two' }];
+  const results = [
+    { name: 'a', ok: true },
+    { name: 'b', ok: false, reason: 'line one\n  line two' },
+  ];
 
   it('says ok tersely, lists everything when verbose or failing, one line per check', () => {
     expect(formatReport('readyz', [results[0]], false)).toEqual({ ok: true, text: 'ok\n' });
     expect(formatReport('readyz', [results[0]], true).text).toBe('[+]a ok\nreadyz check passed\n');
-    expect(formatReport('healthz', results, false)).toEqual({ ok: false, text: '[+]a ok\n[-]b failed: line one line two\nhealthz check failed\n' });
+    expect(formatReport('healthz', results, false)).toEqual({
+      ok: false,
+      text: '[+]a ok\n[-]b failed: line one line two\nhealthz check failed\n',
+    });
   });
 });

@@ -40,17 +40,21 @@ describe('webhookSelfCheck', () => {
   });
 
   it('fails against a server presenting a certificate from another CA', async () => {
-    await expect(run(webhookSelfCheck({ port: impostor.port(), caPem: () => pki.ca.certPem })))
-      .rejects.toThrow(/is not serving TLS we trust: .*(unable to verify the first certificate|unable to get local issuer certificate|self[- ]signed)/);
+    await expect(run(webhookSelfCheck({ port: impostor.port(), caPem: () => pki.ca.certPem }))).rejects.toThrow(
+      /is not serving TLS we trust: .*(unable to verify the first certificate|unable to get local issuer certificate|self[- ]signed)/,
+    );
   });
 
   it('fails when the certificate does not name the host we dial', async () => {
-    await expect(run(webhookSelfCheck({ port: server.port(), host: '127.0.0.2', caPem: () => pki.ca.certPem })))
-      .rejects.toThrow(/IP: 127\.0\.0\.2 is not in the cert's list|not in the cert's altnames/);
+    await expect(
+      run(webhookSelfCheck({ port: server.port(), host: '127.0.0.2', caPem: () => pki.ca.certPem })),
+    ).rejects.toThrow(/IP: 127\.0\.0\.2 is not in the cert's list|not in the cert's altnames/);
   });
 
   it('fails while there is no CA yet', async () => {
-    await expect(run(webhookSelfCheck({ port: server.port(), caPem: () => undefined }))).rejects.toThrow(/no CA to verify/);
+    await expect(run(webhookSelfCheck({ port: server.port(), caPem: () => undefined }))).rejects.toThrow(
+      /no CA to verify/,
+    );
   });
 
   it('fails when nothing listens', async () => {
@@ -58,19 +62,24 @@ describe('webhookSelfCheck', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    await expect(run(webhookSelfCheck({ port, host: '127.0.0.1', caPem: () => pki.ca.certPem }))).rejects.toThrow(/ECONNREFUSED/);
+    await expect(run(webhookSelfCheck({ port, host: '127.0.0.1', caPem: () => pki.ca.certPem }))).rejects.toThrow(
+      /ECONNREFUSED/,
+    );
   });
 
   it('fails within its bound against a server that never answers', async () => {
     const port = (silent.address() as AddressInfo).port;
-    await expect(run(webhookSelfCheck({ port, host: '127.0.0.1', caPem: () => pki.ca.certPem, timeoutMs: 200 })))
-      .rejects.toThrow('no answer within 200ms');
+    await expect(
+      run(webhookSelfCheck({ port, host: '127.0.0.1', caPem: () => pki.ca.certPem, timeoutMs: 200 })),
+    ).rejects.toThrow('no answer within 200ms');
   });
 
   it('stops when the caller aborts', async () => {
     const port = (silent.address() as AddressInfo).port;
     const abort = new AbortController();
-    const pending = Promise.resolve(webhookSelfCheck({ port, host: '127.0.0.1', caPem: () => pki.ca.certPem, timeoutMs: 3_600_000 })(abort.signal));
+    const pending = Promise.resolve(
+      webhookSelfCheck({ port, host: '127.0.0.1', caPem: () => pki.ca.certPem, timeoutMs: 3_600_000 })(abort.signal),
+    );
     abort.abort(new Error('probe deadline'));
     await expect(pending).rejects.toThrow('check aborted: probe deadline');
   });

@@ -36,7 +36,10 @@ export class FakeApi implements ListWatcher<Obj> {
   // --- server-side changes -------------------------------------------------------------
 
   create(name: string, data: Record<string, string> = {}, namespace = 'ns'): Obj {
-    const obj: Obj = { metadata: { name, namespace, uid: `uid-${++this.uidSeq}`, resourceVersion: String(++this.rv) }, data };
+    const obj: Obj = {
+      metadata: { name, namespace, uid: `uid-${++this.uidSeq}`, resourceVersion: String(++this.rv) },
+      data,
+    };
     this.objects.set(`${namespace}/${name}`, obj);
     this.emit({ type: 'ADDED', object: obj });
     return obj;
@@ -55,7 +58,10 @@ export class FakeApi implements ListWatcher<Obj> {
     const old = this.objects.get(`${namespace}/${name}`);
     if (!old) throw new Error(`no ${namespace}/${name}`);
     this.objects.delete(`${namespace}/${name}`);
-    this.emit({ type: 'DELETED', object: { ...old, metadata: { ...old.metadata, resourceVersion: String(++this.rv) } } });
+    this.emit({
+      type: 'DELETED',
+      object: { ...old, metadata: { ...old.metadata, resourceVersion: String(++this.rv) } },
+    });
   }
 
   /** Forgets history: watches from older versions get 410, as after etcd compaction. */
@@ -112,7 +118,9 @@ export class FakeApi implements ListWatcher<Obj> {
     this.listCalls.push({ limit: options.limit, continueToken: options.continueToken });
     if (this.hangLists) return new Promise<never>(() => undefined);
     if (this.listFailures.length > 0) throw this.listFailures.shift();
-    const all = [...this.objects.values()].sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+    const all = [...this.objects.values()].sort((a, b) =>
+      String(a.metadata?.name).localeCompare(String(b.metadata?.name)),
+    );
     const start = options.continueToken ? Number(options.continueToken) : 0;
     const end = options.limit ? start + options.limit : all.length;
     return {
@@ -137,7 +145,10 @@ export class FakeApi implements ListWatcher<Obj> {
       const from = Number(options.resourceVersion);
       try {
         if (from < this.compactedBefore) {
-          onEvent({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as Obj });
+          onEvent({
+            type: 'ERROR',
+            object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } as Obj,
+          });
         }
         for (const h of this.history) if (h.rv > from) onEvent(structuredClone(h.event));
       } catch (e) {
@@ -168,4 +179,5 @@ export class FakeApi implements ListWatcher<Obj> {
   }
 }
 
-export const apiError = (code: number, message = `HTTP ${code}`) => new ApiException(code, message, { code, message }, {});
+export const apiError = (code: number, message = `HTTP ${code}`) =>
+  new ApiException(code, message, { code, message }, {});

@@ -22,7 +22,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    clusters: [
+      { name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
+    ],
     users: [{ name: 'u', token: 'secret-token' }],
     contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
     currentContext: 'ctx',
@@ -43,25 +45,38 @@ describe('HttpListWatcher.list', () => {
     let seen: { url?: URL; auth?: string } = {};
     handler = (req, res, url) => {
       seen = { url, auth: req.headers.authorization };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '42', continue: 'next-page' },
-        items: [{ metadata: { name: 'a', namespace: 'ns' } }],
-      }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMapList',
+          metadata: { resourceVersion: '42', continue: 'next-page' },
+          items: [{ metadata: { name: 'a', namespace: 'ns' } }],
+        }),
+      );
     };
     const page = await lw('app=web').list({ limit: 2, continueToken: 'tok', signal: signal() });
     expect(seen.url?.pathname).toBe('/api/v1/namespaces/ns/configmaps');
-    expect(Object.fromEntries(seen.url?.searchParams ?? [])).toEqual({ labelSelector: 'app=web', limit: '2', continue: 'tok' });
+    expect(Object.fromEntries(seen.url?.searchParams ?? [])).toEqual({
+      labelSelector: 'app=web',
+      limit: '2',
+      continue: 'tok',
+    });
     expect(seen.auth).toBe('Bearer secret-token');
     expect(page).toEqual({
       items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } }],
-      resourceVersion: '42', continueToken: 'next-page',
+      resourceVersion: '42',
+      continueToken: 'next-page',
     });
   });
 
   it('maps error responses to ApiException with the HTTP status', async () => {
-    handler = (_req, res) => res.writeHead(403, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ kind: 'Status', code: 403, message: 'configmaps is forbidden' }));
-    const err = await lw().list({ signal: signal() }).catch((e: unknown) => e);
+    handler = (_req, res) =>
+      res
+        .writeHead(403, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ kind: 'Status', code: 403, message: 'configmaps is forbidden' }));
+    const err = await lw()
+      .list({ signal: signal() })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiException);
     expect((err as ApiException<unknown>).code).toBe(403);
     expect((err as Error).message).toMatch(/forbidden/);
@@ -80,7 +95,9 @@ describe('HttpListWatcher.watch', () => {
       { type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '5' }, data: { text: 'ü✓ multi-byte' } } },
       { type: 'BOOKMARK', object: { metadata: { resourceVersion: '6' } } },
       { type: 'DELETED', object: { metadata: { name: 'a', resourceVersion: '7' } } },
-    ].map((e) => JSON.stringify(e) + '\n').join('');
+    ]
+      .map((e) => JSON.stringify(e) + '\n')
+      .join('');
     handler = (_req, res, url) => {
       seen = url;
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -99,10 +116,19 @@ describe('HttpListWatcher.watch', () => {
     };
     const events: Array<WatchEvent<Obj>> = [];
     let connected = false;
-    await lw().watch({ resourceVersion: '4', timeoutSeconds: 321, signal: signal() }, (e) => events.push(e), () => { connected = true; });
+    await lw().watch(
+      { resourceVersion: '4', timeoutSeconds: 321, signal: signal() },
+      (e) => events.push(e),
+      () => {
+        connected = true;
+      },
+    );
     expect(connected).toBe(true);
     expect(Object.fromEntries(seen?.searchParams ?? [])).toEqual({
-      watch: 'true', allowWatchBookmarks: 'true', timeoutSeconds: '321', resourceVersion: '4',
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: '321',
+      resourceVersion: '4',
     });
     expect(events.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK', 'DELETED']);
     expect((events[0].object as Obj).data?.text).toBe('ü✓ multi-byte');
@@ -114,20 +140,25 @@ describe('HttpListWatcher.watch', () => {
       res.end('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"ADDED","obj\n');
     };
     const events: string[] = [];
-    await expect(lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, (e) => events.push(e.type)))
-      .rejects.toThrow(/not JSON/);
+    await expect(
+      lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, (e) => events.push(e.type)),
+    ).rejects.toThrow(/not JSON/);
     expect(events).toEqual(['ADDED']);
   });
 
   it('rejects events without a known type', async () => {
     handler = (_req, res) => res.writeHead(200).end('{"type":"EXPLODED","object":{}}\n');
-    await expect(lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, () => undefined))
-      .rejects.toThrow(/undecodable watch event/);
+    await expect(
+      lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, () => undefined),
+    ).rejects.toThrow(/undecodable watch event/);
   });
 
   it('maps a refused watch to ApiException (410 for an expired resourceVersion)', async () => {
-    handler = (_req, res) => res.writeHead(410).end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old' }));
-    const err = await lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, () => undefined).catch((e: unknown) => e);
+    handler = (_req, res) =>
+      res.writeHead(410).end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old' }));
+    const err = await lw()
+      .watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, () => undefined)
+      .catch((e: unknown) => e);
     expect((err as ApiException<unknown>).code).toBe(410);
   });
 
@@ -138,12 +169,16 @@ describe('HttpListWatcher.watch', () => {
     };
     const abort = new AbortController();
     const before = closedRequests.length;
-    const watching = lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: abort.signal }, () => abort.abort(new Error('enough')));
+    const watching = lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: abort.signal }, () =>
+      abort.abort(new Error('enough')),
+    );
     await expect(watching).rejects.toThrow();
     for (let i = 0; i < 100 && closedRequests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
     expect(closedRequests.length).toBeGreaterThan(before);
 
-    const failing = lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, () => { throw new Error('410 from ERROR event'); });
+    const failing = lw().watch({ resourceVersion: '1', timeoutSeconds: 60, signal: signal() }, () => {
+      throw new Error('410 from ERROR event');
+    });
     await expect(failing).rejects.toThrow('410 from ERROR event');
   });
 

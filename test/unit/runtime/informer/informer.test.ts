@@ -34,7 +34,8 @@ function setup(options: Partial<InformerOptions<Obj>> = {}) {
   const events: string[] = [];
   informer.addEventHandler({
     onAdd: (o) => events.push(`add ${o.metadata?.name} ${JSON.stringify(o.data ?? {})}`),
-    onUpdate: (old, o) => events.push(`update ${o.metadata?.name} ${JSON.stringify(old.data ?? {})}->${JSON.stringify(o.data ?? {})}`),
+    onUpdate: (old, o) =>
+      events.push(`update ${o.metadata?.name} ${JSON.stringify(old.data ?? {})}->${JSON.stringify(o.data ?? {})}`),
     onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
   });
   return { api, clock, informer, events, logs, registry };
@@ -91,7 +92,10 @@ describe('Informer', () => {
       api.update('watched', { v: '2' }); // the MODIFIED event carries the managedFields set above
       await settle();
       const fields = informer.store.list().map((o) => [o.metadata?.name, o.metadata?.managedFields]);
-      expect(fields).toEqual([['listed', keepManagedFields ? managed : undefined], ['watched', keepManagedFields ? managed : undefined]]);
+      expect(fields).toEqual([
+        ['listed', keepManagedFields ? managed : undefined],
+        ['watched', keepManagedFields ? managed : undefined],
+      ]);
       expect(informer.store.getByName('watched', 'ns')?.data).toEqual({ v: '2' });
       await informer.stop();
     }
@@ -150,7 +154,12 @@ describe('Informer', () => {
       'delete recreated',
       'update modified {"v":"1"}->{"v":"2"}',
     ]);
-    expect(cached(informer)).toEqual({ unchanged: { v: '1' }, modified: { v: '2' }, recreated: { gen: '2' }, added: {} });
+    expect(cached(informer)).toEqual({
+      unchanged: { v: '1' },
+      modified: { v: '2' },
+      recreated: { gen: '2' },
+      added: {},
+    });
     expect(await valueOf(registry, 'informer_watch_restarts_total', { reason: 'gone' })).toBe(1);
   });
 
@@ -195,7 +204,7 @@ describe('Informer', () => {
     expect(api.watchCalls).toHaveLength(watches + 1);
   });
 
-  it('caps every reconnect delay, jitter included (client-go\'s 30s x 1.5 = 45s kept caches stale for a minute)', async () => {
+  it("caps every reconnect delay, jitter included (client-go's 30s x 1.5 = 45s kept caches stale for a minute)", async () => {
     const clock = new FakeClock();
     const worst = new Backoff({ initialMs: 800, maxMs: 30_000 }, clock, () => 0.999);
     const delays = Array.from({ length: 12 }, () => worst.next());
@@ -205,7 +214,10 @@ describe('Informer', () => {
     for (let i = 0; i < 30; i++) api.listFailures.push(new Error('ECONNREFUSED'));
     const times: number[] = [];
     const list = api.list.bind(api);
-    api.list = (o) => { times.push(clockOf(informer).now()); return list(o); };
+    api.list = (o) => {
+      times.push(clockOf(informer).now());
+      return list(o);
+    };
     await informer.start();
     await clockOf(informer).advance(120_000);
     const gaps = times.slice(1).map((t, i) => t - times[i]);
@@ -214,7 +226,10 @@ describe('Informer', () => {
   });
 
   it('tells the truth about staleness: fresh while watching, stale past the bound once the watch is down, fresh again after the relist', async () => {
-    const { api, clock, informer, logs, registry } = setup({ maxStalenessMs: 10_000, backoff: { initialMs: 800, maxMs: 5_000 } });
+    const { api, clock, informer, logs, registry } = setup({
+      maxStalenessMs: 10_000,
+      backoff: { initialMs: 800, maxMs: 5_000 },
+    });
     expect(() => informer.checkFresh()).toThrow(/has not synced yet/);
     await informer.start();
     await synced(informer);
@@ -227,7 +242,9 @@ describe('Informer', () => {
     await clock.advance(1);
     expect(() => informer.checkFresh()).toThrow(StaleCacheError);
     expect(() => informer.checkFresh()).toThrow(/not proven current for 10.0s \(bound 10s, --max-cache-staleness\)/);
-    expect(await valueOf(registry, 'informer_cache_staleness_seconds', { resource: '/api/v1/configmaps' })).toBeGreaterThan(10);
+    expect(
+      await valueOf(registry, 'informer_cache_staleness_seconds', { resource: '/api/v1/configmaps' }),
+    ).toBeGreaterThan(10);
     expect(logs.filter((l) => l.includes('cache not proven current past its staleness bound'))).toHaveLength(1);
     api.listFailures.length = 0; // the API server answers again
     await clock.advance(5_000); // within one capped backoff step
@@ -283,7 +300,7 @@ describe('Informer', () => {
     expect(informer.hasSynced()).toBe(true);
   });
 
-  it('keeps retrying errors other than 410 forever (client-node\'s informer stops on them)', async () => {
+  it("keeps retrying errors other than 410 forever (client-node's informer stops on them)", async () => {
     const { api, clock, informer } = setup({ backoff: { maxMs: 1000, initialMs: 100 } });
     for (let i = 0; i < 50; i++) api.listFailures.push(apiError(i % 2 ? 500 : 403));
     await informer.start();
@@ -292,7 +309,7 @@ describe('Informer', () => {
     expect(informer.hasSynced()).toBe(true);
   });
 
-  it('waits at least as long as the server\'s Retry-After asks', async () => {
+  it("waits at least as long as the server's Retry-After asks", async () => {
     const { api, clock, informer } = setup();
     api.listFailures.push(new ApiException(429, 'storage is (re)initializing', { code: 429 }, { 'Retry-After': '5' }));
     await informer.start();
@@ -361,7 +378,10 @@ describe('Informer', () => {
     await informer.start();
     await synced(informer);
     expect(pages).toBe(1); // the second page was asked for, with the first page's token, and failed
-    expect(api.listCalls.map((c) => [c.limit, c.continueToken])).toEqual([[2, ''], [undefined, '']]);
+    expect(api.listCalls.map((c) => [c.limit, c.continueToken])).toEqual([
+      [2, ''],
+      [undefined, ''],
+    ]);
     expect(Object.keys(cached(informer)).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
@@ -378,7 +398,11 @@ describe('Informer', () => {
 
   it('ignores nameless objects and keeps going when a handler throws', async () => {
     const { api, informer, logs } = setup();
-    informer.addEventHandler({ onAdd: () => { throw new Error('handler bug'); } });
+    informer.addEventHandler({
+      onAdd: () => {
+        throw new Error('handler bug');
+      },
+    });
     await informer.start();
     await synced(informer);
     api.sendRaw({ type: 'ADDED', object: { metadata: {} } });
@@ -427,7 +451,11 @@ describe('Informer', () => {
 
   it('by default has the server rotate watches every 60-120s, well inside the stall bound', async () => {
     for (const random of [0, 0.99]) {
-      const { api, clock, informer, registry } = setup({ watchTimeoutSeconds: undefined, stallTimeoutMs: undefined, random: () => random });
+      const { api, clock, informer, registry } = setup({
+        watchTimeoutSeconds: undefined,
+        stallTimeoutMs: undefined,
+        random: () => random,
+      });
       await informer.start();
       await synced(informer);
       const timeout = api.watchCalls[0].timeoutSeconds;

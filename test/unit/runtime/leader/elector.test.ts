@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { FakeClock, settle, type Clock } from '../../../../lib/runtime/clock.js';
-import { LeaderElector, LeaseLock, LeadershipLostError, recordOf, resolveTimings, type LeaderElectorOptions, type StopReason } from '../../../../lib/runtime/leader/index.js';
+import {
+  LeaderElector,
+  LeaseLock,
+  LeadershipLostError,
+  recordOf,
+  resolveTimings,
+  type LeaderElectorOptions,
+  type StopReason,
+} from '../../../../lib/runtime/leader/index.js';
 import { Logger } from '../../../../lib/runtime/log.js';
 import { valueOf } from '../metric-values.js';
 import { FakeLeaseServer, type FakeLeaseClient } from './fake-lease-api.js';
@@ -31,7 +39,12 @@ afterEach(async () => {
   await Promise.all(electors.splice(0).map((e) => e.stop({ release: false })));
 });
 
-function candidate(server: FakeLeaseServer, clock: Clock, identity: string, extra: Partial<LeaderElectorOptions> = {}): Candidate {
+function candidate(
+  server: FakeLeaseServer,
+  clock: Clock,
+  identity: string,
+  extra: Partial<LeaderElectorOptions> = {},
+): Candidate {
   const client = server.client();
   const events: string[] = [];
   const leaderSignals: AbortSignal[] = [];
@@ -39,9 +52,14 @@ function candidate(server: FakeLeaseServer, clock: Clock, identity: string, extr
   const elector = new LeaderElector({
     lock: new LeaseLock(client, NS, NAME),
     identity,
-    leaseDurationMs: LEASE, renewDeadlineMs: RENEW, retryPeriodMs: RETRY,
+    leaseDurationMs: LEASE,
+    renewDeadlineMs: RENEW,
+    retryPeriodMs: RETRY,
     callbacks: {
-      onStartedLeading: (signal) => { events.push('started'); leaderSignals.push(signal); },
+      onStartedLeading: (signal) => {
+        events.push('started');
+        leaderSignals.push(signal);
+      },
       onStoppedLeading: (reason: StopReason) => events.push(`stopped:${reason}`),
       onNewLeader: (id) => events.push(`leader:${id}`),
     },
@@ -68,18 +86,32 @@ async function run(clock: FakeClock, ms: number, candidates: Candidate[], stepMs
 
 describe('leader election timings', () => {
   it('defaults to 15s / 10s / 2s with jitter 1.2', () => {
-    expect(resolveTimings()).toEqual({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, jitterFactor: 1.2, requestTimeoutMs: 5_000 });
+    expect(resolveTimings()).toEqual({
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      jitterFactor: 1.2,
+      requestTimeoutMs: 5_000,
+    });
   });
 
   it('enforces LeaseDuration > RenewDeadline > 1.2 × RetryPeriod with errors naming the flags', () => {
-    expect(() => resolveTimings({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }))
-      .toThrow(/leaseDurationMs \(--leader-election-lease-duration\): must exceed renewDeadline \(10s\), or two leaders can overlap \(got "10s"\)/);
-    expect(() => resolveTimings({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 }))
-      .toThrow(/renewDeadlineMs \(--leader-election-renew-deadline\): must exceed 1.2 x retryPeriod \(2s\), or a jittered retry can miss the deadline \(got "2400ms"\)/);
-    expect(() => resolveTimings({ retryPeriodMs: 0 })).toThrow(/retryPeriodMs \(--leader-election-retry-period\): must be a positive duration \(got 0\)/);
-    expect(() => resolveTimings({ leaseDurationMs: Number.NaN })).toThrow(/leaseDurationMs \(--leader-election-lease-duration\): must be a positive duration/);
+    expect(() => resolveTimings({ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(
+      /leaseDurationMs \(--leader-election-lease-duration\): must exceed renewDeadline \(10s\), or two leaders can overlap \(got "10s"\)/,
+    );
+    expect(() => resolveTimings({ renewDeadlineMs: 2_400, retryPeriodMs: 2_000 })).toThrow(
+      /renewDeadlineMs \(--leader-election-renew-deadline\): must exceed 1.2 x retryPeriod \(2s\), or a jittered retry can miss the deadline \(got "2400ms"\)/,
+    );
+    expect(() => resolveTimings({ retryPeriodMs: 0 })).toThrow(
+      /retryPeriodMs \(--leader-election-retry-period\): must be a positive duration \(got 0\)/,
+    );
+    expect(() => resolveTimings({ leaseDurationMs: Number.NaN })).toThrow(
+      /leaseDurationMs \(--leader-election-lease-duration\): must be a positive duration/,
+    );
     expect(() => resolveTimings({ jitterFactor: 0 })).toThrow(/jitterFactor must be a positive number \(got 0\)/);
-    expect(() => resolveTimings({ leaseDurationMs: 900, renewDeadlineMs: 500, retryPeriodMs: 100 })).toThrow(/at least 1s/);
+    expect(() => resolveTimings({ leaseDurationMs: 900, renewDeadlineMs: 500, retryPeriodMs: 100 })).toThrow(
+      /at least 1s/,
+    );
   });
 
   it('rejects an empty identity or lock name', () => {
@@ -158,7 +190,7 @@ describe('LeaderElector', () => {
     expect(spec(server)?.acquireTime).toBe(spec(server)?.renewTime);
   });
 
-  it('release on graceful stop hands over at the standby\'s next retry', async () => {
+  it("release on graceful stop hands over at the standby's next retry", async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();
     const a = candidate(server, clock, 'a');
@@ -232,7 +264,7 @@ describe('LeaderElector', () => {
     expect(others.filter((o) => o.elector.isLeader())).toHaveLength(1);
   });
 
-  it('observeLease(): a standby that sees every renewal as it happens takes over a crashed leader\'s Lease LeaseDuration after the last one', async () => {
+  it("observeLease(): a standby that sees every renewal as it happens takes over a crashed leader's Lease LeaseDuration after the last one", async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();
     const a = candidate(server, clock, 'a');
@@ -298,7 +330,10 @@ describe('LeaderElector', () => {
     a.client.replaceNamespacedLease = async (p) => {
       // A standby may acquire the released Lease before this call returns: no overlap allowed.
       if (p.body.spec?.holderIdentity === '') {
-        seenAtRelease.push([a.elector.isLeader(), await valueOf(a.registry, 'leader_election_master_status', { name: NAME })]);
+        seenAtRelease.push([
+          a.elector.isLeader(),
+          await valueOf(a.registry, 'leader_election_master_status', { name: NAME }),
+        ]);
       }
       return replace(p);
     };

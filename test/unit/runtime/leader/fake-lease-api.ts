@@ -5,7 +5,8 @@
 import { ApiException, type V1Lease } from '@kubernetes/client-node';
 import type { LeaseApi } from '../../../../lib/runtime/leader/index.js';
 
-const statusError = (code: number, message: string) => new ApiException(code, message, { kind: 'Status', code, message }, {});
+const statusError = (code: number, message: string) =>
+  new ApiException(code, message, { kind: 'Status', code, message }, {});
 
 export class FakeLeaseServer {
   private stored?: string;
@@ -44,7 +45,10 @@ export class FakeLeaseServer {
     const current = this.current();
     if (!current) throw statusError(404, 'not found');
     if (body.metadata?.resourceVersion !== current.metadata?.resourceVersion) {
-      throw statusError(409, 'Operation cannot be fulfilled on leases.coordination.k8s.io: the object has been modified');
+      throw statusError(
+        409,
+        'Operation cannot be fulfilled on leases.coordination.k8s.io: the object has been modified',
+      );
     }
     return this.write(body);
   }
@@ -67,11 +71,13 @@ export class FakeLeaseClient implements LeaseApi {
 
   constructor(private readonly server: FakeLeaseServer) {}
 
-  readNamespacedLease = (p: { name: string; namespace: string }) => this.call(() => this.server.read(p.namespace, p.name));
+  readNamespacedLease = (p: { name: string; namespace: string }) =>
+    this.call(() => this.server.read(p.namespace, p.name));
 
   createNamespacedLease = (p: { namespace: string; body: V1Lease }) => this.call(() => this.server.create(p.body));
 
-  replaceNamespacedLease = (p: { name: string; namespace: string; body: V1Lease }) => this.call(() => this.server.replace(p.body));
+  replaceNamespacedLease = (p: { name: string; namespace: string; body: V1Lease }) =>
+    this.call(() => this.server.replace(p.body));
 
   private async call(fn: () => V1Lease): Promise<V1Lease> {
     this.calls++;

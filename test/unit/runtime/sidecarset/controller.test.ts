@@ -11,9 +11,24 @@ import { applyPatch, factoryPods } from './upstream-fixtures.js';
 
 /** A SidecarSet at test-image:v2 over `count` injected, ready pods at v1 (upstream's fixture, in namespace apps). */
 function cluster(count: number, strategy: SidecarSet['spec']['updateStrategy']) {
-  const spec: SidecarSet['spec'] = { selector: { matchLabels: { app: 'sidecar' } }, containers: [{ name: 'test-sidecar', image: 'test-image:v2' }], updateStrategy: strategy };
+  const spec: SidecarSet['spec'] = {
+    selector: { matchLabels: { app: 'sidecar' } },
+    containers: [{ name: 'test-sidecar', image: 'test-image:v2' }],
+    updateStrategy: strategy,
+  };
   const v1Spec = { ...spec, containers: [{ name: 'test-sidecar', image: 'test-image:v1' }] };
-  const s: SidecarSet = { metadata: { name: 'test-sidecarset', uid: 'u1', generation: 1, annotations: { 'kruise.io/sidecarset-hash': upstreamSidecarSetHash(spec), 'kruise.io/sidecarset-hash-without-image': upstreamSidecarSetHash(spec, true) } }, spec };
+  const s: SidecarSet = {
+    metadata: {
+      name: 'test-sidecarset',
+      uid: 'u1',
+      generation: 1,
+      annotations: {
+        'kruise.io/sidecarset-hash': upstreamSidecarSetHash(spec),
+        'kruise.io/sidecarset-hash-without-image': upstreamSidecarSetHash(spec, true),
+      },
+    },
+    spec,
+  };
   const sidecarSets = new Store<SidecarSet>();
   sidecarSets.upsert(s);
   const pods = new Store<V1Pod>();
@@ -23,7 +38,9 @@ function cluster(count: number, strategy: SidecarSet['spec']['updateStrategy']) 
     p.metadata!.annotations = {
       'kruise.io/sidecarset-injected-list': 'test-sidecarset',
       'kruise.io/sidecarset-hash': JSON.stringify({ 'test-sidecarset': { hash: upstreamSidecarSetHash(v1Spec) } }),
-      'kruise.io/sidecarset-hash-without-image': JSON.stringify({ 'test-sidecarset': { hash: upstreamSidecarSetHash(spec, true) } }),
+      'kruise.io/sidecarset-hash-without-image': JSON.stringify({
+        'test-sidecarset': { hash: upstreamSidecarSetHash(spec, true) },
+      }),
     };
     pods.upsert(p);
   }
@@ -50,27 +67,55 @@ function cluster(count: number, strategy: SidecarSet['spec']['updateStrategy']) 
       },
     } as never,
     apps: history.apps,
-    custom: { patchClusterCustomObjectStatus: async ({ body }: { body: object }) => { statuses.push(body); return {}; } } as never,
+    custom: {
+      patchClusterCustomObjectStatus: async ({ body }: { body: object }) => {
+        statuses.push(body);
+        return {};
+      },
+    } as never,
     checkStillLeader: () => undefined,
     revisionNamespace: NS,
     clock: new FakeClock(),
     logger: new Logger({}, 'error'),
     patchConcurrency: 4,
   };
-  return { deps, s, pods, revisions, patched, statuses, maxInFlight: () => maxInFlight, onPatch: (f: (n: number) => void) => { onPatch = f; } };
+  return {
+    deps,
+    s,
+    pods,
+    revisions,
+    patched,
+    statuses,
+    maxInFlight: () => maxInFlight,
+    onPatch: (f: (n: number) => void) => {
+      onPatch = f;
+    },
+  };
 }
 
 const ctx = () => ({ signal: new AbortController().signal });
 
 describe('sidecarSetReconciler', () => {
-  it('patches one maxUnavailable batch concurrently (at most patchConcurrency at once), records the revision, and writes upstream\'s status counting the batch as updated, not yet running it', async () => {
+  it("patches one maxUnavailable batch concurrently (at most patchConcurrency at once), records the revision, and writes upstream's status counting the batch as updated, not yet running it", async () => {
     const c = cluster(30, { maxUnavailable: 10 });
     expect(await sidecarSetReconciler(c.deps)({ name: 'test-sidecarset' }, ctx())).toEqual({ requeueAfterMs: 5_000 });
     expect(c.patched).toHaveLength(10);
     expect(c.maxInFlight()).toBe(4);
     const [revision] = [...c.revisions.values()];
     expect(revision.metadata!.name).toMatch(/^test-sidecarset-[bcdfghjklmnpqrstvwxz2456789]+$/);
-    expect(c.statuses).toEqual([{ status: { observedGeneration: 1, matchedPods: 30, updatedPods: 10, readyPods: 20, updatedReadyPods: 0, latestRevision: revision.metadata!.name, collisionCount: 0 } }]);
+    expect(c.statuses).toEqual([
+      {
+        status: {
+          observedGeneration: 1,
+          matchedPods: 30,
+          updatedPods: 10,
+          readyPods: 20,
+          updatedReadyPods: 0,
+          latestRevision: revision.metadata!.name,
+          collisionCount: 0,
+        },
+      },
+    ]);
   });
 
   it('plans nothing more while the cache does not yet show its own updates (upstream UpdateExpectations)', async () => {
@@ -84,8 +129,12 @@ describe('sidecarSetReconciler', () => {
   it('starts no write once shutdown begins: the patches already sent finish, the reconcile ends between writes', async () => {
     const c = cluster(30, { maxUnavailable: 30 });
     const abort = new AbortController();
-    c.onPatch((n) => { if (n === 6) abort.abort(new Error('shutting down')); });
-    await expect(sidecarSetReconciler(c.deps)({ name: 'test-sidecarset' }, { signal: abort.signal })).rejects.toThrow('shutting down');
+    c.onPatch((n) => {
+      if (n === 6) abort.abort(new Error('shutting down'));
+    });
+    await expect(sidecarSetReconciler(c.deps)({ name: 'test-sidecarset' }, { signal: abort.signal })).rejects.toThrow(
+      'shutting down',
+    );
     await new Promise((r) => setTimeout(r, 20));
     // 6 sent when the signal fired, plus those other workers had already begun (at most patchConcurrency - 1).
     expect(c.patched.length).toBeGreaterThanOrEqual(6);
@@ -94,7 +143,9 @@ describe('sidecarSetReconciler', () => {
 
   it('writes nothing when it no longer leads', async () => {
     const c = cluster(5, { maxUnavailable: 5 });
-    c.deps.checkStillLeader = () => { throw new Error('lost the Lease'); };
+    c.deps.checkStillLeader = () => {
+      throw new Error('lost the Lease');
+    };
     await expect(sidecarSetReconciler(c.deps)({ name: 'test-sidecarset' }, ctx())).rejects.toThrow('lost the Lease');
     expect([c.patched.length, c.revisions.size, c.statuses.length]).toEqual([0, 0, 0]);
   });

@@ -8,21 +8,38 @@ const now = new Date('2026-11-21T00:00:00Z');
 const pod = (): V1Pod => ({
   metadata: { name: 'p', namespace: 'apps', labels: { app: 'web' } },
   spec: {
-    containers: [{ name: 'app', image: 'web:1', env: [{ name: 'TZ', value: 'UTC' }], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+    containers: [
+      {
+        name: 'app',
+        image: 'web:1',
+        env: [{ name: 'TZ', value: 'UTC' }],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+      },
+    ],
     volumes: [{ name: 'data', emptyDir: {} }],
   },
 });
 const sidecarSet = (name: string, spec: Partial<SidecarSet['spec']> = {}): SidecarSet => ({
   metadata: { name },
-  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: `${name}-proxy`, image: 'proxy:1' }], ...spec },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    containers: [{ name: `${name}-proxy`, image: 'proxy:1' }],
+    ...spec,
+  },
 });
 
 describe('sidecarSetMatchesPod', () => {
   it('checks selector, namespace and namespaceSelector', () => {
     expect(sidecarSetMatchesPod(sidecarSet('a'), pod(), {})).toBe(true);
     expect(sidecarSetMatchesPod(sidecarSet('a', { namespace: 'other' }), pod(), {})).toBe(false);
-    expect(sidecarSetMatchesPod(sidecarSet('a', { namespaceSelector: { matchLabels: { mesh: 'on' } } }), pod(), { mesh: 'on' })).toBe(true);
-    expect(sidecarSetMatchesPod(sidecarSet('a', { namespaceSelector: { matchLabels: { mesh: 'on' } } }), pod(), {})).toBe(false);
+    expect(
+      sidecarSetMatchesPod(sidecarSet('a', { namespaceSelector: { matchLabels: { mesh: 'on' } } }), pod(), {
+        mesh: 'on',
+      }),
+    ).toBe(true);
+    expect(
+      sidecarSetMatchesPod(sidecarSet('a', { namespaceSelector: { matchLabels: { mesh: 'on' } } }), pod(), {}),
+    ).toBe(false);
     expect(sidecarSetMatchesPod(sidecarSet('a', { selector: { matchLabels: { app: 'db' } } }), pod(), {})).toBe(false);
   });
 });
@@ -30,9 +47,20 @@ describe('sidecarSetMatchesPod', () => {
 describe('injectSidecars', () => {
   it('injects containers in position, with init containers, volumes, pull secrets and annotations', () => {
     const before = sidecarSet('a', {
-      containers: [{ name: 'init-proxy', image: 'proxy:1', podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'enabled' }, transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }] }],
+      containers: [
+        {
+          name: 'init-proxy',
+          image: 'proxy:1',
+          podInjectPolicy: 'BeforeAppContainer',
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+        },
+      ],
       initContainers: [{ name: 'setup', image: 'setup:1' }],
-      volumes: [{ name: 'data', configMap: { name: 'ignored' } }, { name: 'certs', emptyDir: {} }],
+      volumes: [
+        { name: 'data', configMap: { name: 'ignored' } },
+        { name: 'certs', emptyDir: {} },
+      ],
       imagePullSecrets: [{ name: 'regcred' }],
     });
     const { pod: out, injected } = injectSidecars(pod(), [sidecarSet('b'), before], now);
@@ -42,13 +70,21 @@ describe('injectSidecars', () => {
     expect(proxy.podInjectPolicy).toBeUndefined();
     expect(proxy.volumeMounts).toEqual([{ name: 'data', mountPath: '/data' }]);
     // upstream pkg/webhook/pod/mutating/sidecarset.go: IS_INJECTED=true, then the transferred env.
-    expect(proxy.env).toEqual([{ name: 'IS_INJECTED', value: 'true' }, { name: 'TZ', value: 'UTC' }]);
+    expect(proxy.env).toEqual([
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'TZ', value: 'UTC' },
+    ]);
     expect(out.spec!.initContainers!.map((c) => c.name)).toEqual(['setup']);
     // Only the SidecarSet volumes a sidecar mounts are added (upstream: volumesMap[mount.Name]); none here.
     expect(out.spec!.volumes).toEqual([{ name: 'data', emptyDir: {} }]);
     expect(out.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     const hashes = readHashAnnotation(out.metadata!.annotations, 'kruise.io/sidecarset-hash');
-    expect(hashes.a).toEqual({ updateTimestamp: now.toISOString().replace('.000Z', 'Z'), hash: sidecarSetHash(before), sidecarSetName: 'a', sidecarList: ['init-proxy'] });
+    expect(hashes.a).toEqual({
+      updateTimestamp: now.toISOString().replace('.000Z', 'Z'),
+      hash: sidecarSetHash(before),
+      sidecarSetName: 'a',
+      sidecarList: ['init-proxy'],
+    });
     expect(out.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe('a,b');
   });
 
@@ -59,7 +95,7 @@ describe('injectSidecars', () => {
     expect(twice.pod.spec!.containers.map((c) => c.name)).toEqual(['app', 'a-proxy']);
   });
 
-  it('replaces a pod container of the sidecar\'s name where it stands (upstream mergeSidecarContainers) and leaves the input untouched', () => {
+  it("replaces a pod container of the sidecar's name where it stands (upstream mergeSidecarContainers) and leaves the input untouched", () => {
     const input = pod();
     const { pod: out } = injectSidecars(input, [sidecarSet('a', { containers: [{ name: 'app', image: 'x' }] })], now);
     expect(out.spec!.containers).toEqual([{ name: 'app', image: 'x', env: [{ name: 'IS_INJECTED', value: 'true' }] }]);

@@ -4,25 +4,53 @@ import { sidecarSetHash } from '../../../../lib/runtime/sidecarset/hash.js';
 import { injectSidecars } from '../../../../lib/runtime/sidecarset/inject.js';
 import { inPlaceUpdatePatch } from '../../../../lib/runtime/sidecarset/podupdate.js';
 import {
-  computeStatus, isContainerImageEqual, isPodInjectedAndConsistent, parseImage, partitionReplicas, planUpdates, podState, scaled,
+  computeStatus,
+  isContainerImageEqual,
+  isPodInjectedAndConsistent,
+  parseImage,
+  partitionReplicas,
+  planUpdates,
+  podState,
+  scaled,
 } from '../../../../lib/runtime/sidecarset/rollout.js';
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 import { applyPatch } from './upstream-fixtures.js';
 
 const now = new Date('2026-11-21T00:00:00Z');
-const v1: SidecarSet = { metadata: { name: 's', generation: 2 }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }] } };
-const withImage = (image: string, strategy: SidecarSet['spec']['updateStrategy'] = {}): SidecarSet =>
-  ({ ...v1, spec: { ...v1.spec, containers: [{ name: 'proxy', image }], updateStrategy: strategy } });
-const digest = (image: string) => `docker-pullable://${image.split(':')[0]}@sha256:${image.endsWith('1') ? 'a'.repeat(64) : 'b'.repeat(64)}`;
+const v1: SidecarSet = {
+  metadata: { name: 's', generation: 2 },
+  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }] },
+};
+const withImage = (image: string, strategy: SidecarSet['spec']['updateStrategy'] = {}): SidecarSet => ({
+  ...v1,
+  spec: { ...v1.spec, containers: [{ name: 'proxy', image }], updateStrategy: strategy },
+});
+const digest = (image: string) =>
+  `docker-pullable://${image.split(':')[0]}@sha256:${image.endsWith('1') ? 'a'.repeat(64) : 'b'.repeat(64)}`;
 
 /** A pod injected at v1, with the kubelet's status: Running, Ready, running what its spec says; `age` seconds old. */
 function pod(name: string, ready = true, labels: Record<string, string> = {}, age = 100): V1Pod {
-  const base: V1Pod = { metadata: { name, namespace: 'apps', resourceVersion: '7', labels: { app: 'web', ...labels }, creationTimestamp: new Date(now.getTime() - age * 1000) }, spec: { containers: [{ name: 'app', image: 'web:1' }] } };
+  const base: V1Pod = {
+    metadata: {
+      name,
+      namespace: 'apps',
+      resourceVersion: '7',
+      labels: { app: 'web', ...labels },
+      creationTimestamp: new Date(now.getTime() - age * 1000),
+    },
+    spec: { containers: [{ name: 'app', image: 'web:1' }] },
+  };
   const injected = injectSidecars(base, [v1], now).pod;
   injected.status = {
     phase: 'Running',
     conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
-    containerStatuses: injected.spec!.containers.map((c) => ({ name: c.name, image: c.image!, imageID: digest(c.image!), ready, restartCount: 0 })),
+    containerStatuses: injected.spec!.containers.map((c) => ({
+      name: c.name,
+      image: c.image!,
+      imageID: digest(c.image!),
+      ready,
+      restartCount: 0,
+    })),
   };
   return injected;
 }
@@ -38,12 +66,20 @@ function restarted(p: V1Pod): V1Pod {
   return out;
 }
 const names = (pods: V1Pod[]) => pods.map((p) => p.metadata!.name);
-const plan = (s: SidecarSet, pods: V1Pod[]) => names(planUpdates(s, pods.map((p) => podState(s, p))));
+const plan = (s: SidecarSet, pods: V1Pod[]) =>
+  names(
+    planUpdates(
+      s,
+      pods.map((p) => podState(s, p)),
+    ),
+  );
 
 describe('planUpdates', () => {
   it('updates at most maxUnavailable ready pods at a time, newest first', () => {
     const s = withImage('proxy:2', { maxUnavailable: 2 });
-    expect(plan(s, [pod('p3', true, {}, 30), pod('p1', true, {}, 10), pod('p2', true, {}, 20), pod('p4', true, {}, 40)])).toEqual(['p1', 'p2']);
+    expect(
+      plan(s, [pod('p3', true, {}, 30), pod('p1', true, {}, 10), pod('p2', true, {}, 20), pod('p4', true, {}, 40)]),
+    ).toEqual(['p1', 'p2']);
   });
 
   it('takes not-ready pods first, without counting them against maxUnavailable', () => {
@@ -82,12 +118,26 @@ describe('planUpdates', () => {
 
   it('rounds a partition percentage up and keeps at least one pod updating below 100%, as upstream', () => {
     const s = withImage('proxy:2', { maxUnavailable: 10, partition: '25%' });
-    expect(plan(s, Array.from({ length: 10 }, (_, i) => pod(`p${i}`)))).toHaveLength(7);
-    expect([partitionReplicas('99%', 5), partitionReplicas('100%', 5), partitionReplicas(180, 100), partitionReplicas('1%', 5), partitionReplicas(undefined, 5)]).toEqual([4, 5, 100, 1, 0]);
+    expect(
+      plan(
+        s,
+        Array.from({ length: 10 }, (_, i) => pod(`p${i}`)),
+      ),
+    ).toHaveLength(7);
+    expect([
+      partitionReplicas('99%', 5),
+      partitionReplicas('100%', 5),
+      partitionReplicas(180, 100),
+      partitionReplicas('1%', 5),
+      partitionReplicas(undefined, 5),
+    ]).toEqual([4, 5, 100, 1, 0]);
   });
 
   it('leaves pods whose other fields differ for recreation', () => {
-    const s: SidecarSet = { ...v1, spec: { ...v1.spec, containers: [{ name: 'proxy', image: 'proxy:2', args: ['--new'] }] } };
+    const s: SidecarSet = {
+      ...v1,
+      spec: { ...v1.spec, containers: [{ name: 'proxy', image: 'proxy:2', args: ['--new'] }] },
+    };
     const state = podState(s, pod('a'));
     expect([state.updated, state.upgradable]).toEqual([false, false]);
     expect(planUpdates(s, [state])).toEqual([]);
@@ -97,7 +147,12 @@ describe('planUpdates', () => {
     const p = pod('a');
     expect(isPodInjectedAndConsistent(v1, p)).toBe(true);
     expect(isPodInjectedAndConsistent({ ...v1, metadata: { name: 'other' } }, p)).toBe(false);
-    expect(isPodInjectedAndConsistent(v1, { ...p, spec: { containers: p.spec!.containers.filter((c) => c.name !== 'proxy') } })).toBe(false);
+    expect(
+      isPodInjectedAndConsistent(v1, {
+        ...p,
+        spec: { containers: p.spec!.containers.filter((c) => c.name !== 'proxy') },
+      }),
+    ).toBe(false);
     expect(isPodInjectedAndConsistent(v1, { ...p, status: { ...p.status, phase: 'Succeeded' } })).toBe(false);
   });
 });
@@ -106,31 +161,69 @@ describe('status and patches', () => {
   it('counts matched, updated, ready (and consistent) and updated-ready pods, with the revision name', () => {
     const s = withImage('proxy:2');
     const pods = [pod('a'), pod('b', false), patched(s, pod('c')), restarted(patched(s, pod('d')))];
-    expect(computeStatus(s, pods.map((p) => podState(s, p)), 's-abc')).toEqual({
-      observedGeneration: 2, matchedPods: 4, updatedPods: 2, readyPods: 2, updatedReadyPods: 1, latestRevision: 's-abc', collisionCount: 0,
+    expect(
+      computeStatus(
+        s,
+        pods.map((p) => podState(s, p)),
+        's-abc',
+      ),
+    ).toEqual({
+      observedGeneration: 2,
+      matchedPods: 4,
+      updatedPods: 2,
+      readyPods: 2,
+      updatedReadyPods: 1,
+      latestRevision: 's-abc',
+      collisionCount: 0,
     });
   });
 
   it('patches only the sidecar image, the revision and the in-place update record, guarded by resourceVersion', () => {
     const s = withImage('proxy:2');
     const ops = inPlaceUpdatePatch(s, pod('a'), now, 's-rev') as Array<{ op: string; path: string; value: string }>;
-    expect(ops.slice(0, 2)).toEqual([{ op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'replace', path: '/spec/containers/1/image', value: 'proxy:2' }]);
+    expect(ops.slice(0, 2)).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'replace', path: '/spec/containers/1/image', value: 'proxy:2' },
+    ]);
     expect(ops[2].path).toBe('/metadata/annotations/kruise.io~1sidecarset-hash');
-    expect(JSON.parse(ops[2].value).s).toEqual({ updateTimestamp: '2026-11-21T00:00:00Z', hash: sidecarSetHash(s), sidecarSetName: 's', sidecarList: ['proxy'], controllerRevision: 's-rev' });
-    expect(JSON.parse(ops[3].value)).toEqual({ s: { revision: sidecarSetHash(s), updateTimestamp: '2026-11-21T00:00:00Z', lastContainerStatuses: { proxy: { imageID: digest('proxy:1') } } } });
+    expect(JSON.parse(ops[2].value).s).toEqual({
+      updateTimestamp: '2026-11-21T00:00:00Z',
+      hash: sidecarSetHash(s),
+      sidecarSetName: 's',
+      sidecarList: ['proxy'],
+      controllerRevision: 's-rev',
+    });
+    expect(JSON.parse(ops[3].value)).toEqual({
+      s: {
+        revision: sidecarSetHash(s),
+        updateTimestamp: '2026-11-21T00:00:00Z',
+        lastContainerStatuses: { proxy: { imageID: digest('proxy:1') } },
+      },
+    });
   });
 
-  it('compares image references as upstream\'s util.IsContainerImageEqual (no normalization)', () => {
+  it("compares image references as upstream's util.IsContainerImageEqual (no normalization)", () => {
     expect(parseImage('nginx')).toEqual({ repo: 'nginx', tag: '', digest: '' });
-    expect(parseImage('registry:5000/team/proxy:1.2')).toEqual({ repo: 'registry:5000/team/proxy', tag: '1.2', digest: '' });
+    expect(parseImage('registry:5000/team/proxy:1.2')).toEqual({
+      repo: 'registry:5000/team/proxy',
+      tag: '1.2',
+      digest: '',
+    });
     expect(parseImage('proxy@sha256:abc')).toBeUndefined();
-    expect(isContainerImageEqual('test-image@sha256:' + 'a'.repeat(64), 'test-image@sha256:' + 'a'.repeat(64))).toBe(true);
+    expect(isContainerImageEqual('test-image@sha256:' + 'a'.repeat(64), 'test-image@sha256:' + 'a'.repeat(64))).toBe(
+      true,
+    );
     expect(isContainerImageEqual('proxy:1', 'docker.io/library/proxy:1')).toBe(false);
     expect(isContainerImageEqual('proxy:1', 'proxy:1')).toBe(true);
   });
 
   it('scales int-or-percent like Kubernetes, and names a bad value', () => {
-    expect([scaled('25%', 10, 0, false), scaled('25%', 10, 0, true), scaled(3, 10, 0, true), scaled(undefined, 10, 1, true)]).toEqual([2, 3, 3, 1]);
+    expect([
+      scaled('25%', 10, 0, false),
+      scaled('25%', 10, 0, true),
+      scaled(3, 10, 0, true),
+      scaled(undefined, 10, 1, true),
+    ]).toEqual([2, 3, 3, 1]);
     expect(() => scaled('25', 10, 0, true)).toThrow('"25" is not a whole number or a percentage');
   });
 });

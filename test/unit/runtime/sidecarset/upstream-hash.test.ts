@@ -4,15 +4,27 @@
  * against upstream's own code is test/integration/sidecarset-upstream-hash.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { canonicalQuantity, GoEncodingError, upstreamSidecarSetHash } from '../../../../lib/runtime/sidecarset/gojson.js';
+import {
+  canonicalQuantity,
+  GoEncodingError,
+  upstreamSidecarSetHash,
+} from '../../../../lib/runtime/sidecarset/gojson.js';
 
 const always = 'Always';
 const c1 = { name: 'container1', image: 'test-image' };
 
 // pkg/control/sidecarcontrol/hash_test.go TestSidecarSetHash
 const HASH_TABLE = [
-  { name: 'containers', spec: { containers: [c1] }, expect: 'w26c4x8fz245642fdv499b464248f974xddx4x55z5dw55bc6x66464fxz77dc78' },
-  { name: 'containers and initContainers', spec: { containers: [c1], initContainers: [c1] }, expect: 'w26c4x8fz245642fdv499b464248f974xddx4x55z5dw55bc6x66464fxz77dc78' },
+  {
+    name: 'containers',
+    spec: { containers: [c1] },
+    expect: 'w26c4x8fz245642fdv499b464248f974xddx4x55z5dw55bc6x66464fxz77dc78',
+  },
+  {
+    name: 'containers and initContainers',
+    spec: { containers: [c1], initContainers: [c1] },
+    expect: 'w26c4x8fz245642fdv499b464248f974xddx4x55z5dw55bc6x66464fxz77dc78',
+  },
   {
     name: 'containers and initContainers with restartPolicy=Always',
     spec: { containers: [c1], initContainers: [{ ...c1, restartPolicy: always }] },
@@ -21,7 +33,11 @@ const HASH_TABLE = [
 ];
 // pkg/control/sidecarcontrol/hash_test.go TestSidecarSetHashWithoutImage
 const WITHOUT_IMAGE_TABLE = [
-  { name: 'containers and initContainers', spec: { containers: [c1], initContainers: [c1] }, expect: '8wzddb4dvv9c6x8zdc77z4z75987424f457dfv6724ddw6zbdx467wz5x24fc759' },
+  {
+    name: 'containers and initContainers',
+    spec: { containers: [c1], initContainers: [c1] },
+    expect: '8wzddb4dvv9c6x8zdc77z4z75987424f457dfv6724ddw6zbdx467wz5x24fc759',
+  },
   {
     name: 'containers and initContainers with restartPolicy=Always',
     spec: { containers: [c1], initContainers: [{ ...c1, restartPolicy: always }] },
@@ -38,23 +54,47 @@ describe('upstreamSidecarSetHash (upstream hash_test.go)', () => {
   it.each(WITHOUT_IMAGE_TABLE)('SidecarSetHashWithoutImage: $name', ({ spec, expect: want }) => {
     expect(upstreamSidecarSetHash(spec, true)).toBe(want);
     // upstream: changing only images keeps the hash without image
-    const images = { containers: [{ ...c1, image: 'new-image' }], initContainers: spec.initContainers.map((c) => ({ ...c, image: 'new-image' })) };
+    const images = {
+      containers: [{ ...c1, image: 'new-image' }],
+      initContainers: spec.initContainers.map((c) => ({ ...c, image: 'new-image' })),
+    };
     expect(upstreamSidecarSetHash(images, true)).toBe(want);
   });
   it('names a field upstream does not have instead of hashing it', () => {
-    expect(() => upstreamSidecarSetHash({ containers: [{ ...c1, bogus: 1 }] })).toThrow(new GoEncodingError("spec.containers[0].bogus: is not a field of upstream's v1alpha1.SidecarContainer; remove it"));
+    expect(() => upstreamSidecarSetHash({ containers: [{ ...c1, bogus: 1 }] })).toThrow(
+      new GoEncodingError(
+        "spec.containers[0].bogus: is not a field of upstream's v1alpha1.SidecarContainer; remove it",
+      ),
+    );
   });
 });
 
 describe('canonicalQuantity (resource.Quantity String(), k8s.io/apimachinery quantity_test.go)', () => {
   it.each([
-    ['100m', '100m'], ['0.1', '100m'], ['1000m', '1'], ['1024Mi', '1Gi'], ['1536Mi', '1536Mi'], ['1Gi', '1Gi'], ['1000k', '1M'],
-    ['0', '0'], ['512', '512'], ['1.5Gi', '1536Mi'], ['100Ki', '100Ki'], ['0.5Ki', '512'], ['1e3', '1e3'], ['1000', '1k'], [1, '1'], [0.25, '250m'],
-    ['1n', '1n'], ['0.0000000001', '1n'],
+    ['100m', '100m'],
+    ['0.1', '100m'],
+    ['1000m', '1'],
+    ['1024Mi', '1Gi'],
+    ['1536Mi', '1536Mi'],
+    ['1Gi', '1Gi'],
+    ['1000k', '1M'],
+    ['0', '0'],
+    ['512', '512'],
+    ['1.5Gi', '1536Mi'],
+    ['100Ki', '100Ki'],
+    ['0.5Ki', '512'],
+    ['1e3', '1e3'],
+    ['1000', '1k'],
+    [1, '1'],
+    [0.25, '250m'],
+    ['1n', '1n'],
+    ['0.0000000001', '1n'],
   ])('%j -> %s', (input, want) => {
     expect(canonicalQuantity(input, 'q')).toBe(want);
   });
   it('names a value that is not a quantity', () => {
-    expect(() => canonicalQuantity('lots', 'spec.containers[0].resources.limits.cpu')).toThrow('spec.containers[0].resources.limits.cpu: "lots" is not a quantity like "100m" or "128Mi"');
+    expect(() => canonicalQuantity('lots', 'spec.containers[0].resources.limits.cpu')).toThrow(
+      'spec.containers[0].resources.limits.cpu: "lots" is not a quantity like "100m" or "128Mi"',
+    );
   });
 });

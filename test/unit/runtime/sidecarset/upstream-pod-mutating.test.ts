@@ -7,10 +7,21 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { injectSidecars, mergeSidecarContainers, sidecarSetMatchesPod } from '../../../../lib/runtime/sidecarset/inject.js';
+import {
+  injectSidecars,
+  mergeSidecarContainers,
+  sidecarSetMatchesPod,
+} from '../../../../lib/runtime/sidecarset/inject.js';
 import { podSidecarSetHash, readHashAnnotation } from '../../../../lib/runtime/sidecarset/hash.js';
 import type { SidecarContainer, SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
-import { pod1, podWithStaragent, sidecarSet1, sidecarSet3, sidecarsetWithTransferEnv, sidecarSetWithStaragent } from './upstream-pod-mutating.fixtures.js';
+import {
+  pod1,
+  podWithStaragent,
+  sidecarSet1,
+  sidecarSet3,
+  sidecarsetWithTransferEnv,
+  sidecarSetWithStaragent,
+} from './upstream-pod-mutating.fixtures.js';
 
 const now = new Date('2026-11-23T00:00:00Z');
 
@@ -56,7 +67,7 @@ describe('TestInjectionStrategyPaused', () => {
 });
 
 describe('TestSidecarSetPodInjectPolicy', () => {
-  it('puts BeforeAppContainer first, AfterAppContainer last, init containers after the pod\'s sorted by name with IS_INJECTED', () => {
+  it("puts BeforeAppContainer first, AfterAppContainer last, init containers after the pod's sorted by name with IS_INJECTED", () => {
     const out = mutate(pod1(), [sidecarSet1()]);
     expect(names(out.spec!.containers)).toEqual(['dns-f', 'nginx', 'log-agent']);
     expect(names(out.spec!.initContainers)).toEqual(['init-0', 'init-1', 'init-2']);
@@ -65,19 +76,29 @@ describe('TestSidecarSetPodInjectPolicy', () => {
 });
 
 describe('TestSidecarVolumesAppend', () => {
-  it('adds only the SidecarSet volume the sidecars mount, after the pod\'s', () => {
-    expect(names(mutate(pod1(), [sidecarsetWithTransferEnv()]).spec!.volumes)).toEqual(['volume-a', 'volume-b', 'volume-1']);
+  it("adds only the SidecarSet volume the sidecars mount, after the pod's", () => {
+    expect(names(mutate(pod1(), [sidecarsetWithTransferEnv()]).spec!.volumes)).toEqual([
+      'volume-a',
+      'volume-b',
+      'volume-1',
+    ]);
   });
 });
 
 describe('TestPodSidecarSetHashCompatibility', () => {
   it('reads the old map-format hash annotations', () => {
     const annotations = {
-      'kruise.io/sidecarset-hash': '{"sidecarset-test":"bv6d2fbw97wz8xx5x4v4wddwbd5z744wcf7c786dd4dvxvd5w6w424df7vx47989"}',
-      'kruise.io/sidecarset-hash-without-image': '{"sidecarset-test":"54x5977vf9zz4248w7v44456zf655b8bcffv7x74w88f6dwb994fw48b8f9b8959"}',
+      'kruise.io/sidecarset-hash':
+        '{"sidecarset-test":"bv6d2fbw97wz8xx5x4v4wddwbd5z744wcf7c786dd4dvxvd5w6w424df7vx47989"}',
+      'kruise.io/sidecarset-hash-without-image':
+        '{"sidecarset-test":"54x5977vf9zz4248w7v44456zf655b8bcffv7x74w88f6dwb994fw48b8f9b8959"}',
     };
-    expect(podSidecarSetHash(annotations, 'sidecarset-test')).toBe('bv6d2fbw97wz8xx5x4v4wddwbd5z744wcf7c786dd4dvxvd5w6w424df7vx47989');
-    expect(readHashAnnotation(annotations, 'kruise.io/sidecarset-hash-without-image')['sidecarset-test'].hash).toBe('54x5977vf9zz4248w7v44456zf655b8bcffv7x74w88f6dwb994fw48b8f9b8959');
+    expect(podSidecarSetHash(annotations, 'sidecarset-test')).toBe(
+      'bv6d2fbw97wz8xx5x4v4wddwbd5z744wcf7c786dd4dvxvd5w6w424df7vx47989',
+    );
+    expect(readHashAnnotation(annotations, 'kruise.io/sidecarset-hash-without-image')['sidecarset-test'].hash).toBe(
+      '54x5977vf9zz4248w7v44456zf655b8bcffv7x74w88f6dwb994fw48b8f9b8959',
+    );
   });
 });
 
@@ -95,16 +116,27 @@ describe('TestPodVolumeMountsAppend', () => {
   };
   it.each([
     ['append normal volumeMounts', podWithStaragent(), [], []],
-    ['append volumeMounts SubPathExpr, volumes with expanded subpath',
-      withMount('foo/$(POD_NAME)/$(OD_NAME)/conf', [{ name: 'POD_NAME', value: 'bar' }, { name: 'OD_NAME', value: 'od_name' }]), ['/e/expansion'], ['POD_NAME', 'OD_NAME']],
+    [
+      'append volumeMounts SubPathExpr, volumes with expanded subpath',
+      withMount('foo/$(POD_NAME)/$(OD_NAME)/conf', [
+        { name: 'POD_NAME', value: 'bar' },
+        { name: 'OD_NAME', value: 'od_name' },
+      ]),
+      ['/e/expansion'],
+      ['POD_NAME', 'OD_NAME'],
+    ],
     ['append volumeMounts SubPathExpr, subpath with no expansion', withMount('foo'), ['/e/expansion'], []],
     ['append volumeMounts SubPathExpr, volumes expanded with empty subpath', withMount(''), ['/e/expansion'], []],
   ])('%s', (_name, pod, extraMounts, envs) => {
     const out = mutate(pod, [sidecarSet()]);
     const init = out.spec!.initContainers![0];
     const sidecar = out.spec!.containers[1];
-    expect(mountPaths(init)).toEqual(expect.arrayContaining(['/a/b', '/e/f', '/g/h/i', '/j/k/l', '/staragent', ...extraMounts]));
-    expect(mountPaths(sidecar)).toEqual(expect.arrayContaining(['/a/b', '/e/f', '/a/b/c', '/d/e/f', '/staragent', ...extraMounts]));
+    expect(mountPaths(init)).toEqual(
+      expect.arrayContaining(['/a/b', '/e/f', '/g/h/i', '/j/k/l', '/staragent', ...extraMounts]),
+    );
+    expect(mountPaths(sidecar)).toEqual(
+      expect.arrayContaining(['/a/b', '/e/f', '/a/b/c', '/d/e/f', '/staragent', ...extraMounts]),
+    );
     for (const name of envs) {
       expect(env(init, name)).toBeDefined();
       expect(env(sidecar, name)).toBeDefined();
@@ -125,7 +157,7 @@ describe('TestSidecarSetTransferEnv', () => {
 });
 
 describe('TestSidecarSetHashInject', () => {
-  it('records each injected SidecarSet\'s own hash annotation', () => {
+  it("records each injected SidecarSet's own hash annotation", () => {
     const s1 = sidecarSet1();
     s1.spec.selector!.matchLabels!.app = 'doesnt-match';
     const out = mutate(pod1(), [s1, sidecarsetWithTransferEnv(), sidecarSet3()]);
@@ -141,17 +173,49 @@ describe('TestSidecarSetNameInject', () => {
   });
 });
 
-const sidecar = (name: string, podInjectPolicy?: SidecarContainer['podInjectPolicy']): SidecarContainer => ({ name, ...(podInjectPolicy ? { podInjectPolicy } : {}) });
+const sidecar = (name: string, podInjectPolicy?: SidecarContainer['podInjectPolicy']): SidecarContainer => ({
+  name,
+  ...(podInjectPolicy ? { podInjectPolicy } : {}),
+});
 
 describe('TestMergeSidecarContainers', () => {
   const podContainers = () => [{ name: 'sidecar-1' }, { name: 'app-container' }, { name: 'sidecar-2' }];
-  const injected = () => [sidecar('sidecar-1', 'AfterAppContainer'), sidecar('sidecar-2', 'AfterAppContainer'), sidecar('new-sidecar-1', 'BeforeAppContainer')];
+  const injected = () => [
+    sidecar('sidecar-1', 'AfterAppContainer'),
+    sidecar('sidecar-2', 'AfterAppContainer'),
+    sidecar('new-sidecar-1', 'BeforeAppContainer'),
+  ];
   it.each([
-    ['origins not sidecar, and inject new sidecar', podContainers().slice(1, 2), injected(), ['new-sidecar-1', 'app-container', 'sidecar-1', 'sidecar-2']],
-    ['origins not sidecar, and inject new sidecar, only before app container', podContainers().slice(1, 2), injected().slice(2), ['new-sidecar-1', 'app-container']],
-    ['origins not sidecar, and inject new sidecar, only after app container', podContainers().slice(1, 2), injected().slice(0, 2), ['app-container', 'sidecar-1', 'sidecar-2']],
-    ['origin have sidecars, sidecar no new containers', podContainers(), injected().slice(0, 2), ['sidecar-1', 'app-container', 'sidecar-2']],
-    ['origin have sidecars, sidecar have new containers', podContainers(), injected(), ['new-sidecar-1', 'sidecar-1', 'app-container', 'sidecar-2']],
+    [
+      'origins not sidecar, and inject new sidecar',
+      podContainers().slice(1, 2),
+      injected(),
+      ['new-sidecar-1', 'app-container', 'sidecar-1', 'sidecar-2'],
+    ],
+    [
+      'origins not sidecar, and inject new sidecar, only before app container',
+      podContainers().slice(1, 2),
+      injected().slice(2),
+      ['new-sidecar-1', 'app-container'],
+    ],
+    [
+      'origins not sidecar, and inject new sidecar, only after app container',
+      podContainers().slice(1, 2),
+      injected().slice(0, 2),
+      ['app-container', 'sidecar-1', 'sidecar-2'],
+    ],
+    [
+      'origin have sidecars, sidecar no new containers',
+      podContainers(),
+      injected().slice(0, 2),
+      ['sidecar-1', 'app-container', 'sidecar-2'],
+    ],
+    [
+      'origin have sidecars, sidecar have new containers',
+      podContainers(),
+      injected(),
+      ['new-sidecar-1', 'sidecar-1', 'app-container', 'sidecar-2'],
+    ],
     ['origin no sidecar, sidecar have new containers', [], injected(), ['new-sidecar-1', 'sidecar-1', 'sidecar-2']],
   ])('%s', (_name, origins, sidecars, expected) => {
     expect(names(mergeSidecarContainers(origins, sidecars))).toEqual(expected);
@@ -159,14 +223,28 @@ describe('TestMergeSidecarContainers', () => {
 });
 
 describe('TestInjectInitContainerSort', () => {
-  const byName = (list: SidecarContainer[]) => [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const abc = (a?: SidecarContainer['podInjectPolicy'], c?: SidecarContainer['podInjectPolicy'], b?: SidecarContainer['podInjectPolicy']) =>
-    [sidecar('a-init', a), sidecar('c-init', c), sidecar('b-init', b)];
+  const byName = (list: SidecarContainer[]) =>
+    [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const abc = (
+    a?: SidecarContainer['podInjectPolicy'],
+    c?: SidecarContainer['podInjectPolicy'],
+    b?: SidecarContainer['podInjectPolicy'],
+  ) => [sidecar('a-init', a), sidecar('c-init', c), sidecar('b-init', b)];
   const appInits = () => [{ name: 'app1-init' }, { name: 'app2-init' }];
   it.each([
     ['origins nil, inject containers(a, b, c)', [], abc(), ['a-init', 'b-init', 'c-init']],
-    ['origin init, inject containers(a, b, c)', appInits(), abc(), ['app1-init', 'app2-init', 'a-init', 'b-init', 'c-init']],
-    ['origins nil, inject containers(a, b, c)-2', appInits(), abc('AfterAppContainer', 'BeforeAppContainer', 'BeforeAppContainer'), ['b-init', 'c-init', 'app1-init', 'app2-init', 'a-init']],
+    [
+      'origin init, inject containers(a, b, c)',
+      appInits(),
+      abc(),
+      ['app1-init', 'app2-init', 'a-init', 'b-init', 'c-init'],
+    ],
+    [
+      'origins nil, inject containers(a, b, c)-2',
+      appInits(),
+      abc('AfterAppContainer', 'BeforeAppContainer', 'BeforeAppContainer'),
+      ['b-init', 'c-init', 'app1-init', 'app2-init', 'a-init'],
+    ],
   ])('%s', (_name, origins, injected, expected) => {
     expect(names(mergeSidecarContainers(origins, byName(injected)))).toEqual(expected);
   });

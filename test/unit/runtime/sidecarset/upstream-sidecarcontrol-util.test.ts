@@ -12,8 +12,20 @@ import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 
 describe('TestGetPodSidecarSetRevision', () => {
   it.each([
-    ['normal sidecarSet revision', '{"test-sidecarset":{"hash":"aaa"}}', '{"test-sidecarset":{"hash":"without-image-aaa"}}', 'aaa', 'without-image-aaa'],
-    ['older sidecarSet revision', '{"test-sidecarset": "aaa"}', '{"test-sidecarset": "without-image-aaa"}', 'aaa', 'without-image-aaa'],
+    [
+      'normal sidecarSet revision',
+      '{"test-sidecarset":{"hash":"aaa"}}',
+      '{"test-sidecarset":{"hash":"without-image-aaa"}}',
+      'aaa',
+      'without-image-aaa',
+    ],
+    [
+      'older sidecarSet revision',
+      '{"test-sidecarset": "aaa"}',
+      '{"test-sidecarset": "without-image-aaa"}',
+      'aaa',
+      'without-image-aaa',
+    ],
     ['failed sidecarSet revision', 'failed-sidecarset-hash', 'failed-sidecarset-hash', undefined, undefined],
   ])('%s', (_name, hash, withoutImage, expected, expectedWithoutImage) => {
     const annotations = { 'kruise.io/sidecarset-hash': hash, 'kruise.io/sidecarset-hash-without-image': withoutImage };
@@ -26,7 +38,10 @@ describe('TestGetPodSidecarSetRevision', () => {
 describe('TestPodMatchedSidecarSet', () => {
   const namespaceLabels: Record<string, Record<string, string>> = { app1: { app: 'app1' }, app2: { app: 'app2' } };
   const pod: V1Pod = { metadata: { name: 'test-pod', labels: { app: 'nginx' }, namespace: 'app1' } };
-  const set = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({ metadata: { name: 'sidecarset-test' }, spec: { selector: { matchLabels: { app: 'nginx' } }, ...spec } });
+  const set = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({
+    metadata: { name: 'sidecarset-test' },
+    spec: { selector: { matchLabels: { app: 'nginx' } }, ...spec },
+  });
   it.each<[string, SidecarSet, boolean]>([
     ['test1', set({}), true],
     ['test2', set({ namespace: 'app1' }), true],

@@ -16,28 +16,104 @@ import { findConflicts, validateSidecarSet } from '../../../../lib/runtime/sidec
 
 /** The container most TestValidateSidecarSet cases carry (already defaulted, as upstream writes it). */
 const testSidecar = (extra: Partial<SidecarContainer> = {}): SidecarContainer => ({
-  name: 'test-sidecar', image: 'test-image', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File',
-  podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'disabled' }, upgradeStrategy: { upgradeType: 'ColdUpgrade' }, ...extra,
+  name: 'test-sidecar',
+  image: 'test-image',
+  imagePullPolicy: 'IfNotPresent',
+  terminationMessagePolicy: 'File',
+  podInjectPolicy: 'BeforeAppContainer',
+  shareVolumePolicy: { type: 'disabled' },
+  upgradeStrategy: { upgradeType: 'ColdUpgrade' },
+  ...extra,
 });
-const set = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({ metadata: { name: 'test-sidecarset' }, spec: { selector: { matchLabels: { a: 'b' } }, ...spec } });
-const notIn = (...values: string[]) => ({ matchLabels: { a: 'b' }, matchExpressions: [{ key: 'app-name', operator: 'NotIn' as const, values }] });
+const set = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({
+  metadata: { name: 'test-sidecarset' },
+  spec: { selector: { matchLabels: { a: 'b' } }, ...spec },
+});
+const notIn = (...values: string[]) => ({
+  matchLabels: { a: 'b' },
+  matchExpressions: [{ key: 'app-name', operator: 'NotIn' as const, values }],
+});
 
 describe('TestValidateSidecarSet', () => {
   it.each<[string, SidecarSet, string]>([
-    ['missing-selector', { metadata: { name: 'test-sidecarset' }, spec: { updateStrategy: { type: 'NotUpdate' }, containers: [testSidecar()] } }, 'spec.selector'],
-    ['wrong-selector', set({ selector: notIn('app-group', 'app-risk-'), containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })] }), 'spec.selector'],
-    ['wrong-namespaceSelector', set({ selector: notIn('app-group', 'app-risk'), namespaceSelector: notIn('app-group', 'app-risk-'), containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })] }), 'spec.namespaceSelector'],
-    ['wrong-namespace', set({ selector: notIn('app-group', 'app-risk'), namespace: 'ns-test', namespaceSelector: { matchLabels: { a: 'b' } }, containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })] }), 'spec.namespace'],
-    ['wrong-initContainer', set({ updateStrategy: { type: 'NotUpdate' }, initContainers: [{ name: 'test-sidecar', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' }] }), 'spec.initContainers[0].image'],
+    [
+      'missing-selector',
+      {
+        metadata: { name: 'test-sidecarset' },
+        spec: { updateStrategy: { type: 'NotUpdate' }, containers: [testSidecar()] },
+      },
+      'spec.selector',
+    ],
+    [
+      'wrong-selector',
+      set({
+        selector: notIn('app-group', 'app-risk-'),
+        containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })],
+      }),
+      'spec.selector',
+    ],
+    [
+      'wrong-namespaceSelector',
+      set({
+        selector: notIn('app-group', 'app-risk'),
+        namespaceSelector: notIn('app-group', 'app-risk-'),
+        containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })],
+      }),
+      'spec.namespaceSelector',
+    ],
+    [
+      'wrong-namespace',
+      set({
+        selector: notIn('app-group', 'app-risk'),
+        namespace: 'ns-test',
+        namespaceSelector: { matchLabels: { a: 'b' } },
+        containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })],
+      }),
+      'spec.namespace',
+    ],
+    [
+      'wrong-initContainer',
+      set({
+        updateStrategy: { type: 'NotUpdate' },
+        initContainers: [{ name: 'test-sidecar', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' }],
+      }),
+      'spec.initContainers[0].image',
+    ],
     ['missing-container', set({ updateStrategy: { type: 'NotUpdate' } }), 'spec.containers'],
     // Go's zero ShareVolumePolicy serializes as {"type":""}: neither enabled nor disabled.
-    ['wrong-containers', set({ updateStrategy: { type: 'NotUpdate' }, containers: [testSidecar({ shareVolumePolicy: { type: '' as 'enabled' } })] }), 'spec.containers[0].shareVolumePolicy'],
-    ['wrong-volumes', set({
-      updateStrategy: { type: 'NotUpdate' }, containers: [testSidecar()],
-      volumes: [{ name: 'test-volume' }, { name: 'istio-token', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { audience: 'istio-ca', expirationSeconds: 43200, path: 'istio-token' } }] } }],
-    }), 'spec.volumes[0]'],
-    ['The initContainer in-place upgrade is not currently supported.',
-      set({ updateStrategy: { type: 'RollingUpdate' }, initContainers: [testSidecar({ restartPolicy: 'Always' })] }), 'spec.initContainers[0].restartPolicy'],
+    [
+      'wrong-containers',
+      set({
+        updateStrategy: { type: 'NotUpdate' },
+        containers: [testSidecar({ shareVolumePolicy: { type: '' as 'enabled' } })],
+      }),
+      'spec.containers[0].shareVolumePolicy',
+    ],
+    [
+      'wrong-volumes',
+      set({
+        updateStrategy: { type: 'NotUpdate' },
+        containers: [testSidecar()],
+        volumes: [
+          { name: 'test-volume' },
+          {
+            name: 'istio-token',
+            projected: {
+              defaultMode: 420,
+              sources: [
+                { serviceAccountToken: { audience: 'istio-ca', expirationSeconds: 43200, path: 'istio-token' } },
+              ],
+            },
+          },
+        ],
+      }),
+      'spec.volumes[0]',
+    ],
+    [
+      'The initContainer in-place upgrade is not currently supported.',
+      set({ updateStrategy: { type: 'RollingUpdate' }, initContainers: [testSidecar({ restartPolicy: 'Always' })] }),
+      'spec.initContainers[0].restartPolicy',
+    ],
   ])('%s: rejected, naming the field', (_name, s, field) => {
     const errors = validateSidecarSet(s);
     expect(errors.length).toBeGreaterThan(0);
@@ -46,13 +122,33 @@ describe('TestValidateSidecarSet', () => {
 });
 
 describe('TestSidecarSetNameConflict', () => {
-  const other = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({ metadata: { name: 'sidecarset1' }, spec: { selector: { matchLabels: { a: 'b' } }, ...spec } });
-  const mine = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({ metadata: { name: 'sidecarset2' }, spec: { selector: { matchLabels: { a: 'b' } }, ...spec } });
-  const full = { containers: [{ name: 'container-name' }], initContainers: [{ name: 'init-name' }], volumes: [{ name: 'volume-name' }] };
+  const other = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({
+    metadata: { name: 'sidecarset1' },
+    spec: { selector: { matchLabels: { a: 'b' } }, ...spec },
+  });
+  const mine = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({
+    metadata: { name: 'sidecarset2' },
+    spec: { selector: { matchLabels: { a: 'b' } }, ...spec },
+  });
+  const full = {
+    containers: [{ name: 'container-name' }],
+    initContainers: [{ name: 'init-name' }],
+    volumes: [{ name: 'volume-name' }],
+  };
   it.each<[string, SidecarSet, SidecarSet, number]>([
     ['test1', mine(full), other(full), 2],
-    ['test2', mine({ namespaceSelector: { matchLabels: { app: 'nginx' } }, containers: [{ name: 'container-name' }] }), other({ namespaceSelector: { matchLabels: { app: 'nginx' } }, containers: [{ name: 'container-name' }] }), 1],
-    ['test3', mine({ namespaceSelector: { matchLabels: { app: 'nginx' } }, containers: [{ name: 'container-name' }] }), other({ namespaceSelector: { matchLabels: { app: 'redis' } }, containers: [{ name: 'container-name' }] }), 0],
+    [
+      'test2',
+      mine({ namespaceSelector: { matchLabels: { app: 'nginx' } }, containers: [{ name: 'container-name' }] }),
+      other({ namespaceSelector: { matchLabels: { app: 'nginx' } }, containers: [{ name: 'container-name' }] }),
+      1,
+    ],
+    [
+      'test3',
+      mine({ namespaceSelector: { matchLabels: { app: 'nginx' } }, containers: [{ name: 'container-name' }] }),
+      other({ namespaceSelector: { matchLabels: { app: 'redis' } }, containers: [{ name: 'container-name' }] }),
+      0,
+    ],
   ])('%s', (_name, candidate, existing, expected) => {
     expect(findConflicts(candidate, [existing])).toHaveLength(expected);
   });
@@ -60,7 +156,9 @@ describe('TestSidecarSetNameConflict', () => {
 
 describe('TestSelectorConflict', () => {
   const ml = (matchLabels: Record<string, string>) => ({ matchLabels });
-  const expr = (operator: string, values?: string[]) => ({ matchExpressions: [{ key: 'a', operator, ...(values ? { values } : {}) }] });
+  const expr = (operator: string, values?: string[]) => ({
+    matchExpressions: [{ key: 'a', operator, ...(values ? { values } : {}) }],
+  });
   it.each<[number, object, object, boolean]>([
     [0, ml({ a: 'h' }), ml({ a: 'h' }), true],
     [1, ml({ a: 'h' }), ml({ a: 'i' }), false],
@@ -77,41 +175,76 @@ describe('TestSelectorConflict', () => {
 });
 
 describe('TestSidecarSetVolumeConflict', () => {
-  const pair = (mine: SidecarSet['spec']['volumes'], theirs: SidecarSet['spec']['volumes']) => findConflicts(
-    { metadata: { name: 'sidecarset2' }, spec: { selector: { matchLabels: { a: 'b' } }, volumes: mine } },
-    [{ metadata: { name: 'sidecarset1' }, spec: { selector: { matchLabels: { a: 'b' } }, volumes: theirs } }]);
+  const pair = (mine: SidecarSet['spec']['volumes'], theirs: SidecarSet['spec']['volumes']) =>
+    findConflicts(
+      { metadata: { name: 'sidecarset2' }, spec: { selector: { matchLabels: { a: 'b' } }, volumes: mine } },
+      [{ metadata: { name: 'sidecarset1' }, spec: { selector: { matchLabels: { a: 'b' } }, volumes: theirs } }],
+    );
   it('sidecarset volume name different', () => {
-    expect(pair([{ name: 'volume-1' }, { name: 'volume-2' }], [{ name: 'volume-3' }, { name: 'volume-4' }])).toHaveLength(0);
+    expect(
+      pair([{ name: 'volume-1' }, { name: 'volume-2' }], [{ name: 'volume-3' }, { name: 'volume-4' }]),
+    ).toHaveLength(0);
   });
   it('sidecarset volume name same and equal', () => {
-    expect(pair([{ name: 'volume-1' }, { name: 'volume-2', hostPath: { path: '/home/work' } }], [{ hostPath: { path: '/home/work' }, name: 'volume-2' }, { name: 'volume-3' }])).toHaveLength(0);
+    expect(
+      pair(
+        [{ name: 'volume-1' }, { name: 'volume-2', hostPath: { path: '/home/work' } }],
+        [{ hostPath: { path: '/home/work' }, name: 'volume-2' }, { name: 'volume-3' }],
+      ),
+    ).toHaveLength(0);
   });
   it('sidecarset volume name same, but not equal', () => {
-    expect(pair([{ name: 'volume-1' }, { name: 'volume-2', hostPath: { path: '/home/work-1' } }], [{ name: 'volume-2', hostPath: { path: '/home/work-2' } }, { name: 'volume-3' }])).toHaveLength(1);
+    expect(
+      pair(
+        [{ name: 'volume-1' }, { name: 'volume-2', hostPath: { path: '/home/work-1' } }],
+        [{ name: 'volume-2', hostPath: { path: '/home/work-2' } }, { name: 'volume-3' }],
+      ),
+    ).toHaveLength(1);
   });
 });
 
 describe('TestSidecarSetDefault (pkg/webhook/sidecarset/mutating/sidecarset_mutating_test.go)', () => {
-  it('fills upstream defaults and upstream\'s two hash annotations', () => {
-    const s = defaultSidecarSet({ metadata: { name: 'sidecarset-test', resourceVersion: '123' }, spec: { containers: [{ name: 'dns-f', image: 'dns:1.0' }] } });
+  it("fills upstream defaults and upstream's two hash annotations", () => {
+    const s = defaultSidecarSet({
+      metadata: { name: 'sidecarset-test', resourceVersion: '123' },
+      spec: { containers: [{ name: 'dns-f', image: 'dns:1.0' }] },
+    });
     expect(s.spec.updateStrategy).toEqual({ type: 'RollingUpdate', partition: 0, maxUnavailable: 1 });
     expect(s.spec.containers![0]).toMatchObject({
-      podInjectPolicy: 'BeforeAppContainer', shareVolumePolicy: { type: 'disabled' }, upgradeStrategy: { upgradeType: 'ColdUpgrade' },
-      imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File',
+      podInjectPolicy: 'BeforeAppContainer',
+      shareVolumePolicy: { type: 'disabled' },
+      upgradeStrategy: { upgradeType: 'ColdUpgrade' },
+      imagePullPolicy: 'IfNotPresent',
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
     });
   });
 });
 
 describe('TestSidecarSetUpdateConflict (pkg/webhook/sidecarset/validating/sidecarset_hotupgrade_test.go) and its rule', () => {
-  const withContainers = (containers: SidecarContainer[]): SidecarSet => ({ metadata: { name: 's' }, spec: { selector: { matchLabels: { a: 'b' } }, containers } });
+  const withContainers = (containers: SidecarContainer[]): SidecarSet => ({
+    metadata: { name: 's' },
+    spec: { selector: { matchLabels: { a: 'b' } }, containers },
+  });
   const cold = withContainers([{ name: 'test', image: 'i:1', upgradeStrategy: { upgradeType: 'ColdUpgrade' } }]);
-  it('refuses changing a container\'s upgradeType on update', () => {
+  it("refuses changing a container's upgradeType on update", () => {
     const hot = withContainers([{ name: 'test', image: 'i:1', upgradeStrategy: { upgradeType: 'HotUpgrade' } }]);
-    expect(validateSidecarSet(hot, { previous: cold })).toContain('spec.containers[0].upgradeStrategy.upgradeType: is immutable (was "ColdUpgrade")');
+    expect(validateSidecarSet(hot, { previous: cold })).toContain(
+      'spec.containers[0].upgradeStrategy.upgradeType: is immutable (was "ColdUpgrade")',
+    );
   });
   it('refuses adding a container on update (upstream: "container ... is not found"), accepts an image change', () => {
     const added = withContainers([...cold.spec.containers!, { name: 'extra', image: 'e:1' }]);
-    expect(validateSidecarSet(added, { previous: cold })).toEqual([expect.stringMatching(/^spec\.containers\[1\]\.name: container "extra" is not in the stored SidecarSet; upstream refuses/)]);
-    expect(validateSidecarSet(withContainers([{ name: 'test', image: 'i:2', upgradeStrategy: { upgradeType: 'ColdUpgrade' } }]), { previous: cold })).toEqual([]);
+    expect(validateSidecarSet(added, { previous: cold })).toEqual([
+      expect.stringMatching(
+        /^spec\.containers\[1\]\.name: container "extra" is not in the stored SidecarSet; upstream refuses/,
+      ),
+    ]);
+    expect(
+      validateSidecarSet(
+        withContainers([{ name: 'test', image: 'i:2', upgradeStrategy: { upgradeType: 'ColdUpgrade' } }]),
+        { previous: cold },
+      ),
+    ).toEqual([]);
   });
 });

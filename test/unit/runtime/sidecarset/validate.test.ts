@@ -3,8 +3,14 @@ import { findConflicts, validateSidecarSet } from '../../../../lib/runtime/sidec
 import type { SidecarSet } from '../../../../lib/runtime/sidecarset/types.js';
 
 const valid = () => ({
-  apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 's' },
-  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }], updateStrategy: { type: 'RollingUpdate', maxUnavailable: '20%', partition: 1 } },
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name: 's' },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    containers: [{ name: 'proxy', image: 'proxy:1' }],
+    updateStrategy: { type: 'RollingUpdate', maxUnavailable: '20%', partition: 1 },
+  },
 });
 
 describe('validateSidecarSet', () => {
@@ -16,11 +22,15 @@ describe('validateSidecarSet', () => {
     const bad = {
       metadata: {},
       spec: {
-        containers: [{ name: 'Proxy', image: '' }, { name: 'dup', image: 'x', podInjectPolicy: 'First', shareVolumePolicy: { type: 'yes' } }],
+        containers: [
+          { name: 'Proxy', image: '' },
+          { name: 'dup', image: 'x', podInjectPolicy: 'First', shareVolumePolicy: { type: 'yes' } },
+        ],
         initContainers: [{ name: 'dup', image: 'x' }],
         volumes: [{ name: 'v' }, { name: 'v' }],
         updateStrategy: { type: 'OnDelete', maxUnavailable: -1, partition: '120%', paused: 'no' },
-        namespace: 'a', namespaceSelector: {},
+        namespace: 'a',
+        namespaceSelector: {},
         revisionHistoryLimit: 1.5,
       },
     };
@@ -55,12 +65,20 @@ describe('validateSidecarSet', () => {
     ]);
   });
 
-  it('accepts upstream\'s priority and scatter strategies, maxUnavailable 0, partitions above 100% and any history limit, and checks them as upstream', () => {
+  it("accepts upstream's priority and scatter strategies, maxUnavailable 0, partitions above 100% and any history limit, and checks them as upstream", () => {
     const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    Object.assign(s.spec.updateStrategy, { maxUnavailable: 0, partition: '150%', priorityStrategy: { orderPriority: [{ orderedKey: 'rank' }] }, scatterStrategy: [{ key: 'zone', value: '*' }] });
+    Object.assign(s.spec.updateStrategy, {
+      maxUnavailable: 0,
+      partition: '150%',
+      priorityStrategy: { orderPriority: [{ orderedKey: 'rank' }] },
+      scatterStrategy: [{ key: 'zone', value: '*' }],
+    });
     s.spec.revisionHistoryLimit = -3;
     expect(validateSidecarSet(s)).toEqual([]);
-    s.spec.updateStrategy.priorityStrategy = { weightPriority: [{ weight: 101, matchSelector: {} }], orderPriority: [{ orderedKey: '' }] };
+    s.spec.updateStrategy.priorityStrategy = {
+      weightPriority: [{ weight: 101, matchSelector: {} }],
+      orderPriority: [{ orderedKey: '' }],
+    };
     s.spec.updateStrategy.scatterStrategy = [{ key: 'zone', value: 'a' }, { key: 'zone', value: 'a' }, { value: 'b' }];
     expect(validateSidecarSet(s)).toEqual([
       'spec.updateStrategy.priorityStrategy: only one of weightPriority and orderPriority can be used',
@@ -73,7 +91,14 @@ describe('validateSidecarSet', () => {
   });
 
   it('never throws on garbage', () => {
-    for (const garbage of [null, 3, 'x', [], { spec: [] }, { metadata: { name: 's' }, spec: { selector: 'x', containers: 'y' } }]) {
+    for (const garbage of [
+      null,
+      3,
+      'x',
+      [],
+      { spec: [] },
+      { metadata: { name: 's' }, spec: { selector: 'x', containers: 'y' } },
+    ]) {
       expect(Array.isArray(validateSidecarSet(garbage))).toBe(true);
       expect(validateSidecarSet(garbage).length).toBeGreaterThan(0);
     }
@@ -81,8 +106,10 @@ describe('validateSidecarSet', () => {
 });
 
 describe('findConflicts', () => {
-  const s = (name: string, labels: Record<string, string>, container: string, namespace?: string): SidecarSet =>
-    ({ metadata: { name }, spec: { selector: { matchLabels: labels }, namespace, containers: [{ name: container, image: 'i' }] } });
+  const s = (name: string, labels: Record<string, string>, container: string, namespace?: string): SidecarSet => ({
+    metadata: { name },
+    spec: { selector: { matchLabels: labels }, namespace, containers: [{ name: container, image: 'i' }] },
+  });
 
   it('rejects the same container name injected into overlapping pods', () => {
     expect(findConflicts(s('new', { app: 'web' }, 'proxy'), [s('old', { tier: 'front' }, 'proxy')])).toEqual([
@@ -98,19 +125,43 @@ describe('findConflicts', () => {
   });
 });
 
-describe('rules of upstream\'s validating webhook (pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go)', () => {
-  const base = (spec: Record<string, unknown>) => ({ metadata: { name: 's' }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }], ...spec } });
+describe("rules of upstream's validating webhook (pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go)", () => {
+  const base = (spec: Record<string, unknown>) => ({
+    metadata: { name: 's' },
+    spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'proxy', image: 'proxy:1' }], ...spec },
+  });
   it.each([
     ['an empty selector', { selector: {} }, /^spec\.selector: is empty; /],
-    ['partition with an update selector', { updateStrategy: { partition: 1, selector: { matchLabels: { canary: 'true' } } } }, /^spec\.updateStrategy: partition and selector cannot be used together/],
-    ['a native sidecar with RollingUpdate (the default)', { initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }] }, /^spec\.initContainers\[0\]\.restartPolicy: is a native sidecar/],
-    ['a mount of a missing volume', { containers: [{ name: 'proxy', image: 'proxy:1', volumeMounts: [{ name: 'nowhere', mountPath: '/x' }] }] }, /^spec\.containers\[0\]\.volumeMounts\[0\]\.name: "nowhere" is not a volume of the SidecarSet/],
+    [
+      'partition with an update selector',
+      { updateStrategy: { partition: 1, selector: { matchLabels: { canary: 'true' } } } },
+      /^spec\.updateStrategy: partition and selector cannot be used together/,
+    ],
+    [
+      'a native sidecar with RollingUpdate (the default)',
+      { initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }] },
+      /^spec\.initContainers\[0\]\.restartPolicy: is a native sidecar/,
+    ],
+    [
+      'a mount of a missing volume',
+      { containers: [{ name: 'proxy', image: 'proxy:1', volumeMounts: [{ name: 'nowhere', mountPath: '/x' }] }] },
+      /^spec\.containers\[0\]\.volumeMounts\[0\]\.name: "nowhere" is not a volume of the SidecarSet/,
+    ],
   ])('refuses %s, naming the field', (_name, spec, message) => {
     expect(validateSidecarSet(base(spec))).toEqual([expect.stringMatching(message)]);
   });
   it.each([
-    ['partition 0 with an update selector', { updateStrategy: { partition: 0, selector: { matchLabels: { canary: 'true' } } } }],
-    ['a native sidecar with NotUpdate', { initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }], updateStrategy: { type: 'NotUpdate' } }],
+    [
+      'partition 0 with an update selector',
+      { updateStrategy: { partition: 0, selector: { matchLabels: { canary: 'true' } } } },
+    ],
+    [
+      'a native sidecar with NotUpdate',
+      {
+        initContainers: [{ name: 'native', image: 'x:1', restartPolicy: 'Always' }],
+        updateStrategy: { type: 'NotUpdate' },
+      },
+    ],
   ])('accepts %s, as upstream', (_name, spec) => {
     expect(validateSidecarSet(base(spec))).toEqual([]);
   });

@@ -6,7 +6,15 @@ import { Registry } from 'prom-client';
 import { FakeClock, settle } from '../../../../lib/runtime/clock.js';
 import { allow, validating, WebhookServer } from '../../../../lib/runtime/webhook/index.js';
 import {
-  fingerprintOf, httpsRequest, makePki, presentedFingerprint, quietLogger, review, tempDir, writePki, type TestPki,
+  fingerprintOf,
+  httpsRequest,
+  makePki,
+  presentedFingerprint,
+  quietLogger,
+  review,
+  tempDir,
+  writePki,
+  type TestPki,
 } from '../tls-fixtures.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -19,7 +27,14 @@ async function setup(opts: Partial<ConstructorParameters<typeof WebhookServer>[0
   cleanups.push(dir.remove);
   const pki = await makePki('first');
   await writePki(dir.path, pki);
-  const server = new WebhookServer({ certDir: dir.path, logger: quietLogger(), registry: new Registry(), port: 0, host: '127.0.0.1', ...opts });
+  const server = new WebhookServer({
+    certDir: dir.path,
+    logger: quietLogger(),
+    registry: new Registry(),
+    port: 0,
+    host: '127.0.0.1',
+    ...opts,
+  });
   cleanups.push(() => server.stop());
   return { dir, pki, server };
 }
@@ -36,7 +51,10 @@ async function eventually(probe: () => Promise<boolean>, what: string, boundMs =
 describe('certificate hot reload', () => {
   it('serves a new certificate after reloadCertificates(), on the same listening socket', async () => {
     const { dir, pki, server } = await setup();
-    server.register('/v', validating(() => allow()));
+    server.register(
+      '/v',
+      validating(() => allow()),
+    );
     await server.start();
     const port = server.port();
     expect(await presentedFingerprint(port)).toBe(fingerprintOf(pki.serving.certPem));
@@ -55,7 +73,10 @@ describe('certificate hot reload', () => {
     await server.start();
     const next = await makePki('watched');
     await writePki(dir.path, next);
-    await eventually(async () => (await presentedFingerprint(server.port())) === fingerprintOf(next.serving.certPem), 'watched reload');
+    await eventually(
+      async () => (await presentedFingerprint(server.port())) === fingerprintOf(next.serving.certPem),
+      'watched reload',
+    );
   });
 
   it('keeps the working certificate when the new files do not form a pair', async () => {
@@ -78,18 +99,25 @@ describe('certificate hot reload', () => {
     await clock.advance(59_000);
     expect(await presentedFingerprint(server.port())).toBe(fingerprintOf(pki.serving.certPem));
     await clock.advance(1_000);
-    await eventually(async () => (await presentedFingerprint(server.port())) === fingerprintOf(next.serving.certPem), 'polled reload');
+    await eventually(
+      async () => (await presentedFingerprint(server.port())) === fingerprintOf(next.serving.certPem),
+      'polled reload',
+    );
   });
 });
 
 describe('drain and stop', () => {
   it('closes connections after each response once draining, while still serving', async () => {
     const { pki, server } = await setup();
-    server.register('/v', validating(() => allow()));
+    server.register(
+      '/v',
+      validating(() => allow()),
+    );
     await server.start();
     const agent = new Agent({ keepAlive: true });
     cleanups.push(() => agent.destroy());
-    const send = () => httpsRequest({ port: server.port(), ca: pki.ca.certPem, path: '/v', body: JSON.stringify(review()), agent });
+    const send = () =>
+      httpsRequest({ port: server.port(), ca: pki.ca.certPem, path: '/v', body: JSON.stringify(review()), agent });
     expect((await send()).headers.connection).toBe('keep-alive');
     server.drain();
     const drained = await send();
@@ -101,16 +129,31 @@ describe('drain and stop', () => {
     const { pki, server } = await setup();
     let release!: () => void;
     let entered!: () => void;
-    const inside = new Promise<void>((r) => { entered = r; });
-    server.register('/slow', validating(() => new Promise((resolve) => {
-      release = () => resolve(allow());
-      entered();
-    })));
+    const inside = new Promise<void>((r) => {
+      entered = r;
+    });
+    server.register(
+      '/slow',
+      validating(
+        () =>
+          new Promise((resolve) => {
+            release = () => resolve(allow());
+            entered();
+          }),
+      ),
+    );
     await server.start();
-    const pending = httpsRequest({ port: server.port(), ca: pki.ca.certPem, path: '/slow', body: JSON.stringify(review()) });
+    const pending = httpsRequest({
+      port: server.port(),
+      ca: pki.ca.certPem,
+      path: '/slow',
+      body: JSON.stringify(review()),
+    });
     await inside;
     let stopped = false;
-    const stopping = server.stop().then(() => { stopped = true; });
+    const stopping = server.stop().then(() => {
+      stopped = true;
+    });
     await settle(10);
     expect(stopped).toBe(false);
     release();
@@ -123,7 +166,10 @@ describe('drain and stop', () => {
 
   it('stop() closes idle keep-alive connections instead of waiting for their timeout', async () => {
     const { pki, server } = await setup({ keepAliveTimeoutMs: 600_000 });
-    server.register('/v', validating(() => allow()));
+    server.register(
+      '/v',
+      validating(() => allow()),
+    );
     await server.start();
     const agent = new Agent({ keepAlive: true });
     cleanups.push(() => agent.destroy());
@@ -139,10 +185,20 @@ describe('drain and stop', () => {
     const clock = new FakeClock(Date.now());
     const { pki, server } = await setup({ clock, stopGraceMs: 1_000, handlerTimeoutMs: 3_600_000 });
     let entered!: () => void;
-    const inside = new Promise<void>((r) => { entered = r; });
-    server.register('/stuck', validating(() => new Promise(() => entered())));
+    const inside = new Promise<void>((r) => {
+      entered = r;
+    });
+    server.register(
+      '/stuck',
+      validating(() => new Promise(() => entered())),
+    );
     await server.start();
-    const pending = httpsRequest({ port: server.port(), ca: pki.ca.certPem, path: '/stuck', body: JSON.stringify(review()) });
+    const pending = httpsRequest({
+      port: server.port(),
+      ca: pki.ca.certPem,
+      path: '/stuck',
+      body: JSON.stringify(review()),
+    });
     pending.catch(() => undefined);
     await inside;
     const stopping = server.stop();

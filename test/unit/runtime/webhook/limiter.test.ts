@@ -22,8 +22,14 @@ describe('ByteBudget', () => {
     const budget = new ByteBudget(100, clock);
     const first = await budget.acquire(60, 1_000);
     const order: string[] = [];
-    const second = budget.acquire(60, 1_000).then((release) => { order.push('second'); return release; });
-    const third = budget.acquire(10, 1_000).then((release) => { order.push('third'); return release; }); // fits, but waits its turn
+    const second = budget.acquire(60, 1_000).then((release) => {
+      order.push('second');
+      return release;
+    });
+    const third = budget.acquire(10, 1_000).then((release) => {
+      order.push('third');
+      return release;
+    }); // fits, but waits its turn
     await settle();
     expect(order).toEqual([]);
     first();
@@ -47,18 +53,45 @@ describe('WebhookServer under a connection flood', () => {
     await writePki(dir.path, pki);
     const registry = new Registry();
     const server = new WebhookServer({
-      certDir: dir.path, logger: quietLogger(), registry, port: 0, host: '127.0.0.1', maxConnections: 2, maxQueuedConnections: 2,
+      certDir: dir.path,
+      logger: quietLogger(),
+      registry,
+      port: 0,
+      host: '127.0.0.1',
+      maxConnections: 2,
+      maxQueuedConnections: 2,
     });
-    server.register('/v', validating(() => allow()));
+    server.register(
+      '/v',
+      validating(() => allow()),
+    );
     await server.start();
     cleanups.push(() => server.stop());
     const agents = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })];
     cleanups.push(() => agents.forEach((a) => a.destroy()));
     // Two kept-alive connections hold both slots.
-    for (const agent of agents) expect((await httpsRequest({ port: server.port(), ca: pki.ca.certPem, path: '/v', body: JSON.stringify(review()), agent })).status).toBe(200);
+    for (const agent of agents)
+      expect(
+        (
+          await httpsRequest({
+            port: server.port(),
+            ca: pki.ca.certPem,
+            path: '/v',
+            body: JSON.stringify(review()),
+            agent,
+          })
+        ).status,
+      ).toBe(200);
     // A third waits in the queue: its request is answered only once a slot frees up.
     let third: number | undefined;
-    const waiting = httpsRequest({ port: server.port(), ca: pki.ca.certPem, path: '/v', body: JSON.stringify(review()) }).then((r) => { third = r.status; });
+    const waiting = httpsRequest({
+      port: server.port(),
+      ca: pki.ca.certPem,
+      path: '/v',
+      body: JSON.stringify(review()),
+    }).then((r) => {
+      third = r.status;
+    });
     const raw = connect(server.port(), '127.0.0.1'); // the second queued socket: fills the queue
     cleanups.push(() => raw.destroy());
     await sleep(300);
@@ -68,7 +101,10 @@ describe('WebhookServer under a connection flood', () => {
       const s = connect(server.port(), '127.0.0.1');
       s.on('close', () => resolve('closed'));
       s.on('error', () => undefined);
-      setTimeout(() => { s.destroy(); resolve('still open'); }, 5_000);
+      setTimeout(() => {
+        s.destroy();
+        resolve('still open');
+      }, 5_000);
     });
     expect(refused).toBe('closed');
     const metrics = await registry.metrics();

@@ -135,7 +135,9 @@ describe('RateLimitingQueue', () => {
   it('requeues failures with growing delays until forgotten', async () => {
     const clock = new FakeClock();
     const q = new RateLimitingQueue<string>({
-      name: 'rl', clock, rateLimiter: new ItemExponentialFailureRateLimiter(100, 10_000),
+      name: 'rl',
+      clock,
+      rateLimiter: new ItemExponentialFailureRateLimiter(100, 10_000),
     });
     q.addRateLimited('a');
     expect(q.numRequeues('a')).toBe(1);

@@ -60,8 +60,13 @@ describe('workqueue metrics', () => {
     expect(await valueOf(registry, 'workqueue_retries_total', { name: 'b' })).toBe(1);
     const text = await registry.metrics();
     for (const family of [
-      'workqueue_depth', 'workqueue_adds_total', 'workqueue_queue_duration_seconds', 'workqueue_work_duration_seconds',
-      'workqueue_retries_total', 'workqueue_unfinished_work_seconds', 'workqueue_longest_running_processor_seconds',
+      'workqueue_depth',
+      'workqueue_adds_total',
+      'workqueue_queue_duration_seconds',
+      'workqueue_work_duration_seconds',
+      'workqueue_retries_total',
+      'workqueue_unfinished_work_seconds',
+      'workqueue_longest_running_processor_seconds',
     ]) {
       expect(text).toContain(`# TYPE ${family} `);
     }

@@ -114,7 +114,9 @@ describe('WorkQueue', () => {
       await q.get();
       await q.get();
       let drained = false;
-      const drain = q.shutDownWithDrain().then(() => { drained = true; });
+      const drain = q.shutDownWithDrain().then(() => {
+        drained = true;
+      });
       await settle();
       expect(drained).toBe(false);
       q.done('a');
@@ -159,42 +161,45 @@ describe('WorkQueue', () => {
       fc.record({ kind: fc.constant('get' as const) }),
       fc.record({ kind: fc.constant('done' as const), index: fc.nat(5) }),
     );
-    await fc.assert(fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops: Op[]) => {
-      const q = newQueue();
-      const inFlight: string[] = [];
-      const wanted = new Set<string>(); // added since it was last handed out
-      for (const o of ops) {
-        if (o.kind === 'add') {
-          q.add(o.key);
-          wanted.add(o.key);
-        } else if (o.kind === 'get') {
-          if (q.len() === 0) {
-            // Nothing to hand out: then every wanted key must be waiting for its done().
-            for (const k of wanted) expect(inFlight).toContain(k);
-            continue;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops: Op[]) => {
+        const q = newQueue();
+        const inFlight: string[] = [];
+        const wanted = new Set<string>(); // added since it was last handed out
+        for (const o of ops) {
+          if (o.kind === 'add') {
+            q.add(o.key);
+            wanted.add(o.key);
+          } else if (o.kind === 'get') {
+            if (q.len() === 0) {
+              // Nothing to hand out: then every wanted key must be waiting for its done().
+              for (const k of wanted) expect(inFlight).toContain(k);
+              continue;
+            }
+            const r = await q.get();
+            if (r.shutdown) throw new Error('unexpected shutdown');
+            expect(inFlight).not.toContain(r.item);
+            expect(wanted.has(r.item)).toBe(true);
+            wanted.delete(r.item);
+            inFlight.push(r.item);
+          } else if (inFlight.length > 0) {
+            const [key] = inFlight.splice(o.index % inFlight.length, 1);
+            q.done(key);
           }
-          const r = await q.get();
-          if (r.shutdown) throw new Error('unexpected shutdown');
-          expect(inFlight).not.toContain(r.item);
-          expect(wanted.has(r.item)).toBe(true);
-          wanted.delete(r.item);
-          inFlight.push(r.item);
-        } else if (inFlight.length > 0) {
-          const [key] = inFlight.splice(o.index % inFlight.length, 1);
-          q.done(key);
         }
-      }
-      // Everything wanted is delivered once the in-flight items are done.
-      for (const k of inFlight.splice(0)) q.done(k);
-      const delivered = new Set<string>();
-      while (q.len() > 0) {
-        const r = await q.get();
-        if (r.shutdown) break;
-        delivered.add(r.item);
-        q.done(r.item);
-      }
-      expect([...delivered].sort()).toEqual([...wanted].sort());
-    }), { numRuns: 200 });
+        // Everything wanted is delivered once the in-flight items are done.
+        for (const k of inFlight.splice(0)) q.done(k);
+        const delivered = new Set<string>();
+        while (q.len() > 0) {
+          const r = await q.get();
+          if (r.shutdown) break;
+          delivered.add(r.item);
+          q.done(r.item);
+        }
+        expect([...delivered].sort()).toEqual([...wanted].sort());
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
