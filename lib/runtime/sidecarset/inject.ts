@@ -124,7 +124,8 @@ function injectionOrder(a: SidecarSet, b: SidecarSet): number {
 }
 
 /**
- * Injects every SidecarSet into `pod` (a copy) at pod CREATE, as upstream's pod webhook does
+ * Injects every SidecarSet into `pod` (a copy sharing what it leaves unchanged) at pod CREATE, as upstream's pod
+ * webhook does
  * (pkg/webhook/pod/mutating/sidecarset.go): each sidecar gets the mounts it shares
  * (shareVolumePolicy), the env vars it takes (transferEnv, subPathExpr) and IS_INJECTED=true; a
  * pod container of the same name is replaced in place; only the SidecarSet volumes the sidecars
@@ -134,8 +135,11 @@ function injectionOrder(a: SidecarSet, b: SidecarSet): number {
  * into an annotation that is not JSON (upstream refuses the pod).
  */
 export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: Date): Injection {
-  const pod = structuredClone(original);
-  const spec = (pod.spec ??= { containers: [] });
+  // Copy only what injection replaces (metadata, spec and the lists it rebuilds); the rest is shared with
+  // `original`, read-only on both sides. A deep copy of a multi-megabyte pod held the event loop for 100+ ms.
+  const pod: V1Pod = { ...original, spec: { ...(original.spec ?? { containers: [] }) } };
+  if (original.metadata) pod.metadata = { ...original.metadata };
+  const spec = pod.spec!;
   const ordered = [...sidecarSets].sort(injectionOrder);
   // patchPodMetadata first, as upstream: transferEnv's sourceContainerNameFrom reads the patched annotations.
   const annotations = ordered.reduce((a, s) => patchPodAnnotations(a, s.spec.patchPodMetadata), {
@@ -201,7 +205,7 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     };
     injected.push(name);
   }
-  if (containers.length === 0 && inits.length === 0) return { pod: structuredClone(original), injected: [] };
+  if (containers.length === 0 && inits.length === 0) return { pod: { ...original }, injected: [] };
   inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   spec.initContainers = mergeSidecarContainers(spec.initContainers ?? [], inits);
   if (spec.initContainers.length === 0) delete spec.initContainers;

@@ -44,7 +44,52 @@ describe('sidecarSetMatchesPod', () => {
   });
 });
 
+/** Freezes `o` and everything in it: a write anywhere inside throws in strict mode. */
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
 describe('injectSidecars', () => {
+  it('never writes to the pod or the SidecarSets it is given (the result shares what it leaves unchanged)', () => {
+    const original = deepFreeze({
+      ...pod(),
+      metadata: { ...pod().metadata, annotations: { keep: 'me' } },
+      spec: {
+        ...pod().spec!,
+        initContainers: [{ name: 'own-init', image: 'i:1' }],
+        imagePullSecrets: [{ name: 'mine' }],
+      },
+    });
+    const sets = deepFreeze([
+      sidecarSet('a', {
+        containers: [
+          {
+            name: 'app',
+            image: 'replaced:1',
+            shareVolumePolicy: { type: 'enabled' },
+            transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+          },
+        ],
+        initContainers: [{ name: 'setup', image: 'setup:1' }],
+        volumes: [{ name: 'cache', emptyDir: {} }],
+        imagePullSecrets: [{ name: 'theirs' }],
+        patchPodMetadata: [{ annotations: { added: 'yes' }, patchPolicy: 'Retain' }],
+      }),
+    ]);
+    const snapshot = JSON.stringify(original);
+    const { pod: injected, injected: names } = injectSidecars(original, sets, now);
+    expect(names).toEqual(['a']);
+    expect(JSON.stringify(original)).toBe(snapshot);
+    expect(injected.spec!.containers.map((c) => c.image)).toEqual(['replaced:1']);
+    expect(injected.spec!.initContainers!.map((c) => c.name)).toEqual(['own-init', 'setup']);
+    expect(injected.metadata!.annotations).toMatchObject({ keep: 'me', added: 'yes' });
+    expect(injectSidecars(original, [], now).pod).toEqual(original);
+  });
+
   it('injects containers in position, with init containers, volumes, pull secrets and annotations', () => {
     const before = sidecarSet('a', {
       containers: [
