@@ -124,9 +124,8 @@ function injectionOrder(a: SidecarSet, b: SidecarSet): number {
 }
 
 /**
- * Injects every SidecarSet into `pod` (a copy sharing what it leaves unchanged) at pod CREATE, as upstream's pod
- * webhook does
- * (pkg/webhook/pod/mutating/sidecarset.go): each sidecar gets the mounts it shares
+ * Injects every SidecarSet into `pod` (a copy sharing what it leaves unchanged) at pod CREATE, as
+ * upstream's pod webhook does (pkg/webhook/pod/mutating/sidecarset.go): each sidecar gets the mounts it shares
  * (shareVolumePolicy), the env vars it takes (transferEnv, subPathExpr) and IS_INJECTED=true; a
  * pod container of the same name is replaced in place; only the SidecarSet volumes the sidecars
  * mount are added; image pull secrets are de-duplicated; init containers go after the pod's own,
