@@ -33,11 +33,28 @@ export class ApiClient {
     key: readFileSync(this.creds.adminKeyPath),
   };
 
-  call(
+  /**
+   * One request; retried while the API server answers 429 (a CRD's storage "(re)initializing" after the CRD
+   * changed, or priority-and-fairness throttling): that answer is the server's, not either webhook's.
+   */
+  async call(
     method: string,
     path: string,
     body?: unknown,
     contentType = 'application/json',
+  ): Promise<{ status: number; body: Json }> {
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.once(method, path, body, contentType);
+      if (res.status !== 429 || attempt >= 60) return res;
+      await sleep(500);
+    }
+  }
+
+  private once(
+    method: string,
+    path: string,
+    body: unknown,
+    contentType: string,
   ): Promise<{ status: number; body: Json }> {
     return new Promise((resolve, reject) => {
       const req = request(
