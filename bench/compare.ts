@@ -599,6 +599,7 @@ export async function run(): Promise<BenchmarkResult> {
       };
     }
 
+    await stopOurs(); // still running when the scale run was skipped
     const failover = await measureFailover();
 
     // ---- side by side
