@@ -17,7 +17,8 @@
  * peak under load and 10 s after; for ours also its event-loop stalls and the share of the time its
  * main thread waited for a CPU. Then the same creates through the API server (dry run,
  * compare-apiserver.ts), and both restarted over 10,000 pods and 100 SidecarSets
- * (compare-scale.ts). The 1-minute load average is recorded with every figure.
+ * (compare-scale.ts). Then failover, two replicas of each: SIGTERM and SIGKILL to the leader
+ * (compare-failover.ts). The 1-minute load average is recorded with every figure.
  *
  * Writes bench/results/compare.json and bench/results/compare.svg (latency against load);
  * `BENCH_COMPARE_CHART=<path>` also writes the chart there (the README's copy is docs/bench/).
@@ -50,6 +51,7 @@ import type { BenchmarkResult } from './run.js';
 import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../lib/constructs/runtime-dockerfile.js';
 import { API_RATES, throughApiServer } from './compare-apiserver.js';
 import { chart } from './compare-chart.js';
+import { FAILOVER_RUNS, failoverTable, oursFailover, summarizeFailover, upstreamFailover } from './compare-failover.js';
 import { MANAGER_CPU, PIN, pin, proc, runQueueWaitSeconds } from './compare-proc.js';
 import { populate, SCALE } from './compare-scale.js';
 import {
@@ -72,6 +74,9 @@ const WARMUP_SECONDS = 3;
 const SETTLE_MS = 5_000;
 const AFTER_MS = 10_000;
 const OURS_NS = 'kruise-bench-compare';
+const FAILOVER_NOTES = [
+  `failover: two replicas of each on the same API server (upstream first, then ours), lease 15s / renew 10s / retry 2s (the synthesized Deployment's flags); ${FAILOVER_RUNS} runs each of SIGTERM (graceful) and SIGKILL (crash) to the leader, a fresh replacement after each; times from a watch of the Lease; ours runs as bench failover runs it (tsx), upstream as the synthesized Deployment runs it`,
+];
 /** Goals of issue #12 that this benchmark can judge. */
 const GOALS = { oursP99At1000Ms: 5, oursIdleRssBytes: 80e6 };
 
@@ -367,8 +372,7 @@ function summarize(
       results.ours.after.rssBytes <= results.ours.idle.rssBytes * 1.1 ? 'met' : 'NOT met',
     'graceful handover <= 1 s median over 20 runs':
       'judged by `npm run bench -- failover` (BENCH_FAILOVER_RUNS=20 BENCH_FAILOVER_SETS=default)',
-    'failover side by side, 1,000-pod rollout':
-      'not measured by this command (failover: `bench failover`; rollout: `bench sidecarset`)',
+    '1,000-pod rollout': 'not measured by this command (`bench sidecarset`)',
   };
   for (const name of ['ours', 'upstream'] as const) {
     if (results[name].exitedUnderLoad) goals[`${name} exited under load (its later runs are missing)`] = 'observed';
@@ -489,8 +493,9 @@ export async function run(): Promise<BenchmarkResult> {
     const objects = synthesizeDefault();
     const rendered = renderedManager(objects);
     let upstreamRun = 0;
-    const startUpstream = async (): Promise<{ subject: Subject; readySeconds: number }> => {
-      if (upstreamRun === 0) {
+    let upstreamInstalled = false;
+    const installUpstream = async () => {
+      if (!upstreamInstalled) {
         const applied = await kubectlApply(objects, join(dir, 'install.yaml'), {
           serverSide: true,
           fieldManager: 'kruise-ha',
@@ -510,6 +515,10 @@ export async function run(): Promise<BenchmarkResult> {
         60_000,
         200,
       );
+      upstreamInstalled = true;
+    };
+    const startUpstream = async (): Promise<{ subject: Subject; readySeconds: number }> => {
+      await installUpstream();
       const started = performance.now();
       upstream = await UpstreamManager.start(
         rendered,
@@ -540,6 +549,22 @@ export async function run(): Promise<BenchmarkResult> {
       await uninstallWebhooks(kc);
       upstream = undefined;
     };
+    // ---- failover (BENCH_COMPARE_FAILOVER=0 skips it): two replicas of each, upstream first, as the rest
+    const measureFailover = async () => {
+      if (process.env.BENCH_COMPARE_FAILOVER === '0') return undefined;
+      await installUpstream();
+      const upstreamHandovers = await upstreamFailover(kc, rendered, dir, log);
+      await uninstallWebhooks(kc);
+      const oursHandovers = await oursFailover(kc, info.kubeconfigPath);
+      return summarizeFailover(oursHandovers, upstreamHandovers);
+    };
+    // BENCH_COMPARE_ONLY=failover: only the failover side by side.
+    if (process.env.BENCH_COMPARE_ONLY === 'failover') {
+      const failover = (await measureFailover())!;
+      process.stdout.write(`${failoverTable(failover).join('\n')}\n`);
+      return { figures: { failover, upstreamVersion: info.kruiseVersion }, notes: FAILOVER_NOTES };
+    }
+
     const up = await startUpstream();
     await createSidecarSet("upstream's");
     results.upstream = await measureSubject(up.subject, inject, kc);
@@ -574,6 +599,9 @@ export async function run(): Promise<BenchmarkResult> {
       };
     }
 
+    await stopOurs(); // still running when the scale run was skipped
+    const failover = await measureFailover();
+
     // ---- side by side
     const { svg, ...sum } = summarize(
       results as Record<'ours' | 'upstream', SubjectResults>,
@@ -582,10 +610,16 @@ export async function run(): Promise<BenchmarkResult> {
     );
     const { latency, apiServer, memory, goals, scaleSummary } = sum;
     writeChart(svg);
+    if (failover)
+      goals[
+        `failover side by side: SIGTERM → new leader ${failover.gracefulSigtermToNewLeaderSeconds.ours?.medianS} s (upstream ${failover.gracefulSigtermToNewLeaderSeconds.upstream?.medianS} s), SIGKILL ${failover.crashSigkillToNewLeaderSeconds.ours?.medianS} s (upstream ${failover.crashSigkillToNewLeaderSeconds.upstream?.medianS} s)`
+      ] = 'measured';
     printTable(sum);
+    if (failover) process.stdout.write(`${failoverTable(failover).join('\n')}\n`);
     return {
       figures: {
         goals,
+        failover,
         latency,
         apiServer,
         memory,
@@ -609,6 +643,7 @@ export async function run(): Promise<BenchmarkResult> {
           : 'not pinned (BENCH_COMPARE_PIN=0)',
         `loadAverage1m is recorded with every figure: the load generator, both managers, kube-apiserver and etcd share ${availableParallelism()} cores with whatever else runs on the machine`,
         'chart: bench/results/compare.svg',
+        ...FAILOVER_NOTES,
       ],
     };
   } finally {

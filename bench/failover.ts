@@ -16,13 +16,13 @@
  * few ms; the signal time is taken in this process just before sending it.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { availableParallelism, loadavg } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { availableParallelism } from 'node:os';
 import { Names } from '../lib/contract.js';
 import { ControlPlane } from '../test/envtest/control-plane.js';
 import { identityOf, LeaseHistory, until } from '../test/integration/support/ha.js';
 import { ManagerProcess } from '../test/integration/support/manager-process.js';
 import { installRuntime } from '../test/integration/support/runtime-cluster.js';
+import { handovers, stats } from './handover.js';
 import type { BenchmarkResult } from './run.js';
 
 /** Runs per scenario; `BENCH_FAILOVER_RUNS=20` for the goal's 20 runs. */
@@ -35,114 +35,63 @@ const KINDS = (process.env.BENCH_FAILOVER_KINDS ?? 'graceful,crash').split(',') 
 const GRACEFUL_GOAL_S = 1;
 const log = (msg: string) => process.stderr.write(`bench failover: ${msg}\n`);
 
-interface TimingSet {
+export interface TimingSet {
   name: string;
   leaseS: number;
   renewS: number;
   retryS: number;
 }
-const TIMING_SETS: TimingSet[] = [
+export const TIMING_SETS: TimingSet[] = [
   { name: 'default', leaseS: 15, renewS: 10, retryS: 2 },
   { name: 'short', leaseS: 4, renewS: 3, retryS: 1 },
 ];
 
-interface Stats {
-  medianS: number;
-  minS: number;
-  maxS: number;
-  runs: number[];
-}
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
-
-function stats(values: number[]): Stats {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  const s = (ms: number) => Math.round(ms) / 1000;
-  return { medianS: s(median), minS: s(sorted[0]), maxS: s(sorted.at(-1)!), runs: values.map(s) };
-}
-
-async function measure(kc: KubeConfig, kubeconfigPath: string, t: TimingSet) {
+/** Ours, two {@link ManagerProcess}es on `t`'s timings, in namespace `bench-failover-<t.name>`. */
+export async function measure(kc: KubeConfig, kubeconfigPath: string, t: TimingSet, runs = RUNS) {
   const ns = `bench-failover-${t.name}`;
   await installRuntime(kc, ns);
   const history = new LeaseHistory(kc, ns, Names.leaderElectionId);
   await history.start();
-  const live = new Set<ManagerProcess>();
   let seq = 0;
-  const start = async () => {
-    const m = await ManagerProcess.start({
-      name: `fo-${t.name}-${seq++}`,
-      kubeconfigPath,
-      namespace: ns,
-      args: [
-        `--leader-election-lease-duration=${t.leaseS}s`,
-        `--leader-election-renew-deadline=${t.renewS}s`,
-        `--leader-election-retry-period=${t.retryS}s`,
-      ],
-    });
-    live.add(m);
-    await m.waitReady();
-    return m;
-  };
   const bound = (t.leaseS + 4 * t.retryS) * 1000 + 30_000;
-  const leaderOf = async (): Promise<ManagerProcess> =>
-    until(
-      'one leader, by gauge and Lease',
-      async () => {
-        for (const m of live) if (history.latest()?.holder === identityOf(m) && (await m.leading())) return m;
-        return undefined;
-      },
-      bound,
-      20,
-    );
-
-  const graceful = { signalToLeader: [] as number[], releaseToAcquire: [] as number[] };
-  const crash = { signalToLeader: [] as number[], lastRenewToAcquire: [] as number[] };
   try {
-    await Promise.all([start(), start()]);
-    const plan = Array.from({ length: RUNS }, () => KINDS).flat();
-    for (let run = 0; run < plan.length; run++) {
-      const kind = plan[run];
-      const leader = await leaderOf();
-      await sleep(2 * t.retryS * 1000); // a settled pair: the standby has seen a few renewals
-      const oldId = identityOf(leader)!;
-      const signalledAt = Date.now();
-      leader.signal(kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
-      const next = await until(
-        'the standby to take the Lease',
-        () => {
-          const r = history.latest();
-          return r && r.holder !== '' && r.holder !== oldId ? r : undefined;
-        },
-        bound,
-        10,
-      );
-      const exit = await leader.exited;
-      live.delete(leader);
-      await leader.stop(); // removes its cert dir
-      const records = history.records;
-      const lastByOld = records[records.findLastIndex((r) => r.holder === oldId)];
-      if (kind === 'graceful') {
-        const release = records.findLast((r) => r.holder === '');
-        if (exit.code !== 0 || !release || release.renewTime < lastByOld.renewTime)
-          throw new Error(`graceful stop did not release: ${JSON.stringify(exit)}`);
-        graceful.signalToLeader.push(next.acquireTime - signalledAt);
-        graceful.releaseToAcquire.push(next.acquireTime - release.renewTime);
-      } else {
-        crash.signalToLeader.push(next.acquireTime - signalledAt);
-        crash.lastRenewToAcquire.push(next.acquireTime - lastByOld.renewTime);
-      }
-      log(
-        `${t.name} #${run} ${kind} (load ${loadavg()[0].toFixed(2)}): new leader ${((next.acquireTime - signalledAt) / 1000).toFixed(2)}s after ${kind === 'graceful' ? 'SIGTERM' : 'SIGKILL'} (transitions ${next.leaseTransitions})`,
-      );
-      await start(); // the replacement pod: the next standby
-    }
+    return await handovers<ManagerProcess>({
+      label: `ours ${t.name}`,
+      history,
+      start: async () => {
+        const m = await ManagerProcess.start({
+          name: `fo-${t.name}-${seq++}`,
+          kubeconfigPath,
+          namespace: ns,
+          args: [
+            `--leader-election-lease-duration=${t.leaseS}s`,
+            `--leader-election-renew-deadline=${t.renewS}s`,
+            `--leader-election-retry-period=${t.retryS}s`,
+          ],
+        });
+        await m.waitReady();
+        return m;
+      },
+      leader: (live) =>
+        until(
+          'one leader, by gauge and Lease',
+          async () => {
+            for (const m of live) if (history.latest()?.holder === identityOf(m) && (await m.leading())) return m;
+            return undefined;
+          },
+          bound,
+          20,
+        ),
+      runs,
+      kinds: KINDS,
+      settleMs: 2 * t.retryS * 1000,
+      boundMs: bound,
+      requireRelease: true,
+      log,
+    });
   } finally {
-    await Promise.all([...live].map((m) => m.stop().catch(() => undefined)));
     await history.stop();
   }
-  return { graceful, crash };
 }
 
 export async function run(): Promise<BenchmarkResult> {
@@ -153,19 +102,16 @@ export async function run(): Promise<BenchmarkResult> {
     kc.loadFromFile(info.kubeconfigPath);
     const figures: Record<string, unknown> = {};
     for (const t of TIMING_SETS.filter((s) => SETS.includes(s.name))) {
-      const loadBefore = loadavg();
-      const { graceful, crash } = await measure(kc, info.kubeconfigPath, t);
+      const { graceful, crash, loadAverage1m } = await measure(kc, info.kubeconfigPath, t);
       const key = `${t.name}_${t.leaseS}s_${t.renewS}s_${t.retryS}s`;
-      const sigterm = graceful.signalToLeader.length ? stats(graceful.signalToLeader) : undefined;
-      const sigkill = crash.signalToLeader.length ? stats(crash.signalToLeader) : undefined;
+      const sigterm = stats(graceful.signalToLeader);
+      const sigkill = stats(crash.signalToLeader);
       const crashBoundS = t.leaseS + t.retryS;
       figures[key] = {
         gracefulSigtermToNewLeaderSeconds: sigterm,
-        gracefulReleaseToNewLeaderSeconds: graceful.releaseToAcquire.length
-          ? stats(graceful.releaseToAcquire)
-          : undefined,
+        gracefulReleaseToNewLeaderSeconds: stats(graceful.releaseToAcquire),
         crashSigkillToNewLeaderSeconds: sigkill,
-        crashLastRenewToNewLeaderSeconds: crash.lastRenewToAcquire.length ? stats(crash.lastRenewToAcquire) : undefined,
+        crashLastRenewToNewLeaderSeconds: stats(crash.lastRenewToAcquire),
         goals: {
           ...(sigterm && t.name === 'default'
             ? {
@@ -180,7 +126,7 @@ export async function run(): Promise<BenchmarkResult> {
               }
             : {}),
         },
-        loadAverage1m: { before: round2(loadBefore[0]), after: round2(loadavg()[0]) },
+        loadAverage1m,
       };
     }
     return {
