@@ -6,6 +6,7 @@
  * same ones. Re-exported by lib/contract.ts.
  */
 import type { SelectorLike } from '../contract.js';
+import { isRecord } from './values.js';
 
 /**
  * Upstream's isDisjoint: `b` is disjoint from `a` when one of b's terms cannot hold on a's labels,
@@ -78,8 +79,6 @@ export function upstreamNamespacesOverlap(
     return false;
   return true;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Upstream's UpdatePriorityStrategy and UpdateScatterStrategy FieldsValidation, for the construct

@@ -116,3 +116,7 @@ export function distinctPortProblems(
   }
   return problems;
 }
+
+/** A JSON object (not null, not an array): what untrusted input must be before its fields are read. */
+export const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);

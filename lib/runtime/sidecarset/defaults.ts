@@ -1,9 +1,7 @@
-import { SidecarSetAnnotations } from '../../contract.js';
+import { isRecord, SidecarSetAnnotations } from '../../contract.js';
 import { canonicalQuantity, encode, GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { GO_ROOT } from './gojson.generated.js';
 import type { SidecarContainer, SidecarSet } from './types.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Upstream's defaults for the fields this runtime carries (apis/apps/defaults/v1alpha1.go
@@ -16,7 +14,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 export function defaultSidecarSet(original: SidecarSet): SidecarSet {
   const s = structuredClone(original);
   s.spec.updateStrategy ??= {};
-  if (isObject(s.spec.updateStrategy)) {
+  if (isRecord(s.spec.updateStrategy)) {
     s.spec.updateStrategy.type ||= 'RollingUpdate';
     s.spec.updateStrategy.maxUnavailable ??= 1;
     s.spec.updateStrategy.partition ??= 0;
@@ -24,10 +22,10 @@ export function defaultSidecarSet(original: SidecarSet): SidecarSet {
   s.spec.revisionHistoryLimit ??= 10;
   if (Array.isArray(s.spec.patchPodMetadata))
     s.spec.patchPodMetadata.forEach((p) => {
-      if (isObject(p)) p.patchPolicy ||= 'Retain';
+      if (isRecord(p)) p.patchPolicy ||= 'Retain';
     });
-  const revision = isObject(s.spec.injectionStrategy) ? s.spec.injectionStrategy.revision : undefined;
-  if (isObject(revision)) revision.policy ||= 'Always';
+  const revision = isRecord(s.spec.injectionStrategy) ? s.spec.injectionStrategy.revision : undefined;
+  if (isRecord(revision)) revision.policy ||= 'Always';
   // Upstream: containers go before the app containers unless told otherwise; init containers are appended.
   if (Array.isArray(s.spec.containers)) s.spec.containers.forEach((c) => defaultContainer(c, 'BeforeAppContainer'));
   if (Array.isArray(s.spec.initContainers))
@@ -59,7 +57,7 @@ function storeAsUpstream(s: SidecarSet): void {
   s.spec.injectionStrategy ??= {};
   // LocalObjectReference's name is omitempty: an empty one is stored as {}.
   if (Array.isArray(s.spec.imagePullSecrets))
-    s.spec.imagePullSecrets = s.spec.imagePullSecrets.map((r) => (isObject(r) && r.name === '' ? {} : r));
+    s.spec.imagePullSecrets = s.spec.imagePullSecrets.map((r) => (isRecord(r) && r.name === '' ? {} : r));
   for (const list of ['containers', 'initContainers'] as const) {
     const value = s.spec[list];
     if (!Array.isArray(value)) continue;
@@ -73,31 +71,31 @@ function storeAsUpstream(s: SidecarSet): void {
 
 /** core/v1 defaults upstream applies to spec.volumes (apis/apps/defaults/pod.go SetDefaultPodVolumes). */
 function defaultVolume(v: unknown): void {
-  if (!isObject(v)) return;
+  if (!isRecord(v)) return;
   if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {}; // SetDefaults_Volume
-  if (isObject(v.hostPath)) v.hostPath.type ??= '';
+  if (isRecord(v.hostPath)) v.hostPath.type ??= '';
   for (const source of ['secret', 'configMap', 'downwardAPI', 'projected']) {
-    if (isObject(v[source])) (v[source] as Record<string, unknown>).defaultMode ??= 420; // 0644
+    if (isRecord(v[source])) (v[source] as Record<string, unknown>).defaultMode ??= 420; // 0644
   }
   const fieldRefs = (items: unknown) =>
     (Array.isArray(items) ? items : []).forEach((i) => {
-      if (isObject(i?.fieldRef)) i.fieldRef.apiVersion ||= 'v1';
+      if (isRecord(i?.fieldRef)) i.fieldRef.apiVersion ||= 'v1';
     });
-  if (isObject(v.downwardAPI)) fieldRefs(v.downwardAPI.items);
-  if (isObject(v.projected) && Array.isArray(v.projected.sources)) {
+  if (isRecord(v.downwardAPI)) fieldRefs(v.downwardAPI.items);
+  if (isRecord(v.projected) && Array.isArray(v.projected.sources)) {
     for (const src of v.projected.sources) {
-      if (isObject(src?.downwardAPI)) fieldRefs(src.downwardAPI.items);
-      if (isObject(src?.serviceAccountToken)) src.serviceAccountToken.expirationSeconds ??= 3600;
+      if (isRecord(src?.downwardAPI)) fieldRefs(src.downwardAPI.items);
+      if (isRecord(src?.serviceAccountToken)) src.serviceAccountToken.expirationSeconds ??= 3600;
     }
   }
 }
 
 function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['podInjectPolicy']): void {
-  if (!isObject(c)) return;
+  if (!isRecord(c)) return;
   c.podInjectPolicy ||= injectPolicy;
-  if (c.upgradeStrategy === undefined || isObject(c.upgradeStrategy))
+  if (c.upgradeStrategy === undefined || isRecord(c.upgradeStrategy))
     (c.upgradeStrategy ??= {}).upgradeType ||= 'ColdUpgrade';
-  if (c.shareVolumePolicy === undefined || isObject(c.shareVolumePolicy))
+  if (c.shareVolumePolicy === undefined || isRecord(c.shareVolumePolicy))
     (c.shareVolumePolicy ??= {}).type ||= 'disabled';
   // core/v1 SetDefaults_Container and the parts of a container upstream defaults explicitly.
   c.terminationMessagePath ||= '/dev/termination-log';
@@ -105,16 +103,16 @@ function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['p
   c.imagePullPolicy ||= pullsAlways(c.image) ? 'Always' : 'IfNotPresent';
   if (Array.isArray(c.ports))
     c.ports.forEach((p) => {
-      if (isObject(p)) p.protocol ||= 'TCP';
+      if (isRecord(p)) p.protocol ||= 'TCP';
     });
   if (Array.isArray(c.env))
     c.env.forEach((e) => {
-      if (isObject(e?.valueFrom?.fieldRef)) e.valueFrom.fieldRef.apiVersion ||= 'v1';
+      if (isRecord(e?.valueFrom?.fieldRef)) e.valueFrom.fieldRef.apiVersion ||= 'v1';
     });
-  if (isObject(c.resources)) {
+  if (isRecord(c.resources)) {
     for (const list of ['limits', 'requests'] as const) {
       const resources = c.resources[list] as Record<string, unknown> | undefined;
-      if (!isObject(resources)) continue;
+      if (!isRecord(resources)) continue;
       for (const [k, v] of Object.entries(resources)) {
         try {
           resources[k] = canonicalQuantity(v, `resources.${list}.${k}`, true);
@@ -125,21 +123,21 @@ function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['p
     }
   }
   for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
-    if (!isObject(probe)) continue;
+    if (!isRecord(probe)) continue;
     probe.timeoutSeconds ||= 1;
     probe.periodSeconds ||= 10;
     probe.successThreshold ||= 1;
     probe.failureThreshold ||= 3;
     defaultHttpGet(probe.httpGet);
   }
-  if (isObject(c.lifecycle)) {
+  if (isRecord(c.lifecycle)) {
     defaultHttpGet((c.lifecycle.postStart as Record<string, unknown> | undefined)?.httpGet);
     defaultHttpGet((c.lifecycle.preStop as Record<string, unknown> | undefined)?.httpGet);
   }
 }
 
 function defaultHttpGet(h: unknown): void {
-  if (!isObject(h)) return;
+  if (!isRecord(h)) return;
   h.path ||= '/';
   h.scheme ||= 'HTTP';
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isRecord } from '../../contract.js';
 import { GO_ROOT, GO_TYPES } from './gojson.generated.js';
 
 /**
@@ -9,8 +10,6 @@ import { GO_ROOT, GO_TYPES } from './gojson.generated.js';
  * own types (gojson.generated.ts); a field it does not have fails by name.
  */
 export class GoEncodingError extends Error {}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Go escapes these in strings (encoding/json with HTML escaping, its default). */
 export function goString(s: string): string {
@@ -25,7 +24,7 @@ function isEmpty(v: unknown): boolean {
     v === 0 ||
     v === false ||
     (Array.isArray(v) && v.length === 0) ||
-    (isObject(v) && Object.keys(v).length === 0)
+    (isRecord(v) && Object.keys(v).length === 0)
   );
 }
 
@@ -77,7 +76,7 @@ export function encode(value: unknown, type: string, path: string, dropUnknown =
     if (!Array.isArray(value)) throw new GoEncodingError(`${path}: must be a list`);
     return `[${value.map((v, i) => encode(v, t.elem!, `${path}[${i}]`, dropUnknown)).join(',')}]`;
   }
-  if (!isObject(value)) throw new GoEncodingError(`${path}: must be an object`);
+  if (!isRecord(value)) throw new GoEncodingError(`${path}: must be an object`);
   if (t.kind === 'map') {
     return `{${Object.keys(value)
       .sort()
@@ -177,12 +176,12 @@ interface Containers {
  */
 export function upstreamSidecarSetHash(spec: Containers, withoutImage = false): string {
   const blank = (list: unknown[] | undefined) =>
-    withoutImage && list ? list.map((c) => (isObject(c) ? { ...c, image: '' } : c)) : list;
+    withoutImage && list ? list.map((c) => (isRecord(c) ? { ...c, image: '' } : c)) : list;
   const containers = blank(spec.containers);
   const inits = blank(spec.initContainers);
   const list = `[]${GO_ROOT}`;
   let json = `{"containers":${containers ? encode(containers, list, 'spec.containers') : 'null'}`;
-  if (inits?.some((c) => isObject(c) && c.restartPolicy === 'Always'))
+  if (inits?.some((c) => isRecord(c) && c.restartPolicy === 'Always'))
     json = `{"containers":${containers ? encode(containers, list, 'spec.containers') : 'null'},"initContainers":${encode(inits, list, 'spec.initContainers')}`;
   json += '}';
   return safeEncode(createHash('sha256').update(json).digest('hex'));

@@ -1,5 +1,10 @@
 import type { V1ControllerRevision, V1Pod } from '@kubernetes/client-node';
-import { SIDECARSET_INJECT_REVISION_POLICIES, SidecarSetAnnotations, SidecarSetLabels } from '../../contract.js';
+import {
+  isRecord,
+  SIDECARSET_INJECT_REVISION_POLICIES,
+  SidecarSetAnnotations,
+  SidecarSetLabels,
+} from '../../contract.js';
 import { matchesSelector, validateSelector } from '../selector.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { sortRevisions } from './revisions.js';
@@ -128,8 +133,6 @@ export function revisionToInject(
   return random() <= percentage(strategy.partition) ? pinned : s;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * Upstream's validateSidecarSetInjectionStrategy: a revision named by name or custom version, that exists, with a known
  * policy. The existence check needs `revisions` (the webhook's cache); without it, it is skipped.
@@ -137,7 +140,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 export function injectionStrategyErrors(s: SidecarSet, revisions: SidecarSetRevisionSource | undefined): string[] {
   const injection = s.spec.injectionStrategy as unknown;
   if (injection === undefined) return [];
-  if (!isObject(injection)) return ['spec.injectionStrategy: must be an object'];
+  if (!isRecord(injection)) return ['spec.injectionStrategy: must be an object'];
   const errors = Object.keys(injection)
     .filter((k) => k !== 'paused' && k !== 'revision')
     .map((k) => `spec.injectionStrategy.${k}: is not a field of injectionStrategy; remove it`);
@@ -145,7 +148,7 @@ export function injectionStrategyErrors(s: SidecarSet, revisions: SidecarSetRevi
     errors.push('spec.injectionStrategy.paused: must be true or false');
   const revision = injection.revision;
   if (revision === undefined) return errors;
-  if (!isObject(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
+  if (!isRecord(revision)) return [...errors, 'spec.injectionStrategy.revision: must be an object'];
   const at = 'spec.injectionStrategy.revision';
   for (const key of ['revisionName', 'customVersion'])
     if (revision[key] !== undefined && typeof revision[key] !== 'string') errors.push(`${at}.${key}: must be a string`);

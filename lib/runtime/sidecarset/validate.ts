@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   DNS_LABEL,
+  isRecord,
   isEmptySelector,
   patchPodMetadataProblems,
   SIDECARSET_SELECTOR_FIX,
@@ -89,8 +90,6 @@ const STRATEGY_FIELDS = new Set([
 ]);
 const INT_OR_PERCENT = /^(\d+)%$/;
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * Upstream's ValidatePositiveIntOrPercent: a whole number >= 0 or a percentage. As upstream, 0 and
  * percentages above 100 are accepted: a partition is clamped to the pods, maxUnavailable 0 updates
@@ -112,9 +111,9 @@ function checkIntOrPercent(value: unknown, path: string, errors: string[]): void
 function checkUpdateOrder(strategy: Record<string, unknown>, errors: string[]): void {
   errors.push(...updateOrderProblems(strategy).map(([at, message]) => `spec.updateStrategy.${at}: ${message}`));
   const priority = strategy.priorityStrategy;
-  const weights = isObject(priority) && Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
+  const weights = isRecord(priority) && Array.isArray(priority.weightPriority) ? priority.weightPriority : [];
   weights.forEach((w: unknown, i) => {
-    if (isObject(w) && isObject(w.matchSelector) && Object.keys(w.matchSelector).length > 0) {
+    if (isRecord(w) && isRecord(w.matchSelector) && Object.keys(w.matchSelector).length > 0) {
       errors.push(
         ...validateSelector(w.matchSelector, `spec.updateStrategy.priorityStrategy.weightPriority[${i}].matchSelector`),
       );
@@ -130,7 +129,7 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
   }
   list.forEach((c: unknown, i) => {
     const at = `${path}[${i}]`;
-    if (!isObject(c)) {
+    if (!isRecord(c)) {
       errors.push(`${at}: must be an object`);
       return;
     }
@@ -154,7 +153,7 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
       );
     }
     const share = c.shareVolumePolicy as Record<string, unknown> | undefined;
-    if (share !== undefined && (!isObject(share) || !['enabled', 'disabled'].includes(share.type as string))) {
+    if (share !== undefined && (!isRecord(share) || !['enabled', 'disabled'].includes(share.type as string))) {
       errors.push(`${at}.shareVolumePolicy.type: must be enabled or disabled`);
     }
     const transfer = c.transferEnv;
@@ -162,21 +161,21 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
       if (!Array.isArray(transfer)) errors.push(`${at}.transferEnv: must be a list`);
       else
         transfer.forEach((t: Record<string, unknown>, j) => {
-          const from = isObject(t) ? t.sourceContainerNameFrom : undefined;
+          const from = isRecord(t) ? t.sourceContainerNameFrom : undefined;
           if (from !== undefined) {
-            const fieldRef = isObject(from) ? from.fieldRef : undefined;
+            const fieldRef = isRecord(from) ? from.fieldRef : undefined;
             // Upstream checks the fieldRef of containers only (validateDownwardAPI); an init container's bad one is
             // skipped at injection.
-            const problem = isObject(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : undefined;
+            const problem = isRecord(fieldRef) ? sourceContainerFieldRefProblem(fieldRef) : undefined;
             const field = `${at}.transferEnv[${j}].sourceContainerNameFrom.fieldRef`;
-            if (!isObject(fieldRef))
+            if (!isRecord(fieldRef))
               errors.push(
                 `${field}: is required, e.g. { apiVersion: v1, fieldPath: "metadata.labels['sidecar-source']" }`,
               );
             else if (problem && path === 'spec.containers') errors.push(`${field}.${problem}`);
           }
           if (
-            !isObject(t) ||
+            !isRecord(t) ||
             (typeof t.sourceContainerName !== 'string' && from === undefined) ||
             (typeof t.envName !== 'string' && !Array.isArray(t.envNames))
           ) {
@@ -188,7 +187,7 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
     }
     coreContainerErrors(c, at, errors);
     const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
-    if (isObject(upgrade) && upgrade.upgradeType === 'HotUpgrade')
+    if (isRecord(upgrade) && upgrade.upgradeType === 'HotUpgrade')
       errors.push(
         `${at}.upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it`,
       );
@@ -214,15 +213,15 @@ export interface SidecarSetValidationContext {
  */
 function updateErrors(spec: Record<string, unknown>, previous: unknown): string[] {
   const old =
-    isObject(previous) && isObject(previous.spec) && Array.isArray(previous.spec.containers)
+    isRecord(previous) && isRecord(previous.spec) && Array.isArray(previous.spec.containers)
       ? previous.spec.containers
       : undefined;
   if (!old || !Array.isArray(spec.containers)) return [];
   const upgradeType = (c: unknown) =>
-    isObject(c) && isObject(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined;
-  const before = new Map(old.filter(isObject).map((c) => [c.name, upgradeType(c)]));
+    isRecord(c) && isRecord(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined;
+  const before = new Map(old.filter(isRecord).map((c) => [c.name, upgradeType(c)]));
   return spec.containers.flatMap((c: unknown, i) => {
-    if (!isObject(c)) return [];
+    if (!isRecord(c)) return [];
     if (!before.has(c.name)) {
       return [
         `spec.containers[${i}].name: container ${JSON.stringify(c.name)} is not in the stored SidecarSet; upstream refuses adding a sidecar on update. Fix: create another SidecarSet for it`,
@@ -278,7 +277,7 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
   if (Array.isArray(c.ports)) {
     const names = new Set<string>();
     c.ports.forEach((p: unknown, i) => {
-      const name = isObject(p) ? p.name : undefined;
+      const name = isRecord(p) ? p.name : undefined;
       if (typeof name !== 'string' || name === '') return;
       if (names.has(name))
         errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
@@ -287,7 +286,7 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
   }
   if (Array.isArray(c.env)) {
     c.env.forEach((e: unknown, i) => {
-      const name = isObject(e) ? e.name : undefined;
+      const name = isRecord(e) ? e.name : undefined;
       if (typeof name === 'string' && !ENV_NAME.test(name))
         errors.push(
           `${at}.env[${i}].name: ${JSON.stringify(name)} is not a valid environment variable name (letters, digits, '_', '-', '.'; not starting with a digit)`,
@@ -295,7 +294,7 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
     });
   }
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
-    const handlers = isObject(c[probe])
+    const handlers = isRecord(c[probe])
       ? PROBE_HANDLERS.filter((h) => (c[probe] as Record<string, unknown>)[h] !== undefined)
       : undefined;
     if (handlers?.length === 0)
@@ -304,7 +303,7 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
       errors.push(`${at}.${probe}: may not specify more than one handler type (has ${handlers.join(', ')})`);
   }
   const resources = c.resources;
-  if (!isObject(resources) || !isObject(resources.limits) || !isObject(resources.requests)) return;
+  if (!isRecord(resources) || !isRecord(resources.limits) || !isRecord(resources.requests)) return;
   for (const [name, request] of Object.entries(resources.requests)) {
     const limit = quantityValue(resources.limits[name]);
     const wanted = quantityValue(request);
@@ -318,13 +317,13 @@ function coreContainerErrors(c: Record<string, unknown>, at: string, errors: str
 
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
 export function validateSidecarSet(s: unknown, context: SidecarSetValidationContext = {}): string[] {
-  if (!isObject(s)) return ['SidecarSet: must be an object'];
+  if (!isRecord(s)) return ['SidecarSet: must be an object'];
   const meta = s.metadata as Record<string, unknown> | undefined;
   const errors: string[] = [];
-  if (!isObject(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string'))
+  if (!isRecord(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string'))
     errors.push('metadata.name: is required');
   const spec = s.spec;
-  if (!isObject(spec)) return [...errors, 'spec: is required'];
+  if (!isRecord(spec)) return [...errors, 'spec: is required'];
   // First, and alone: the checks below and the injection itself assume a bounded shape.
   const shape = shapeError(spec);
   if (shape) return [...errors, shape];
@@ -334,12 +333,12 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   if (spec.selector === undefined) errors.push(`spec.selector: is required; ${SIDECARSET_SELECTOR_FIX}`);
   else {
     errors.push(...validateSelector(spec.selector, 'spec.selector'));
-    if (isObject(spec.selector) && isEmptySelector(spec.selector))
+    if (isRecord(spec.selector) && isEmptySelector(spec.selector))
       errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
   }
   if (spec.namespaceSelector !== undefined)
     errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
-  if (isObject(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
+  if (isRecord(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
     errors.push(
       'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
     );
@@ -360,11 +359,11 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
     if (!Array.isArray(spec.volumes)) errors.push('spec.volumes: must be a list');
     else
       spec.volumes.forEach((v: Record<string, unknown>, i) => {
-        if (!isObject(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name))
+        if (!isRecord(v) || typeof v.name !== 'string' || !DNS_LABEL.test(v.name))
           errors.push(`spec.volumes[${i}].name: is not a valid volume name`);
         else if (seen.has(v.name)) errors.push(`spec.volumes[${i}].name: "${v.name}" is duplicated`);
         else seen.add(v.name);
-        const problem = isObject(v) ? volumeSourceProblem(v) : undefined;
+        const problem = isRecord(v) ? volumeSourceProblem(v) : undefined;
         if (problem) errors.push(`spec.volumes[${i}]: ${problem}`);
       });
   }
@@ -372,17 +371,17 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   // mount must name one of them (upstream's injection would otherwise fail on every pod).
   const volumeNames = new Set(
     Array.isArray(spec.volumes)
-      ? spec.volumes.map((v: Record<string, unknown>) => (isObject(v) ? v.name : undefined))
+      ? spec.volumes.map((v: Record<string, unknown>) => (isRecord(v) ? v.name : undefined))
       : [],
   );
   for (const list of ['containers', 'initContainers'] as const) {
     const containers = spec[list];
     if (!Array.isArray(containers)) continue;
     containers.forEach((c: unknown, i) => {
-      const mounts = isObject(c) ? c.volumeMounts : undefined;
+      const mounts = isRecord(c) ? c.volumeMounts : undefined;
       if (!Array.isArray(mounts)) return;
       mounts.forEach((m: unknown, j) => {
-        if (isObject(m) && typeof m.name === 'string' && !volumeNames.has(m.name)) {
+        if (isRecord(m) && typeof m.name === 'string' && !volumeNames.has(m.name)) {
           errors.push(`spec.${list}[${i}].volumeMounts[${j}].name: "${m.name}" ${SidecarSetRules.mountWithoutVolume}`);
         }
       });
@@ -390,7 +389,7 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   }
   const strategy = spec.updateStrategy;
   if (strategy !== undefined) {
-    if (!isObject(strategy)) errors.push('spec.updateStrategy: must be an object');
+    if (!isRecord(strategy)) errors.push('spec.updateStrategy: must be an object');
     else {
       for (const key of Object.keys(strategy))
         if (!STRATEGY_FIELDS.has(key))
@@ -415,10 +414,10 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   }
   // Upstream (validateSidecarSetSpec): native sidecar init containers cannot be updated in place, so
   // with one the update strategy must not be RollingUpdate (the default).
-  const rolling = !isObject(strategy) || strategy.type === undefined || strategy.type === 'RollingUpdate';
+  const rolling = !isRecord(strategy) || strategy.type === undefined || strategy.type === 'RollingUpdate';
   if (rolling && Array.isArray(spec.initContainers)) {
     spec.initContainers.forEach((c: unknown, i) => {
-      if (isObject(c) && c.restartPolicy === 'Always') {
+      if (isRecord(c) && c.restartPolicy === 'Always') {
         errors.push(`spec.initContainers[${i}].restartPolicy: ${SidecarSetRules.nativeSidecarRolling}`);
       }
     });
@@ -426,7 +425,7 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   errors.push(...injectionStrategyErrors(s as unknown as SidecarSet, context.revisions));
   if (context.previous !== undefined) errors.push(...updateErrors(spec, context.previous));
   if (spec.patchPodMetadata !== undefined) {
-    if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isObject))
+    if (!Array.isArray(spec.patchPodMetadata) || !spec.patchPodMetadata.every(isRecord))
       errors.push('spec.patchPodMetadata: must be a list of { annotations, patchPolicy }');
     else {
       errors.push(...patchPodMetadataProblems(spec.patchPodMetadata).map(([at, message]) => `${at}: ${message}`));
@@ -498,7 +497,7 @@ const unservable = new WeakMap<object, string | false>();
 export function unservableReason(s: SidecarSet): string | undefined {
   const known = unservable.get(s);
   if (known !== undefined) return known || undefined;
-  const reason = isObject(s?.spec)
+  const reason = isRecord(s?.spec)
     ? (shapeError(s.spec as unknown as Record<string, unknown>) ?? injectionError(s))
     : 'spec: is required';
   unservable.set(s, reason ?? false);

@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import { isRecord } from '../../contract.js';
 import type { Clock } from '../clock.js';
 import {
   allow,
@@ -48,8 +49,6 @@ function freshnessDenial(source: SidecarSetSource): Denied | undefined {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 function describe(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'a list' : `a ${typeof v}`;
 }
@@ -60,32 +59,32 @@ function describe(v: unknown): string {
  */
 function podShapeError(pod: unknown): string | undefined {
   const at = 'request.object';
-  if (!isObject(pod)) return `${at}: must be a Pod object, got ${describe(pod)}`;
+  if (!isRecord(pod)) return `${at}: must be a Pod object, got ${describe(pod)}`;
   const meta = pod.metadata;
   if (meta !== undefined && meta !== null) {
-    if (!isObject(meta)) return `${at}.metadata: must be an object, got ${describe(meta)}`;
+    if (!isRecord(meta)) return `${at}.metadata: must be an object, got ${describe(meta)}`;
     for (const field of ['labels', 'annotations']) {
       const map = meta[field];
       if (map === undefined || map === null) continue;
-      if (!isObject(map)) return `${at}.metadata.${field}: must be a map of strings, got ${describe(map)}`;
+      if (!isRecord(map)) return `${at}.metadata.${field}: must be a map of strings, got ${describe(map)}`;
       const bad = Object.entries(map).find(([, v]) => typeof v !== 'string');
       if (bad) return `${at}.metadata.${field}[${JSON.stringify(bad[0])}]: must be a string, got ${describe(bad[1])}`;
     }
   }
   const spec = pod.spec;
-  if (!isObject(spec)) return `${at}.spec: must be an object, got ${describe(spec)}`;
+  if (!isRecord(spec)) return `${at}.spec: must be an object, got ${describe(spec)}`;
   for (const list of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
     const items = spec[list];
     if (items === undefined || (items === null && list !== 'containers')) continue;
     if (!Array.isArray(items)) return `${at}.spec.${list}: must be a list, got ${describe(items)}`;
     for (const [i, item] of items.entries()) {
-      if (!isObject(item)) return `${at}.spec.${list}[${i}]: must be an object, got ${describe(item)}`;
+      if (!isRecord(item)) return `${at}.spec.${list}[${i}]: must be an object, got ${describe(item)}`;
       if (list !== 'imagePullSecrets' && typeof item.name !== 'string')
         return `${at}.spec.${list}[${i}].name: must be a string, got ${describe(item.name)}`;
       if (list !== 'containers' && list !== 'initContainers') continue;
       for (const nested of ['env', 'volumeMounts']) {
         const value = item[nested];
-        if (value !== undefined && value !== null && (!Array.isArray(value) || value.some((e) => !isObject(e)))) {
+        if (value !== undefined && value !== null && (!Array.isArray(value) || value.some((e) => !isRecord(e)))) {
           return `${at}.spec.${list}[${i}].${nested}: must be a list of objects`;
         }
       }
