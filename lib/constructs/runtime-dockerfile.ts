@@ -11,10 +11,25 @@ import type { ImageJson } from '../image/build-context.js';
  * CPU per admission at saturation (0.38-0.39 against 0.30-0.32 CPU-ms, 1,400 against 1,650-2,000
  * answers/s), and admission latency is what the replica is for.
  */
-export const RUNTIME_NODE_FLAGS: readonly string[] = [];
+export const RUNTIME_NODE_FLAGS: readonly string[] = [
+  // For the runtime's memory reducer (lib/runtime/memory-reducer.ts): one memory-reducing GC once the process goes
+  // quiet after work took idle RSS from 110-120 to 98-105 MB and brought it back after load (142 MB otherwise kept).
+  '--expose-gc',
+];
 
-/** Environment of the runtime image (`NAME=value`). */
-export const RUNTIME_ENV: readonly string[] = ['NODE_ENV=production'];
+/**
+ * Environment of the runtime image (`NAME=value`).
+ *
+ * glibc malloc: V8's compiler and GC threads each get an arena, and the dynamic mmap/trim thresholds grow after large
+ * frees, so memory freed after a burst stayed mapped. Two arenas and fixed 128 KiB thresholds: after 10 s at 1,000
+ * admissions/s, anonymous memory came back to within 8 MB of idle (was 17 MB above). musl bases ignore them.
+ */
+export const RUNTIME_ENV: readonly string[] = [
+  'NODE_ENV=production',
+  'MALLOC_ARENA_MAX=2',
+  'MALLOC_TRIM_THRESHOLD_=131072',
+  'MALLOC_MMAP_THRESHOLD_=131072',
+];
 
 /**
  * A Dockerfile equivalent to what `image publish` builds, for reviewers and for anyone who

@@ -9,6 +9,7 @@ import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } fr
 import { Informer, type InformerOptions } from './informer/index.js';
 import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
 import type { Logger } from './log.js';
+import { MemoryReducer } from './memory-reducer.js';
 import { createMetricsRegistry, MetricsServer } from './metrics.js';
 import { SHUTDOWN_RESERVE_MS, type ManagerOptions } from './options.js';
 import { Runnables, type Runnable } from './runnables.js';
@@ -144,6 +145,13 @@ export class Manager {
       shutdownReserveMs: SHUTDOWN_RESERVE_MS,
     }));
     r.add('liveness', runnable('event-loop', this.stall));
+    // Process housekeeping, like the stall detector; off from the drain on: no pause while handing over.
+    const reducer = new MemoryReducer({
+      logger: this.logger.child({ component: 'memory' }),
+      registry: this.registry,
+      clock: this.clock,
+    });
+    r.add('liveness', runnable('memory-reducer', reducer, { drain: () => reducer.stop() }));
     r.add('servers', runnable('metrics', this.metrics));
     r.add('servers', runnable('health', this.health, { drain: () => this.health.markShuttingDown() }));
     if (this.serving) {

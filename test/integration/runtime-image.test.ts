@@ -118,11 +118,17 @@ describe('image publish against a real registry', () => {
     const config = json<ImageConfig>(await registry.getBlob('kruise-ha/runtime', manifest.config.digest, 'test'));
     expect(config.config).toMatchObject({
       User: '65532:65532',
-      Entrypoint: ['node', '/app/main.mjs'],
+      Entrypoint: ['node', '--expose-gc', '/app/main.mjs'],
       WorkingDir: '/app',
     });
     expect(config.config?.Cmd).toBeUndefined(); // the base's CMD ["node"] must not become an argument
-    expect(config.config?.Env).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production']);
+    expect(config.config?.Env).toEqual([
+      'PATH=/usr/local/bin:/usr/bin:/bin',
+      'NODE_ENV=production',
+      'MALLOC_ARENA_MAX=2',
+      'MALLOC_TRIM_THRESHOLD_=131072',
+      'MALLOC_MMAP_THRESHOLD_=131072',
+    ]);
     expect(config.config?.Labels?.['org.opencontainers.image.base.digest']).toBe(base.manifests.amd64.digest);
     const files = await tarEntries(await registry.getBlob('kruise-ha/runtime', manifest.layers[1].digest, 'test'));
     expect(files.map((f) => `${f.header.name} ${f.header.mode?.toString(8)} ${f.header.uid}:${f.header.gid}`)).toEqual([

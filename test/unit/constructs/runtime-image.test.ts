@@ -69,14 +69,26 @@ describe('RuntimeImage', () => {
       reference: image.imageReference,
       base: DEFAULT_RUNTIME_BASE_IMAGE,
       bundleSha256: image.bundleSha256,
-      config: { user: '65532:65532', entrypoint: ['node', '/app/main.mjs'], cmd: [], created: '1970-01-01T00:00:00Z' },
+      config: {
+        user: '65532:65532',
+        entrypoint: ['node', '--expose-gc', '/app/main.mjs'],
+        env: [
+          'NODE_ENV=production',
+          'MALLOC_ARENA_MAX=2',
+          'MALLOC_TRIM_THRESHOLD_=131072',
+          'MALLOC_MMAP_THRESHOLD_=131072',
+        ],
+        cmd: [],
+        created: '1970-01-01T00:00:00Z',
+      },
     });
     expect(context.entries.map((e) => e.path)).toEqual(['app/main.mjs', 'app/main.mjs.map']);
     const dockerfile = readFileSync(join(image.contextDir, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`FROM ${DEFAULT_RUNTIME_BASE_IMAGE}\n`);
     expect(dockerfile).toContain('USER 65532:65532\n');
-    expect(dockerfile).toContain('ENTRYPOINT ["node","/app/main.mjs"]\n');
+    expect(dockerfile).toContain('ENTRYPOINT ["node","--expose-gc","/app/main.mjs"]\n');
     expect(dockerfile).toContain('ENV NODE_ENV="production"\n');
+    expect(dockerfile).toContain('ENV MALLOC_ARENA_MAX="2"\n');
     expect(dockerfile).not.toMatch(/^RUN /m);
     const bundle = readFileSync(join(image.contextDir, 'main.mjs'), 'utf8');
     expect(bundle).toMatch(/^import \{ createRequire as __kruiseHaCreateRequire \} from 'node:module';/);
