@@ -8,6 +8,7 @@ import type {
 } from '@kubernetes/client-node';
 import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../contract.js';
 import { matchesSelector } from '../selector.js';
+import { cloneJson } from '../webhook/jsonpatch.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
 import { patchPodAnnotations } from './metadata.js';
 import {
@@ -33,7 +34,7 @@ export function sidecarSetMatchesPod(
 
 /** A pod-ready Container from a sidecar: SidecarSet-only fields stripped. */
 function toPodContainer(c: SidecarContainer): V1Container {
-  const copy = structuredClone(c) as unknown as Record<string, unknown>;
+  const copy = cloneJson(c) as unknown as Record<string, unknown>;
   for (const field of SIDECAR_ONLY_FIELDS) delete copy[field];
   return copy as unknown as V1Container;
 }
@@ -159,11 +160,11 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     setNames.add(name);
     const sidecars = new Set<string>();
     const prepare = (c: SidecarContainer): SidecarContainer => {
-      const out = structuredClone(c);
+      const out = cloneJson(c);
       const shared = sharedMountsAndEnv(c, pod);
       for (const m of c.volumeMounts ?? []) {
         const v = (s.spec.volumes ?? []).find((x) => x.name === m.name);
-        if (v) volumes.push(structuredClone(v));
+        if (v) volumes.push(cloneJson(v));
       }
       out.volumeMounts = mergeMounts(out.volumeMounts ?? [], shared.mounts);
       if (out.volumeMounts.length === 0) delete out.volumeMounts;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import {
+  cloneJson,
   createPatch,
   encodePatch,
   pointer,
@@ -115,5 +116,36 @@ describe('createPatch', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('cloneJson', () => {
+  it('copies any JSON value as structuredClone does, sharing nothing with the original', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (v) => {
+        const copy = cloneJson(v);
+        expect(copy).toStrictEqual(structuredClone(v));
+        if (typeof v === 'object' && v !== null) {
+          expect(copy).not.toBe(v);
+          const mutate = (x: unknown): void => {
+            if (Array.isArray(x)) x.forEach(mutate);
+            else if (typeof x === 'object' && x !== null)
+              for (const k of Object.keys(x)) (x as Record<string, unknown>)[k] = 'mutated';
+          };
+          const before = JSON.stringify(v);
+          mutate(copy);
+          expect(JSON.stringify(v)).toBe(before);
+        }
+      }),
+    );
+  });
+
+  it('keeps a "__proto__" key JSON.parse made as an own key, not as the prototype', () => {
+    const v = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Record<string, unknown>;
+    const copy = cloneJson(v);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['__proto__', 'a']);
+    expect((copy as { polluted?: boolean }).polluted).toBeUndefined();
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(v));
   });
 });
