@@ -1,4 +1,4 @@
-import { CoordinationV1Api, type KubeConfig, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
+import { type KubeConfig, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
@@ -7,6 +7,7 @@ import { createCertificateProvider, type CertificateProvider } from './certs/ind
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
 import { Informer, type InformerOptions } from './informer/index.js';
+import { coordinationV1, kubeClient } from './kube/index.js';
 import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
 import type { Logger } from './log.js';
 import { createMetricsRegistry, MetricsServer } from './metrics.js';
@@ -105,7 +106,7 @@ export class Manager {
     if (this.leads && o.leaderElection) {
       this.elector = new LeaderElector({
         lock: new LeaseLock(
-          this.kubeConfig.makeApiClient(CoordinationV1Api),
+          coordinationV1(kubeClient(this.kubeConfig)),
           o.leaderElectionNamespace,
           o.leaderElectionId,
         ),
