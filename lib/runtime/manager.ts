@@ -1,4 +1,4 @@
-import { type KubeConfig, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Lease } from '@kubernetes/client-node';
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
@@ -105,11 +105,7 @@ export class Manager {
     this.leads = o.role !== Roles.webhook;
     if (this.leads && o.leaderElection) {
       this.elector = new LeaderElector({
-        lock: new LeaseLock(
-          coordinationV1(kubeClient(this.kubeConfig)),
-          o.leaderElectionNamespace,
-          o.leaderElectionId,
-        ),
+        lock: new LeaseLock(coordinationV1(kubeClient(this.kubeConfig)), o.leaderElectionNamespace, o.leaderElectionId),
         // Unique per process: a restarted container must not inherit its predecessor's lease.
         identity: `${o.podName}_${randomBytes(4).toString('hex')}`,
         leaseDurationMs: o.leaseDurationMs,

@@ -142,9 +142,6 @@ export class ConversionWebhookTarget extends PatchingTarget {
 
   protected async patch(resourceVersion: string, _keys: string[], caBundle: string): Promise<void> {
     const body = { metadata: { resourceVersion }, spec: { conversion: { webhook: { clientConfig: { caBundle } } } } };
-    await this.api.patchCustomResourceDefinition(
-      { name: this.name, body },
-      { patchType: PatchTypes.merge },
-    );
+    await this.api.patchCustomResourceDefinition({ name: this.name, body }, { patchType: PatchTypes.merge });
   }
 }

@@ -42,11 +42,7 @@ export interface CertificateProviderConfig {
 /** Wires the chosen mode to the Kubernetes API with the contract's object names. */
 export function createCertificateProvider(cfg: CertificateProviderConfig): CertificateProvider {
   const client = kubeClient(cfg.kubeConfig);
-  const secrets = new KubeSecretStore(
-    coreV1(client),
-    cfg.namespace,
-    cfg.secretName ?? Names.webhookSecret,
-  );
+  const secrets = new KubeSecretStore(coreV1(client), cfg.namespace, cfg.secretName ?? Names.webhookSecret);
   const common = {
     secrets,
     certDir: cfg.certDir,

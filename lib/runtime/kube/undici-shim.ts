@@ -11,8 +11,10 @@ function reached(what: string, via: string): Error {
   );
 }
 
-const FETCH_PATH = "client-node's fetch-based API (a generated *Api class from makeApiClient, Watch, Log, Metrics or Health)";
-const DISPATCHER_PATH = "client-node's KubeConfig.applySecurityAuthentication (createDispatcher, used by makeApiClient)";
+const FETCH_PATH =
+  "client-node's fetch-based API (a generated *Api class from makeApiClient, Watch, Log, Metrics or Health)";
+const DISPATCHER_PATH =
+  "client-node's KubeConfig.applySecurityAuthentication (createDispatcher, used by makeApiClient)";
 
 export function fetch(): never {
   throw reached('fetch', FETCH_PATH);

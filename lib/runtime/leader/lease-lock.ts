@@ -47,10 +47,7 @@ export class LeaseLock {
   /** The current record, or undefined if the Lease does not exist. */
   async get(signal: AbortSignal): Promise<ObservedRecord | undefined> {
     try {
-      this.lease = await this.api.readNamespacedLease(
-        { name: this.name, namespace: this.namespace },
-        { signal },
-      );
+      this.lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace }, { signal });
     } catch (err) {
       if (httpStatus(err) === 404) {
         this.lease = undefined;
