@@ -33,13 +33,32 @@ export function kubeClient(kubeConfig: KubeConfig): KubeClient {
   return client;
 }
 
+export interface KubeClientOptions {
+  /**
+   * A request that receives nothing (no headers, no body bytes) for this long fails, so a
+   * half-open connection cannot hang a caller without a signal. undici's headers/body timeouts.
+   * @default 300_000
+   */
+  idleTimeoutMs?: number;
+}
+
+// undici's keepAliveTimeout: an idle pooled connection is closed before the server closes it
+// under us (a request sent just then would fail). The lease renewal keeps one warm.
+const POOLED_IDLE_MS = 4_000;
+
 export class KubeClient {
   // The TLS options travel with each request; Node's Agent keys its socket pools by them, so one
   // Agent serves a rotated client certificate too (on fresh connections).
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true, timeout: POOLED_IDLE_MS });
+  private readonly httpAgent = new http.Agent({ keepAlive: true, timeout: POOLED_IDLE_MS });
+  private readonly idleTimeoutMs: number;
 
-  constructor(readonly kubeConfig: KubeConfig) {}
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    options: KubeClientOptions = {},
+  ) {
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+  }
 
   /** Sends the request and parses the JSON answer (undefined for an empty one). */
   async call<T>(req: KubeRequest): Promise<T> {
@@ -68,6 +87,10 @@ export class KubeClient {
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       const request = (plain ? http : https).request(url, options, resolve);
       request.on('error', reject);
+      // Covers the response body too (the socket's idle timer): a stalled stream errors.
+      request.setTimeout(this.idleTimeoutMs, () =>
+        request.destroy(new Error(`${req.method} ${req.path}: no data for ${this.idleTimeoutMs}ms`)),
+      );
       request.end(body);
     });
     const status = response.statusCode ?? 0;

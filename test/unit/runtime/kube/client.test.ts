@@ -162,6 +162,15 @@ describe('KubeClient', () => {
     handler = ok;
   });
 
+  it('fails a request that receives nothing for idleTimeoutMs, before or after the headers', async () => {
+    const client = new KubeClient(kubeConfig, { idleTimeoutMs: 50 });
+    handler = () => undefined; // never answers
+    await expect(client.call({ method: 'GET', path: '/silent' })).rejects.toThrow(/GET \/silent: no data for 50ms/);
+    handler = (_req, res) => res.writeHead(200).write('{"items":['); // then stalls
+    await expect(client.call({ method: 'GET', path: '/stalled' })).rejects.toThrow();
+    handler = ok;
+  });
+
   it('reuses one kept-alive connection for consecutive calls, and one client per KubeConfig', async () => {
     expect(kubeClient(kubeConfig)).toBe(kubeClient(kubeConfig));
     const client = new KubeClient(kubeConfig);
