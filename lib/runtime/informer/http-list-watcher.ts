@@ -71,7 +71,9 @@ export class HttpListWatcher<T extends KubernetesObject> implements ListWatcher<
 
   private send(query: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
     const { path, labelSelector, fieldSelector } = this.options;
-    return this.client.open({ method: 'GET', path, query: { labelSelector, fieldSelector, ...query }, signal });
+    // An empty selector is left out, not sent empty.
+    const selectors = { labelSelector: labelSelector || undefined, fieldSelector: fieldSelector || undefined };
+    return this.client.open({ method: 'GET', path, query: { ...selectors, ...query }, signal });
   }
 }
 
