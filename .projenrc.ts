@@ -258,6 +258,8 @@ new JsonFile(project, 'tsconfig.runtime.json', {
     files: [
       'lib/runtime/index.ts',
       'lib/runtime/main.ts',
+      // Nothing imports it: bundleRuntime aliases undici to it (lib/constructs/runtime-bundle.ts).
+      'lib/runtime/kube/undici-shim.ts',
       'lib/image/index.ts',
       'lib/image/cli.ts',
       'lib/doctor/cli.ts',

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, parse } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
 import { propError } from './errors.js';
 
@@ -24,6 +25,7 @@ const REQUIRE_BANNER =
 export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBundle {
   const root = packageRoot(entrypoint);
   const esbuild = loadEsbuild(entrypoint);
+  const shim = undiciShim(entrypoint);
   let result;
   try {
     result = esbuild.buildSync({
@@ -42,6 +44,13 @@ export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBu
       // Stack traces need only the mappings; the sources would double the image layer.
       sourcesContent: false,
       banner: { js: REQUIRE_BANNER },
+      // client-node's config.js imports undici (Agent, ProxyAgent; its fetch-based modules import
+      // fetch), but the runtime talks to the API server through lib/runtime/kube (node:https), so
+      // nothing calls it. Measured on node 24: a bundle of only undici costs +20 MB of RSS; with
+      // the shim (which throws, naming the client-node path, if ever called) and no generated API
+      // class, main.mjs shrinks from 3.10 to 1.32 MB, its `--help` exit RSS from 100.5 to 84.9 MB
+      // and the running manager's idle RSS from 118–124 to 99.5–99.9 MB (bench compare).
+      alias: shim ? { undici: shim } : undefined,
       logLevel: 'silent',
     });
   } catch (e) {
@@ -68,19 +77,39 @@ export function bundleRuntime(entrypoint: string, outputName: string): RuntimeBu
  * loaded from where the entrypoint is, else from beside this package or the working folder.
  */
 function loadEsbuild(entrypoint: string): typeof Esbuild {
-  for (const from of [entrypoint, import.meta.url, join(process.cwd(), 'package.json')]) {
-    try {
-      return createRequire(from)('esbuild') as typeof Esbuild;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
-    }
-  }
+  const path = resolveNearby(entrypoint, 'esbuild');
+  if (path) return createRequire(path)(path) as typeof Esbuild;
   throw propError(
     'entrypoint',
     entrypoint,
     'cannot be bundled: esbuild is not installed (RuntimeImage bundles with it at synth)',
     'npm install kruise-ha-runtime (it brings esbuild), or npm install --save-dev esbuild',
   );
+}
+
+/** Resolves `id` from where the entrypoint is, else from beside this package or the working folder. */
+function resolveNearby(entrypoint: string, id: string): string | undefined {
+  for (const from of [entrypoint, import.meta.url, join(process.cwd(), 'package.json')]) {
+    try {
+      return createRequire(from).resolve(id);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The runtime's stand-in for undici: in the sources beside this file, else in the installed
+ * kruise-ha-runtime package beside its main module. Undefined for an entrypoint bundled without
+ * that package: then undici is bundled as is (heavier, never wrong).
+ */
+function undiciShim(entrypoint: string): string | undefined {
+  const source = fileURLToPath(new URL('../runtime/kube/undici-shim.ts', import.meta.url));
+  if (existsSync(source)) return source;
+  const main = resolveNearby(entrypoint, 'kruise-ha-runtime/main');
+  const shim = main && join(dirname(main), 'kube', 'undici-shim.js');
+  return shim && existsSync(shim) ? shim : undefined;
 }
 
 function formatMessage(m: Esbuild.Message): string {

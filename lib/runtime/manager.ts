@@ -1,4 +1,4 @@
-import { CoordinationV1Api, type KubeConfig, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, V1Lease } from '@kubernetes/client-node';
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
@@ -7,6 +7,7 @@ import { createCertificateProvider, type CertificateProvider } from './certs/ind
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
 import { Informer, type InformerOptions } from './informer/index.js';
+import { coordinationV1, kubeClient } from './kube/index.js';
 import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
 import type { Logger } from './log.js';
 import { MemoryReducer } from './memory-reducer.js';
@@ -105,11 +106,7 @@ export class Manager {
     this.leads = o.role !== Roles.webhook;
     if (this.leads && o.leaderElection) {
       this.elector = new LeaderElector({
-        lock: new LeaseLock(
-          this.kubeConfig.makeApiClient(CoordinationV1Api),
-          o.leaderElectionNamespace,
-          o.leaderElectionId,
-        ),
+        lock: new LeaseLock(coordinationV1(kubeClient(this.kubeConfig)), o.leaderElectionNamespace, o.leaderElectionId),
         // Unique per process: a restarted container must not inherit its predecessor's lease.
         identity: `${o.podName}_${randomBytes(4).toString('hex')}`,
         leaseDurationMs: o.leaseDurationMs,

@@ -24,6 +24,7 @@ import {
   WebhookConfigurationTarget,
   type SelfManagedOptions,
 } from '../../lib/runtime/certs/index.js';
+import { admissionregistrationV1, apiextensionsV1, coreV1, kubeClient } from '../../lib/runtime/kube/index.js';
 import { Logger } from '../../lib/runtime/log.js';
 import { WebhookServer } from '../../lib/runtime/webhook/index.js';
 import { envtest } from '../envtest/state.js';
@@ -36,6 +37,8 @@ kubeConfig.loadFromFile(envtest().kubeconfigPath);
 const core = kubeConfig.makeApiClient(CoreV1Api);
 const admission = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
 const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+// What the runtime itself talks through (the clients above only arrange and inspect).
+const runtime = kubeClient(kubeConfig);
 const logger = new Logger({ test: 'runtime-certs' }, 'warn');
 const suffix = randomBytes(3).toString('hex');
 const cleanups: Array<() => unknown> = [];
@@ -72,7 +75,7 @@ function replica(ns: string, extra: Partial<SelfManagedOptions> = {}) {
   const dir = tempDir();
   const certDir = extra.certDir ?? dir.path;
   const certs = new SelfManagedCertificates({
-    secrets: new KubeSecretStore(core, ns, Names.webhookSecret),
+    secrets: new KubeSecretStore(coreV1(runtime), ns, Names.webhookSecret),
     certDir,
     serviceName: Names.webhookService,
     namespace: ns,
@@ -106,8 +109,8 @@ describe('self-managed certificates against the API server', () => {
     'two replicas started together converge on one Secret, the same files and caBundles',
     async () => {
       const targets = () => [
-        new WebhookConfigurationTarget(admission, 'mutating', mwc),
-        new WebhookConfigurationTarget(admission, 'validating', vwc),
+        new WebhookConfigurationTarget(admissionregistrationV1(runtime), 'mutating', mwc),
+        new WebhookConfigurationTarget(admissionregistrationV1(runtime), 'validating', vwc),
       ];
       const a = replica(ns, { caBundleTargets: targets() });
       const b = replica(ns, { caBundleTargets: targets() });
@@ -180,7 +183,7 @@ describe('self-managed certificates against the API server', () => {
         },
       });
       cleanups.push(() => extensions.deleteCustomResourceDefinition({ name: crdName }));
-      const r = replica(ns, { caBundleTargets: [new ConversionWebhookTarget(extensions, crdName)] });
+      const r = replica(ns, { caBundleTargets: [new ConversionWebhookTarget(apiextensionsV1(runtime), crdName)] });
       await r.certs.start();
       await r.certs.waitReady(AbortSignal.timeout(SLOW));
       const expected = Buffer.from(r.certs.caPem()!).toString('base64');

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { coordinationV1, kubeClient } from '../../lib/runtime/kube/index.js';
 import { LeaderElector, LeaseLock } from '../../lib/runtime/leader/index.js';
 import { Logger } from '../../lib/runtime/log.js';
 import { envtest } from '../envtest/state.js';
@@ -31,7 +32,7 @@ afterEach(async () => {
 function elect(leaseName: string, identity: string) {
   const stopped: string[] = [];
   const elector = new LeaderElector({
-    lock: new LeaseLock(kubeConfig.makeApiClient(CoordinationV1Api), NS, leaseName),
+    lock: new LeaseLock(coordinationV1(kubeClient(kubeConfig)), NS, leaseName),
     identity,
     leaseDurationMs: LEASE_MS,
     renewDeadlineMs: RENEW_MS,

@@ -20,6 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { KubeSecretStore, SelfManagedCertificates, WebhookConfigurationTarget } from '../../lib/runtime/certs/index.js';
 import { HealthServer, readyCheck, webhookSelfCheck } from '../../lib/runtime/health/index.js';
+import { admissionregistrationV1, coreV1, kubeClient } from '../../lib/runtime/kube/index.js';
 import { Logger } from '../../lib/runtime/log.js';
 import { mutating, patch, pointer, WebhookServer } from '../../lib/runtime/webhook/index.js';
 import { envtest } from '../envtest/state.js';
@@ -103,12 +104,12 @@ async function startReplica(name: string): Promise<Replica> {
   );
   let started = false;
   const certs = new SelfManagedCertificates({
-    secrets: new KubeSecretStore(core, ns, 'hooks-certs'),
+    secrets: new KubeSecretStore(coreV1(kubeClient(kubeConfig)), ns, 'hooks-certs'),
     certDir: dir.path,
     serviceName: service,
     namespace: ns,
     logger,
-    caBundleTargets: [new WebhookConfigurationTarget(admission, 'mutating', mwc)],
+    caBundleTargets: [new WebhookConfigurationTarget(admissionregistrationV1(kubeClient(kubeConfig)), 'mutating', mwc)],
     onCertificatesWritten: () => (started ? server.reloadCertificates() : undefined),
   });
   await certs.start();

@@ -409,6 +409,8 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       const context = join(app, 'image.out', 'runtime-image', 'context');
       const help = inApp('node', [join(context, 'main.mjs'), '--help'], { nodeDir: project().dir });
       expect(help.stdout).toMatch(/--enable-leader-election/);
+      // undici aliased to the installed runtime's shim (lib/constructs/runtime-bundle.ts), not bundled.
+      expect(readFileSync(join(context, 'main.mjs'), 'utf8')).toContain('the bundled runtime has no undici');
       // The example that uses it, as copied into the app and compiled above.
       inApp('node', [join('examples', 'runtime-image.js')]);
       expect(existsSync(join(app, 'cdk8s.out', 'runtime-image', 'context', 'main.mjs'))).toBe(true);

@@ -6,13 +6,8 @@
  * not model survive) and carry the resourceVersion read just before, so a concurrent writer
  * makes us re-read instead of being overwritten.
  */
-import {
-  ApiException,
-  PatchStrategy,
-  setHeaderOptions,
-  type AdmissionregistrationV1Api,
-  type ApiextensionsV1Api,
-} from '@kubernetes/client-node';
+import { ApiException } from '@kubernetes/client-node';
+import { PatchTypes, type AdmissionregistrationV1Client, type ApiextensionsV1Client } from '../kube/index.js';
 import { describeError } from './secret-store.js';
 import { isNewerBundle } from './verify.js';
 
@@ -82,7 +77,7 @@ export class WebhookConfigurationTarget extends PatchingTarget {
   readonly ref: string;
 
   constructor(
-    private readonly api: AdmissionregistrationV1Api,
+    private readonly api: AdmissionregistrationV1Client,
     private readonly kind: 'mutating' | 'validating',
     private readonly name: string,
   ) {
@@ -112,7 +107,7 @@ export class WebhookConfigurationTarget extends PatchingTarget {
       metadata: { resourceVersion },
       webhooks: names.map((name) => ({ name, clientConfig: { caBundle } })),
     };
-    const options = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+    const options = { patchType: PatchTypes.strategicMerge };
     if (this.kind === 'mutating') await this.api.patchMutatingWebhookConfiguration({ name: this.name, body }, options);
     else await this.api.patchValidatingWebhookConfiguration({ name: this.name, body }, options);
   }
@@ -122,7 +117,7 @@ export class ConversionWebhookTarget extends PatchingTarget {
   readonly ref: string;
 
   constructor(
-    private readonly api: ApiextensionsV1Api,
+    private readonly api: ApiextensionsV1Client,
     private readonly name: string,
   ) {
     super();
@@ -147,9 +142,6 @@ export class ConversionWebhookTarget extends PatchingTarget {
 
   protected async patch(resourceVersion: string, _keys: string[], caBundle: string): Promise<void> {
     const body = { metadata: { resourceVersion }, spec: { conversion: { webhook: { clientConfig: { caBundle } } } } };
-    await this.api.patchCustomResourceDefinition(
-      { name: this.name, body },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await this.api.patchCustomResourceDefinition({ name: this.name, body }, { patchType: PatchTypes.merge });
   }
 }

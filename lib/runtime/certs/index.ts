@@ -1,7 +1,8 @@
-import { AdmissionregistrationV1Api, ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { CertModes, Names } from '../../contract.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { admissionregistrationV1, apiextensionsV1, coreV1, kubeClient } from '../kube/index.js';
 import { ConversionWebhookTarget, WebhookConfigurationTarget } from './ca-bundle.js';
 import { ExternalCertificates } from './external.js';
 import type { CertificateProvider } from './provider.js';
@@ -40,11 +41,8 @@ export interface CertificateProviderConfig {
 
 /** Wires the chosen mode to the Kubernetes API with the contract's object names. */
 export function createCertificateProvider(cfg: CertificateProviderConfig): CertificateProvider {
-  const secrets = new KubeSecretStore(
-    cfg.kubeConfig.makeApiClient(CoreV1Api),
-    cfg.namespace,
-    cfg.secretName ?? Names.webhookSecret,
-  );
+  const client = kubeClient(cfg.kubeConfig);
+  const secrets = new KubeSecretStore(coreV1(client), cfg.namespace, cfg.secretName ?? Names.webhookSecret);
   const common = {
     secrets,
     certDir: cfg.certDir,
@@ -55,8 +53,8 @@ export function createCertificateProvider(cfg: CertificateProviderConfig): Certi
     onCertificatesWritten: cfg.onCertificatesWritten,
   };
   if (cfg.mode === CertModes.external) return new ExternalCertificates(common);
-  const admission = cfg.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
-  const extensions = cfg.kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const admission = admissionregistrationV1(client);
+  const extensions = apiextensionsV1(client);
   return new SelfManagedCertificates({
     ...common,
     policy: cfg.policy,

@@ -3,7 +3,8 @@
  * resourceVersion. An interface, so the race logic is unit-tested against an in-memory store
  * with the API server's conflict semantics, and integration-tested against the real one.
  */
-import { ApiException, type CoreV1Api, type V1Secret } from '@kubernetes/client-node';
+import { ApiException, type V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Client } from '../kube/index.js';
 
 export interface SecretSnapshot {
   resourceVersion: string;
@@ -29,7 +30,10 @@ export class KubeSecretStore implements SecretStore {
   readonly ref: string;
 
   constructor(
-    private readonly core: CoreV1Api,
+    private readonly core: Pick<
+      CoreV1Client,
+      'readNamespacedSecret' | 'createNamespacedSecret' | 'replaceNamespacedSecret'
+    >,
     private readonly namespace: string,
     private readonly name: string,
   ) {

@@ -1,12 +1,6 @@
-import {
-  ApiException,
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  RequestContext,
-  type KubeConfig,
-  type KubernetesObject,
-  type ResponseContext,
-} from '@kubernetes/client-node';
+import type { IncomingMessage } from 'node:http';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { kubeClient, parseJson, readText, type KubeClient } from '../kube/index.js';
 import type { ListPage, ListWatcher, WatchEvent, WatchEventType } from './types.js';
 
 export interface HttpListWatcherOptions {
@@ -22,18 +16,19 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(['ADDED', 'MODI
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
 
 /**
- * List and watch over client-node's own request machinery (RequestContext, the KubeConfig's
- * authentication and TLS dispatcher, the undici fetch library) with our own stream handling.
+ * List and watch over the runtime's own API client (lib/runtime/kube: node:https with the
+ * KubeConfig's credentials and TLS, errors as ApiException) with our own stream handling.
  * We do not use client-node's `Watch`: it hard-codes a 30s inactivity abort, swallows
  * undecodable lines (silently losing events), and gives no hook for "connected"; the informer
  * needs every one of those decisions in its own hands.
  */
 export class HttpListWatcher<T extends KubernetesObject> implements ListWatcher<T> {
-  private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly client: KubeClient;
 
   constructor(private readonly options: HttpListWatcherOptions) {
     if (!options.path.startsWith('/'))
       throw new Error(`resource path must start with "/" (got ${JSON.stringify(options.path)})`);
+    this.client = kubeClient(options.kubeConfig);
   }
 
   async list(options: { limit?: number; continueToken?: string; signal: AbortSignal }): Promise<ListPage<T>> {
@@ -41,7 +36,7 @@ export class HttpListWatcher<T extends KubernetesObject> implements ListWatcher<
     if (options.limit !== undefined && options.limit > 0) query.limit = String(options.limit);
     if (options.continueToken) query.continue = options.continueToken;
     const response = await this.send(query, options.signal);
-    const body = parseJson(await response.body.text(), 'list response') as {
+    const body = parseJson(await readText(response), 'list response') as {
       apiVersion?: string;
       kind?: string;
       metadata?: { resourceVersion?: string; continue?: string };
@@ -70,58 +65,25 @@ export class HttpListWatcher<T extends KubernetesObject> implements ListWatcher<
     };
     if (options.resourceVersion) query.resourceVersion = options.resourceVersion;
     const response = await this.send(query, options.signal);
-    const stream = response.body.stream();
-    if (!stream) throw new Error(`watch of ${this.options.path} returned no body`);
     onConnected?.();
-    await readLines(stream, (line) => onEvent(parseEvent<T>(line)));
+    await readLines(response, (line) => onEvent(parseEvent<T>(line)));
   }
 
-  private async send(query: Record<string, string>, signal: AbortSignal): Promise<ResponseContext> {
-    const server = this.options.kubeConfig.getCurrentCluster()?.server;
-    if (!server) throw new Error('kubeconfig has no current cluster');
-    const url = new URL(server.replace(/\/+$/, '') + this.options.path);
-    if (this.options.labelSelector) url.searchParams.set('labelSelector', this.options.labelSelector);
-    if (this.options.fieldSelector) url.searchParams.set('fieldSelector', this.options.fieldSelector);
-    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    ctx.setHeaderParam('Accept', 'application/json');
-    await this.options.kubeConfig.applySecurityAuthentication(ctx);
-    ctx.setSignal(signal);
-    const response = await this.http.send(ctx).toPromise();
-    if (response.httpStatusCode >= 200 && response.httpStatusCode < 300) return response;
-    throw await statusError(response, this.options.path);
+  private send(query: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
+    const { path, labelSelector, fieldSelector } = this.options;
+    // An empty selector is left out, not sent empty.
+    const selectors = { labelSelector: labelSelector || undefined, fieldSelector: fieldSelector || undefined };
+    return this.client.open({ method: 'GET', path, query: { ...selectors, ...query }, signal });
   }
-}
-
-/** Turns a non-2xx response into client-node's ApiException, keeping the Status body. */
-async function statusError(response: ResponseContext, path: string): Promise<ApiException<unknown>> {
-  const text = await response.body.text().catch(() => '');
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not a Status object: keep the raw text
-  }
-  const message = (body as { message?: unknown })?.message;
-  return new ApiException(
-    response.httpStatusCode,
-    `${path}: HTTP ${response.httpStatusCode}${typeof message === 'string' ? `: ${message}` : ''}`,
-    body,
-    response.headers,
-  );
 }
 
 /** Calls `onLine` for each non-empty line of a UTF-8 stream, as it arrives. */
-async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
-  const reader = stream.getReader();
+async function readLines(stream: IncomingMessage, onLine: (line: string) => void): Promise<void> {
   const decoder = new TextDecoder();
   let buffer = '';
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
+    for await (const value of stream) {
+      buffer += decoder.decode(value as Buffer, { stream: true });
       let start = 0;
       for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n', start)) {
         const line = buffer.slice(start, nl).trim();
@@ -134,7 +96,8 @@ async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: stri
     const rest = (buffer + decoder.decode()).trim();
     if (rest) onLine(rest);
   } finally {
-    reader.cancel().catch(() => undefined);
+    // Leaving early (a bad line, a throwing callback) must close the connection, not leave it streaming.
+    stream.destroy();
   }
 }
 
@@ -151,12 +114,4 @@ function parseEvent<T extends KubernetesObject>(line: string): WatchEvent<T> {
     throw new Error(`undecodable watch event: ${line.slice(0, 200)}`);
   }
   return { type: event.type as WatchEventType, object: event.object as T };
-}
-
-function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new Error(`${what} is not JSON (${(e as Error).message}): ${text.slice(0, 200)}`, { cause: e });
-  }
 }

@@ -1,11 +1,6 @@
-import {
-  Observable,
-  V1MicroTime,
-  type ConfigurationOptions,
-  type CoordinationV1Api,
-  type V1Lease,
-} from '@kubernetes/client-node';
+import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { httpStatus } from '../informer/errors.js';
+import type { CoordinationV1Client } from '../kube/index.js';
 
 /** The fields of a Lease that leader election reads and writes (client-go's LeaderElectionRecord). */
 export interface LeaderElectionRecord {
@@ -17,9 +12,9 @@ export interface LeaderElectionRecord {
   leaseTransitions: number;
 }
 
-/** The three Lease calls the lock makes; CoordinationV1Api satisfies it, and so does a test fake. */
+/** The three Lease calls the lock makes; CoordinationV1Client satisfies it, and so does a test fake. */
 export type LeaseApi = Pick<
-  CoordinationV1Api,
+  CoordinationV1Client,
   'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'
 >;
 
@@ -52,10 +47,7 @@ export class LeaseLock {
   /** The current record, or undefined if the Lease does not exist. */
   async get(signal: AbortSignal): Promise<ObservedRecord | undefined> {
     try {
-      this.lease = await this.api.readNamespacedLease(
-        { name: this.name, namespace: this.namespace },
-        withSignal(signal),
-      );
+      this.lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace }, { signal });
     } catch (err) {
       if (httpStatus(err) === 404) {
         this.lease = undefined;
@@ -78,7 +70,7 @@ export class LeaseLock {
           spec: toSpec(record),
         },
       },
-      withSignal(signal),
+      { signal },
     );
   }
 
@@ -88,7 +80,7 @@ export class LeaseLock {
     const body: V1Lease = { ...this.lease, spec: toSpec(record) };
     this.lease = await this.api.replaceNamespacedLease(
       { name: this.name, namespace: this.namespace, body },
-      withSignal(signal),
+      { signal },
     );
   }
 
@@ -155,20 +147,4 @@ function microTime(text: string | undefined): V1MicroTime | undefined {
 function timeText(value: unknown): string | undefined {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
   return typeof value === 'string' && value ? value : undefined;
-}
-
-/** Per-call options that make client-node abort the HTTP request when `signal` aborts. */
-function withSignal(signal: AbortSignal): ConfigurationOptions {
-  return {
-    middleware: [
-      {
-        pre: (ctx) => {
-          ctx.setSignal(signal);
-          return new Observable(Promise.resolve(ctx));
-        },
-        post: (rsp) => new Observable(Promise.resolve(rsp)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
 }

@@ -1,19 +1,12 @@
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type AppsV1Api,
-  type CoreV1Api,
-  type CustomObjectsApi,
-  type V1Namespace,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import { KRUISE_APPS_GROUP, SidecarSetAnnotations } from '../../contract.js';
 import type { Clock } from '../clock.js';
 import type { ReconcileContext, Request, Result } from '../controller.js';
 import type { Informer } from '../informer/index.js';
+import { PatchTypes, type CoreV1Client, type CustomObjectsClient } from '../kube/index.js';
 import type { Logger } from '../log.js';
 import { podSidecarSetHash, sidecarSetHash } from './hash.js';
-import { registerLatestRevision, type LatestRevision } from './history.js';
+import { registerLatestRevision, type HistoryDeps, type LatestRevision } from './history.js';
 import { sidecarSetMatchesPod } from './inject.js';
 import { inPlaceUpdatePatch } from './podupdate.js';
 import { newRevision } from './revisions.js';
@@ -26,9 +19,9 @@ export interface SidecarSetControllerDeps {
   sidecarSets: Informer<SidecarSet & { apiVersion?: string; kind?: string }>;
   pods: Informer<V1Pod>;
   namespaces: Informer<V1Namespace>;
-  core: CoreV1Api;
-  apps: AppsV1Api;
-  custom: CustomObjectsApi;
+  core: Pick<CoreV1Client, 'patchNamespacedPod'>;
+  apps: HistoryDeps['apps'];
+  custom: Pick<CustomObjectsClient, 'patchClusterCustomObjectStatus'>;
   /** Throws when this process cannot prove it still holds the Lease: no write without it. */
   checkStillLeader(): void;
   /** Namespace holding SidecarSet ControllerRevisions (the manager's, as upstream). */
@@ -109,7 +102,7 @@ export function sidecarSetReconciler(deps: SidecarSetControllerDeps) {
           namespace: pod.metadata!.namespace!,
           body: inPlaceUpdatePatch(s, pod, new Date(deps.clock.now()), latest.name),
         },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        { patchType: PatchTypes.json },
       );
       expectations.expect(name, revision, patched);
       deps.logger.info('updated sidecar images in place', {
@@ -246,6 +239,6 @@ async function writeStatus(
   mayWrite();
   await deps.custom.patchClusterCustomObjectStatus(
     { group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets', name: s.metadata.name, body: { status } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    { patchType: PatchTypes.merge },
   );
 }

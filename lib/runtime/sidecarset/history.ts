@@ -1,17 +1,19 @@
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type AppsV1Api,
-  type V1ControllerRevision,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { V1ControllerRevision, V1Pod } from '@kubernetes/client-node';
+import { PatchTypes, type AppsV1Client } from '../kube/index.js';
 import { SidecarSetAnnotations } from '../../contract.js';
 import { readHashAnnotation } from './hash.js';
 import { equalRevision, newRevision, RevisionLabels, sortRevisions } from './revisions.js';
 import type { SidecarSet } from './types.js';
 
 export interface HistoryDeps {
-  apps: AppsV1Api;
+  apps: Pick<
+    AppsV1Client,
+    | 'listNamespacedControllerRevision'
+    | 'readNamespacedControllerRevision'
+    | 'createNamespacedControllerRevision'
+    | 'patchNamespacedControllerRevision'
+    | 'deleteNamespacedControllerRevision'
+  >;
   /** The manager's namespace: SidecarSet revisions live there, as upstream. */
   namespace: string;
   /** Throws when this process may not write now. */
@@ -55,7 +57,7 @@ export async function registerLatestRevision(deps: HistoryDeps, s: SidecarSet, p
     const old = equal.at(-1)!;
     latest = await deps.apps.patchNamespacedControllerRevision(
       { name: old.metadata!.name!, namespace: deps.namespace, body: { revision: next } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      { patchType: PatchTypes.merge },
     );
     revisions = [...revisions.filter((r) => r !== old), latest];
   } else {
@@ -90,7 +92,7 @@ export async function registerLatestRevision(deps: HistoryDeps, s: SidecarSet, p
         namespace: deps.namespace,
         body: { metadata: { labels: { [RevisionLabels.customVersion]: custom } } },
       },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      { patchType: PatchTypes.merge },
     );
   }
   const left = await truncateHistory(deps, s, pods, revisions);

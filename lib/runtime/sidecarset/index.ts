@@ -1,14 +1,7 @@
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type V1ConfigMap,
-  type V1ControllerRevision,
-  type V1Namespace,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap, V1ControllerRevision, V1Namespace, V1Pod } from '@kubernetes/client-node';
 import { FeatureGates, KRUISE_APPS_GROUP, KRUISE_CONFIGURATION, Paths, SidecarSetLabels } from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
+import { appsV1, coreV1, customObjects, kubeClient } from '../kube/index.js';
 import type { Manager } from '../manager.js';
 import { sidecarSetReconciler, sidecarSetsForPod } from './controller.js';
 import { filterUpdates, podChanged, sidecarSetChanged } from './events.js';
@@ -100,9 +93,9 @@ export function registerSidecarSet(manager: Manager): void {
     sidecarSets,
     pods,
     namespaces,
-    core: manager.kubeConfig.makeApiClient(CoreV1Api),
-    apps: manager.kubeConfig.makeApiClient(AppsV1Api),
-    custom: manager.kubeConfig.makeApiClient(CustomObjectsApi),
+    core: coreV1(kubeClient(manager.kubeConfig)),
+    apps: appsV1(kubeClient(manager.kubeConfig)),
+    custom: customObjects(kubeClient(manager.kubeConfig)),
     checkStillLeader: () => manager.checkStillLeader(),
     revisionNamespace: manager.options.podNamespace,
     clock: manager.clock,

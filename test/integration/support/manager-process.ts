@@ -27,6 +27,8 @@ export interface ManagerProcessOptions {
   namespace: string;
   args?: string[];
   env?: Record<string, string>;
+  /** A bundled main.mjs to run as is (as the image does) instead of the sources through tsx. */
+  bundle?: string;
 }
 
 export interface Exit {
@@ -59,9 +61,7 @@ export class ManagerProcess {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'lib/runtime/main.ts'),
+        ...(o.bundle ? [o.bundle] : ['--import', 'tsx', join(ROOT, 'lib/runtime/main.ts')]),
         `--kubeconfig=${o.kubeconfigPath}`,
         `--metrics-addr=127.0.0.1:${ports.metrics}`,
         `--health-probe-addr=127.0.0.1:${ports.health}`,

@@ -1,10 +1,11 @@
 // The HTTP transport against a local server speaking the API server's list/watch wire format,
 // so chunking, query parameters, auth headers and error mapping are tested without a cluster.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApiException, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, type KubeConfig } from '@kubernetes/client-node';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpListWatcher, type WatchEvent } from '../../../../lib/runtime/informer/index.js';
+import { localKubeConfig } from '../kube/local-kubeconfig.js';
 import type { Obj } from './fake-api.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
@@ -20,15 +21,7 @@ beforeAll(async () => {
     handler(req, res, url);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [
-      { name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
-    ],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
-    currentContext: 'ctx',
-  });
+  kubeConfig = localKubeConfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 });
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 /** In-memory stand-ins for the API calls the SidecarSet controller makes (as upstream's tests use a fake client). */
-import type { AppsV1Api, V1ControllerRevision } from '@kubernetes/client-node';
+import type { V1ControllerRevision } from '@kubernetes/client-node';
+import type { HistoryDeps } from '../../../../lib/runtime/sidecarset/history.js';
 
 export const NS = 'kruise-system';
 
@@ -54,5 +55,5 @@ export function fakeApps() {
       return {};
     },
   };
-  return { store, deps: { apps: apps as unknown as AppsV1Api, namespace: NS, mayWrite: () => undefined } };
+  return { store, deps: { apps: apps as unknown as HistoryDeps['apps'], namespace: NS, mayWrite: () => undefined } };
 }

@@ -1,0 +1,2 @@
+export * from './apis.js';
+export * from './client.js';
