@@ -3,7 +3,7 @@
  * The kruise-ha manager process. Exit codes: 0 after a graceful shutdown, 1 on a fatal error
  * (the container restarts), 2 on bad flags.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './kube/client-node.js';
 import { isEntrypoint } from './entrypoint.js';
 import { Logger } from './log.js';
 import { Manager, type ExitCode } from './manager.js';

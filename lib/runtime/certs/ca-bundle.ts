@@ -6,7 +6,7 @@
  * not model survive) and carry the resourceVersion read just before, so a concurrent writer
  * makes us re-read instead of being overwritten.
  */
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from '../kube/client-node.js';
 import { PatchTypes, type AdmissionregistrationV1Client, type ApiextensionsV1Client } from '../kube/index.js';
 import { describeError } from './secret-store.js';
 import { isNewerBundle } from './verify.js';

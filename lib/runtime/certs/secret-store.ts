@@ -3,7 +3,8 @@
  * resourceVersion. An interface, so the race logic is unit-tested against an in-memory store
  * with the API server's conflict semantics, and integration-tested against the real one.
  */
-import { ApiException, type V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
+import { ApiException } from '../kube/client-node.js';
 import type { CoreV1Client } from '../kube/index.js';
 
 export interface SecretSnapshot {

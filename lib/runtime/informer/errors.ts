@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from '../kube/client-node.js';
 
 /** HTTP status of a client-node error (ApiException, or a watch's `statusCode`), if it has one. */
 export function httpStatus(err: unknown): number | undefined {

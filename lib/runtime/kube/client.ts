@@ -8,7 +8,7 @@
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, type KubeConfig } from './client-node.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -1,4 +1,5 @@
-import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
+import { V1MicroTime } from '../kube/client-node.js';
 import { httpStatus } from '../informer/errors.js';
 import type { CoordinationV1Client } from '../kube/index.js';
 
