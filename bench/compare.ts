@@ -29,11 +29,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { Agent } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { KRUISE_APPS_GROUP, Names, SecretKeys } from '../lib/contract.js';
-import { bundleRuntime } from '../lib/constructs/runtime-bundle.js';
 import { ControlPlane } from '../test/envtest/control-plane.js';
 import { STATE_ENV } from '../test/envtest/state.js';
 import { metricValue, until } from '../test/integration/support/ha.js';
@@ -48,7 +46,7 @@ import {
 } from '../test/integration/support/runtime-cluster.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
 import type { BenchmarkResult } from './run.js';
-import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../lib/constructs/runtime-dockerfile.js';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
 import { API_RATES, throughApiServer } from './compare-apiserver.js';
 import { chart } from './compare-chart.js';
 import { FAILOVER_RUNS, failoverTable, oursFailover, summarizeFailover, upstreamFailover } from './compare-failover.js';
@@ -227,8 +225,7 @@ async function startOurs(
   exited: Promise<unknown>;
   readySeconds: number;
 }> {
-  const bundle = bundleRuntime(fileURLToPath(new URL('../lib/runtime/main.ts', import.meta.url)), 'main.mjs');
-  writeFileSync(join(dir, 'main.mjs'), bundle.code);
+  const bundle = writeRuntimeBundle(dir);
   const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
   // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof
   // --heapsnapshot-signal=SIGUSR2`.
@@ -238,9 +235,9 @@ async function startOurs(
   const child = spawn(
     process.execPath,
     [
-      ...RUNTIME_NODE_FLAGS,
+      ...IMAGE_NODE_FLAGS,
       ...nodeArgs,
-      join(dir, 'main.mjs'),
+      bundle,
       `--kubeconfig=${kubeconfigPath}`,
       `--metrics-addr=127.0.0.1:${ports.metrics}`,
       `--health-probe-addr=127.0.0.1:${ports.health}`,
@@ -249,7 +246,7 @@ async function startOurs(
       env: {
         ...process.env,
         NODE_OPTIONS: '',
-        ...Object.fromEntries(RUNTIME_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])),
+        ...IMAGE_ENV,
         POD_NAMESPACE: OURS_NS,
         POD_NAME: 'compare-ours-0',
         WEBHOOK_PORT: String(ports.webhook),

@@ -23,11 +23,10 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -35,10 +34,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KRUISE_APPS_GROUP, Names, Paths, SecretKeys } from '../lib/contract.js';
 import { ControlPlane } from '../test/envtest/control-plane.js';
 import { metricValue, scrape, until } from '../test/integration/support/ha.js';
-import { bundleRuntime } from '../lib/constructs/runtime-bundle.js';
 import { freePort, ManagerProcess } from '../test/integration/support/manager-process.js';
 import { addEndpoint, installRuntime } from '../test/integration/support/runtime-cluster.js';
 import type { BenchmarkResult } from './run.js';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
 
 const INSTALL_NS = 'kruise-bench-webhook';
 export const PODS_NS = 'bench-webhook';
@@ -446,13 +445,13 @@ async function idleRss(kubeconfigPath: string): Promise<{ tsxBytes: number; bund
     await viaTsx.stop();
   }
   const dir = mkdtempSync(join(tmpdir(), 'bench-bundle-'));
-  const bundle = bundleRuntime(fileURLToPath(new URL('../lib/runtime/main.ts', import.meta.url)), 'main.mjs');
-  writeFileSync(join(dir, 'main.mjs'), bundle.code);
+  const bundle = writeRuntimeBundle(dir);
   const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
   const child = spawn(
     process.execPath,
     [
-      join(dir, 'main.mjs'),
+      ...IMAGE_NODE_FLAGS,
+      bundle,
       `--kubeconfig=${kubeconfigPath}`,
       '--role=webhook',
       `--metrics-addr=127.0.0.1:${ports.metrics}`,
@@ -462,6 +461,7 @@ async function idleRss(kubeconfigPath: string): Promise<{ tsxBytes: number; bund
       env: {
         ...process.env,
         NODE_OPTIONS: '',
+        ...IMAGE_ENV,
         POD_NAMESPACE: INSTALL_NS,
         POD_NAME: 'rss-bundled',
         WEBHOOK_PORT: String(ports.webhook),

@@ -29,6 +29,8 @@ export interface ManagerProcessOptions {
   env?: Record<string, string>;
   /** A bundled main.mjs to run as is (as the image does) instead of the sources through tsx. */
   bundle?: string;
+  /** Node flags before the script (the image entrypoint's, with `bundle`). */
+  nodeArgs?: readonly string[];
 }
 
 export interface Exit {
@@ -61,6 +63,7 @@ export class ManagerProcess {
     const child = spawn(
       process.execPath,
       [
+        ...(o.nodeArgs ?? []),
         ...(o.bundle ? [o.bundle] : ['--import', 'tsx', join(ROOT, 'lib/runtime/main.ts')]),
         `--kubeconfig=${o.kubeconfigPath}`,
         `--metrics-addr=127.0.0.1:${ports.metrics}`,
