@@ -258,8 +258,10 @@ new JsonFile(project, 'tsconfig.runtime.json', {
     files: [
       'lib/runtime/index.ts',
       'lib/runtime/main.ts',
-      // Nothing imports it: bundleRuntime aliases undici to it (lib/constructs/runtime-bundle.ts).
+      // Nothing imports these: bundleRuntime aliases undici, and redirects client-node's generated
+      // code, to them (lib/constructs/runtime-bundle.ts).
       'lib/runtime/kube/undici-shim.ts',
+      'lib/runtime/kube/client-node-gen-stub.ts',
       'lib/image/index.ts',
       'lib/image/cli.ts',
       'lib/doctor/cli.ts',

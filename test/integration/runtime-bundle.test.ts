@@ -1,8 +1,9 @@
 // The bundled runtime (main.mjs, as the image runs it) against a real API server: leader
 // election, self-managed certificates and caBundle injection, SidecarSet webhooks, injection into
-// a pod, and the controller's in-place update and status. The bundle aliases undici to a shim that
-// throws (lib/runtime/kube/undici-shim.ts); everything here working, and no log line naming
-// undici, shows no path of real operation reaches it.
+// a pod, and the controller's in-place update and status. The bundle aliases undici, and redirects
+// client-node's generated models and APIs, to stand-ins that throw (lib/runtime/kube/undici-shim.ts,
+// client-node-gen-stub.ts); everything here working, and no log line naming either, shows no path
+// of real operation reaches them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
@@ -81,6 +82,12 @@ describe('bundled runtime', () => {
     expect(code).not.toContain('UND_ERR_');
   });
 
+  it("carries the stand-in for client-node's generated models and APIs instead of them", () => {
+    expect(code).toContain('the bundled runtime has no generated client-node API');
+    // A model's type name (ObjectSerializer's typeMap, attributeTypeMap): in the bundle before the stand-in.
+    expect(code).not.toContain('"V1PodSpec"');
+  });
+
   it('leads, writes its certificates and makes the API server trust them', async () => {
     await until('the bundled manager to lead', () => manager!.leading(), SLOW, 200);
     const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: id });
@@ -137,9 +144,10 @@ describe('bundled runtime', () => {
     );
   }, 120_000);
 
-  it('stops cleanly, and never logged reaching undici', async () => {
+  it('stops cleanly, and never logged reaching undici or the generated code', async () => {
     expect(await manager!.stop()).toEqual({ code: 0, signal: null });
     expect(manager!.logs()).toMatch(/"msg":"released the lease"/);
     expect(manager!.logs()).not.toMatch(/undici/i);
+    expect(manager!.logs()).not.toMatch(/makeApiClient|generated client-node/);
   }, 30_000);
 });

@@ -409,8 +409,12 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       const context = join(app, 'image.out', 'runtime-image', 'context');
       const help = inApp('node', [join(context, 'main.mjs'), '--help'], { nodeDir: project().dir });
       expect(help.stdout).toMatch(/--enable-leader-election/);
-      // undici aliased to the installed runtime's shim (lib/constructs/runtime-bundle.ts), not bundled.
-      expect(readFileSync(join(context, 'main.mjs'), 'utf8')).toContain('the bundled runtime has no undici');
+      // undici aliased, and client-node's generated code redirected, to the installed runtime's stand-ins
+      // (lib/constructs/runtime-bundle.ts), not bundled.
+      const bundled = readFileSync(join(context, 'main.mjs'), 'utf8');
+      expect(bundled).toContain('the bundled runtime has no undici');
+      expect(bundled).toContain('the bundled runtime has no generated client-node API');
+      expect(bundled).not.toContain('"V1PodSpec"');
       // The example that uses it, as copied into the app and compiled above.
       inApp('node', [join('examples', 'runtime-image.js')]);
       expect(existsSync(join(app, 'cdk8s.out', 'runtime-image', 'context', 'main.mjs'))).toBe(true);
