@@ -69,7 +69,11 @@ const RATES = [100, 500, 1000];
 const RATE_SECONDS = Number(process.env.BENCH_COMPARE_SECONDS ?? 10);
 const SATURATION_CONNECTIONS = 16;
 const WARMUP_SECONDS = 3;
-const SETTLE_MS = 5_000;
+/**
+ * Idle is read this long after the first answer: start-up's work (caches, certificates, the first reconciles) has
+ * ended and our memory reducer (a 5 s cadence, first quiet interval) has run; the same wait for upstream.
+ */
+const SETTLE_MS = 15_000;
 /** Long enough for two of our memory reducer's 5 s samples, the first of which may still see the load's end. */
 const AFTER_MS = 15_000;
 const OURS_NS = 'kruise-bench-compare';
@@ -639,7 +643,7 @@ export async function run(): Promise<BenchmarkResult> {
         `direct AdmissionReviews (${Buffer.byteLength(inject[0])} bytes, a pod the SidecarSet selects: the answer injects a sidecar) over keep-alive TLS; open loop at ${RATES.join('/')} per second for ${RATE_SECONDS}s each, latency from the scheduled send time; saturation: ${SATURATION_CONNECTIONS} connections closed loop`,
         `through the API server: pod creates with dryRun=All (admission runs, nothing is stored) at ${API_RATES.join('/')} per second for ${RATE_SECONDS}s each, open loop, one keep-alive client`,
         `scale: ${SCALE.pods} pods and ${SCALE.sidecarSets} SidecarSets (selecting no pod) created with no webhook configured, then each manager started fresh: ready time, idle RSS, direct admission at ${SCALE_RATES.join('/')} per second; memory per cached pod = (RSS at scale - RSS idle in the small run) / pods`,
-        'CPU seconds (utime + stime) and RSS from /proc of each manager process; RSS idle after start + 5 s, peak sampled every 250 ms under load, and 15 s after the last run (anonymous and file-backed apart, from smaps_rollup)',
+        'CPU seconds (utime + stime) and RSS from /proc of each manager process; RSS idle after the first answer + 15 s, peak sampled every 250 ms under load, and 15 s after the last run (anonymous and file-backed apart, from smaps_rollup)',
         "ours runs as the image runs it (esbuild bundle, plain node with the image's flags and environment, every role); upstream as the synthesized Deployment runs it (support/upstream-manager.ts adapts only ports, dirs and credentials)",
         PIN
           ? `pinned: the load generator on CPU 0, the manager under test on CPU ${MANAGER_CPU} (taskset); kube-apiserver, etcd and other work float`
