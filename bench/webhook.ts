@@ -21,7 +21,6 @@
  * the manager, kube-apiserver and etcd for the same cores: the figures are a floor.
  */
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -34,7 +33,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KRUISE_APPS_GROUP, Names, Paths, SecretKeys } from '../lib/contract.js';
 import { ControlPlane } from '../test/envtest/control-plane.js';
 import { metricValue, scrape, until } from '../test/integration/support/ha.js';
-import { freePort, ManagerProcess } from '../test/integration/support/manager-process.js';
+import { ManagerProcess } from '../test/integration/support/manager-process.js';
 import { addEndpoint, installRuntime } from '../test/integration/support/runtime-cluster.js';
 import type { BenchmarkResult } from './run.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
@@ -459,46 +458,21 @@ async function idleRss(kubeconfigPath: string): Promise<{ tsxBytes: number; bund
     await viaTsx.stop();
   }
   const dir = mkdtempSync(join(tmpdir(), 'bench-bundle-'));
-  const bundle = writeRuntimeBundle(dir);
-  const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
-  const child = spawn(
-    process.execPath,
-    [
-      ...IMAGE_NODE_FLAGS,
-      bundle,
-      `--kubeconfig=${kubeconfigPath}`,
-      '--role=webhook',
-      `--metrics-addr=127.0.0.1:${ports.metrics}`,
-      `--health-probe-addr=127.0.0.1:${ports.health}`,
-    ],
-    {
-      env: {
-        ...process.env,
-        NODE_OPTIONS: '',
-        ...IMAGE_ENV,
-        POD_NAMESPACE: INSTALL_NS,
-        POD_NAME: 'rss-bundled',
-        WEBHOOK_PORT: String(ports.webhook),
-        WEBHOOK_HOST: '127.0.0.1',
-        WEBHOOK_CERT_DIR: join(dir, 'certs'),
-      },
-      stdio: 'ignore',
-    },
-  );
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const bundled = await ManagerProcess.start({
+    name: 'rss-bundled',
+    kubeconfigPath,
+    namespace: INSTALL_NS,
+    args: ['--role=webhook'],
+    bundle: writeRuntimeBundle(dir),
+    nodeArgs: IMAGE_NODE_FLAGS,
+    env: { ...IMAGE_ENV },
+  });
   try {
-    await until(
-      'the bundled manager to be ready',
-      async () => (await fetch(`http://127.0.0.1:${ports.health}/readyz`)).status === 200,
-      60_000,
-      200,
-    );
+    await bundled.waitReady();
     await settle();
-    const text = await (await fetch(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
-    return { tsxBytes, bundledBytes: metricValue(text, 'process_resident_memory_bytes') ?? NaN };
+    return { tsxBytes, bundledBytes: (await memory(bundled)).rssBytes };
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    await bundled.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
