@@ -8,9 +8,10 @@
 #      work tree in ${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}
 #
 # The real kruise-manager is built the same way from upstream's own Go module, pinned (with
-# its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it.
+# its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it. kruise-daemon
+# (cmd/daemon of the same module) likewise, overridden by TEST_ASSET_KRUISE_DAEMON.
 #
-# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD, KRUISE_MANAGER,
+# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD, KRUISE_MANAGER, KRUISE_DAEMON,
 # KUBERNETES_VERSION, ETCD_VERSION, KRUISE_VERSION, *_SOURCE); all logging goes to stderr.
 set -euo pipefail
 shopt -s inherit_errexit # functions below run inside $(...), which would otherwise drop `set -e`
@@ -114,17 +115,29 @@ pin="$here/../../../tools/upstream/pin.json"
 pin_field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$pin"; }
 kruise_module="$(pin_field module)"; kruise_version="$(pin_field version)"; kruise_sum="$(pin_field sum)"
 [[ -n "$kruise_module" && -n "$kruise_version" && -n "$kruise_sum" ]] || die "cannot read module/version/sum from $pin"
-if [[ -n "${TEST_ASSET_KRUISE_MANAGER:-}" ]]; then
-  km="$(given "$TEST_ASSET_KRUISE_MANAGER" TEST_ASSET_KRUISE_MANAGER)"; km_source=TEST_ASSET_KRUISE_MANAGER
-else
-  go="$(find_go)"
+src_dir=""
+kruise_src() { # downloads and verifies the module once; sets src_dir (not in a subshell)
+  [[ -n "$src_dir" ]] && return
+  local go info got_sum; go="$(find_go)"
   log "resolving $kruise_module@$kruise_version from the Go module proxy..."
   info="$(cd / && GOWORK=off GOFLAGS=-mod=mod "$go" mod download -json "$kruise_module@$kruise_version")" \
     || die "go mod download $kruise_module@$kruise_version failed: $info"
   got_sum="$(sed -n 's/^[[:space:]]*"Sum": "\([^"]*\)".*/\1/p' <<<"$info")"
   src_dir="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$info")"
   [[ "$got_sum" == "$kruise_sum" ]] || die "$kruise_module@$kruise_version has checksum '$got_sum', the pin in $pin says '$kruise_sum'"
+}
+if [[ -n "${TEST_ASSET_KRUISE_MANAGER:-}" ]]; then
+  km="$(given "$TEST_ASSET_KRUISE_MANAGER" TEST_ASSET_KRUISE_MANAGER)"; km_source=TEST_ASSET_KRUISE_MANAGER
+else
+  kruise_src
   km="$(BUILD_SRC="$src_dir" build kruise-manager . "$kruise_version")"; km_source=built
+fi
+# kruise-daemon (the DaemonSet's /kruise-daemon) from the same verified module; CGO off as upstream's Dockerfile builds it.
+if [[ -n "${TEST_ASSET_KRUISE_DAEMON:-}" ]]; then
+  kd="$(given "$TEST_ASSET_KRUISE_DAEMON" TEST_ASSET_KRUISE_DAEMON)"; kd_source=TEST_ASSET_KRUISE_DAEMON
+else
+  kruise_src
+  kd="$(BUILD_SRC="$src_dir" build kruise-daemon ./cmd/daemon "$kruise_version")"; kd_source=built
 fi
 
 echo "KUBE_APISERVER=$kas"
@@ -135,4 +148,6 @@ echo "ETCD_SOURCE=$etcd_source"
 echo "ETCD_VERSION=$etcd_version"
 echo "KRUISE_MANAGER=$km"
 echo "KRUISE_MANAGER_SOURCE=$km_source"
+echo "KRUISE_DAEMON=$kd"
+echo "KRUISE_DAEMON_SOURCE=$kd_source"
 echo "KRUISE_VERSION=$kruise_version"
