@@ -116,7 +116,7 @@ export async function ensureClusterImages(options: ClusterImagesOptions): Promis
   await timed(
     'image tools (mmdebstrap, containerd)',
     () => run('bash', [ENSURE_TOOLS]),
-    () => 'cached',
+    (r) => (r.stderr.includes('installing') ? 'built' : 'cached'),
   );
   const bins = await timed('kruise-manager + kruise-daemon binaries (build.sh)', resolveKruiseBinaries, (b) =>
     b.builtNow ? 'built' : 'cached',
@@ -215,7 +215,7 @@ export async function ensureClusterImages(options: ClusterImagesOptions): Promis
   const baseImage = `${registry}/${baseRef.repository}:${baseRef.tag}@${runtimeBase.digest}`;
   const runtime = await timed(
     'runtime image: synth + kruise-ha-image publish',
-    () => publishRuntime(registry, baseImage, options.plainHttp ?? false),
+    () => publishRuntime(registry, baseImage, options.plainHttp ?? false, cacheDir),
     (r) => (r.upToDate ? 'up to date' : 'pushed'),
   );
   const total = timings.reduce((n, t) => n + t.seconds, 0);
@@ -467,8 +467,13 @@ async function nodeBinaryLayer(cacheDir: string, node: NodeBinary): Promise<Laye
 // ---------------------------------------------------------------------------------------------
 // The runtime image, as a user makes it
 
-async function publishRuntime(registry: string, baseImage: string, plainHttp: boolean): Promise<RuntimeImageResult> {
-  const out = mkdtempSync(join(defaultScratch(), 'runtime-synth-'));
+async function publishRuntime(
+  registry: string,
+  baseImage: string,
+  plainHttp: boolean,
+  cacheDir: string,
+): Promise<RuntimeImageResult> {
+  const out = mkdtempSync(join(cacheDir, 'runtime-synth-'));
   try {
     const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
     await run(tsx, ['--tsconfig', join(ROOT, 'tsconfig.dev.json'), join(HERE, 'runtime-app.ts')], {
@@ -498,12 +503,6 @@ async function publishRuntime(registry: string, baseImage: string, plainHttp: bo
 }
 
 export { RUNTIME_REPOSITORY, runtimeImageProps };
-
-function defaultScratch(): string {
-  const dir = join(defaultCacheDir(), 'tmp');
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 /** `a/b/c` → `a`, `a/b` (directories only; a trailing slash names a directory itself). */
 function ancestors(path: string): string[] {
