@@ -407,6 +407,13 @@ project.addTask('image', {
   exec: 'tsx lib/image/cli.ts',
   receiveArgs: true,
 });
+// The real-cluster tier's images (test/cluster/images): upstream kruise-manager with /kruise-daemon from the pinned
+// module, the RuntimeImage base rebuilt from Debian, and the runtime image through RuntimeImage + publish.
+project.addTask('cluster:images', {
+  description: 'Build the real-cluster images and push them to a registry (--registry HOST:PORT [--plain-http])',
+  exec: 'tsx test/cluster/images/cli.ts',
+  receiveArgs: true,
+});
 // The integration tests push images to Debian's CNCF distribution registry.
 const ensureRegistry = project.addTask('test:ensure-registry', { exec: 'bash test/setup/ensure-docker-registry.sh' });
 // kube-score and checkov judge every example's output (test/lint, allow-list in test/lint/allow-list.ts).

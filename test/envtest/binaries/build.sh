@@ -8,7 +8,8 @@
 #      work tree in ${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}
 #
 # The real kruise-manager is built the same way from upstream's own Go module, pinned (with
-# its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it.
+# its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it. kruise-daemon
+# (cmd/daemon of the same module) likewise, overridden by TEST_ASSET_KRUISE_DAEMON.
 #
 # `build.sh cluster` resolves what the local cluster (test/cluster) needs instead: kube-apiserver
 # and etcd as above, plus kubelet, kube-proxy, kube-scheduler and kube-controller-manager from the
@@ -17,7 +18,7 @@
 # TEST_ASSET_KUBE_CONTROLLER_MANAGER, or KUBEBUILDER_ASSETS when that dir holds the binary
 # (setup-envtest's asset dirs hold only kube-apiserver, etcd and kubectl, so a missing one is built).
 #
-# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD, KRUISE_MANAGER,
+# stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD, KRUISE_MANAGER, KRUISE_DAEMON,
 # KUBERNETES_VERSION, ETCD_VERSION, KRUISE_VERSION, *_SOURCE; in cluster mode KUBELET,
 # KUBE_PROXY, KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER and their *_SOURCE in place of the
 # KRUISE_* lines); all logging goes to stderr.
@@ -159,19 +160,33 @@ pin="$here/../../../tools/upstream/pin.json"
 pin_field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$pin"; }
 kruise_module="$(pin_field module)"; kruise_version="$(pin_field version)"; kruise_sum="$(pin_field sum)"
 [[ -n "$kruise_module" && -n "$kruise_version" && -n "$kruise_sum" ]] || die "cannot read module/version/sum from $pin"
-if [[ -n "${TEST_ASSET_KRUISE_MANAGER:-}" ]]; then
-  km="$(given "$TEST_ASSET_KRUISE_MANAGER" TEST_ASSET_KRUISE_MANAGER)"; km_source=TEST_ASSET_KRUISE_MANAGER
-else
-  go="$(find_go)"
+src_dir=""
+kruise_src() { # downloads and verifies the module once; sets src_dir (not in a subshell)
+  [[ -n "$src_dir" ]] && return
+  local go info got_sum; go="$(find_go)"
   log "resolving $kruise_module@$kruise_version from the Go module proxy..."
   info="$(cd / && GOWORK=off GOFLAGS=-mod=mod "$go" mod download -json "$kruise_module@$kruise_version")" \
     || die "go mod download $kruise_module@$kruise_version failed: $info"
   got_sum="$(sed -n 's/^[[:space:]]*"Sum": "\([^"]*\)".*/\1/p' <<<"$info")"
   src_dir="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$info")"
   [[ "$got_sum" == "$kruise_sum" ]] || die "$kruise_module@$kruise_version has checksum '$got_sum', the pin in $pin says '$kruise_sum'"
+}
+if [[ -n "${TEST_ASSET_KRUISE_MANAGER:-}" ]]; then
+  km="$(given "$TEST_ASSET_KRUISE_MANAGER" TEST_ASSET_KRUISE_MANAGER)"; km_source=TEST_ASSET_KRUISE_MANAGER
+else
+  kruise_src
   km="$(BUILD_SRC="$src_dir" build kruise-manager . "$kruise_version")"; km_source=built
+fi
+# kruise-daemon (the DaemonSet's /kruise-daemon) from the same verified module; CGO off as upstream's Dockerfile builds it.
+if [[ -n "${TEST_ASSET_KRUISE_DAEMON:-}" ]]; then
+  kd="$(given "$TEST_ASSET_KRUISE_DAEMON" TEST_ASSET_KRUISE_DAEMON)"; kd_source=TEST_ASSET_KRUISE_DAEMON
+else
+  kruise_src
+  kd="$(BUILD_SRC="$src_dir" build kruise-daemon ./cmd/daemon "$kruise_version")"; kd_source=built
 fi
 
 echo "KRUISE_MANAGER=$km"
 echo "KRUISE_MANAGER_SOURCE=$km_source"
+echo "KRUISE_DAEMON=$kd"
+echo "KRUISE_DAEMON_SOURCE=$kd_source"
 echo "KRUISE_VERSION=$kruise_version"
