@@ -145,7 +145,20 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 }
 
 /** Registries containerd resolves through the local one (certs.d/<host>/hosts.toml). */
-export const MIRRORED_REGISTRIES = ['docker.io', 'registry.k8s.io', 'ghcr.io', 'quay.io', REGISTRY];
+/**
+ * Registries whose references the nodes resolve through the local one: the public ones the
+ * synthesized output and Kubernetes name, and the private ones the examples name (as a user's
+ * mirror would hold them).
+ */
+export const MIRRORED_REGISTRIES = [
+  'docker.io',
+  'registry.k8s.io',
+  'ghcr.io',
+  'quay.io',
+  'registry.example.com',
+  'registry.internal.example:5000',
+  REGISTRY,
+];
 
 export function hostsToml(): string {
   return `server = "http://${REGISTRY}"

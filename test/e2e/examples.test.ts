@@ -1,0 +1,172 @@
+/**
+ * Every example in examples/, synthesized as its app and applied to the real cluster one after
+ * another: its manager comes up (every manager Deployment rolled out and Ready, kruise-daemon on
+ * every node where it renders one), then it is removed. Where an example needs something this
+ * machine cannot run, the case says what and why, and checks that exactly that is what is missing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { EXAMPLES_DIR } from '../support/example-charts.js';
+import { copyImage } from './support/copy-image.js';
+import { clusterImages, e2eEnv } from './support/e2e-env.js';
+import { managerPods, NS, uninstallKruise } from './support/install.js';
+import { describePods, getJson, kubectl, until } from './support/kube.js';
+import { synthExample } from './support/synth.js';
+
+const env = e2eEnv();
+const kc = env.kubeconfig;
+
+interface Doc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+}
+
+interface Case {
+  /** Judged by another e2e file (named): not installed again here. */
+  readonly coveredBy?: string;
+  /** Objects left out of the apply, each with the reason (something this machine cannot run). */
+  readonly leaveOut?: (d: Doc) => string | undefined;
+  /** What the example's docs say must exist first; returns the objects to remove afterwards. */
+  readonly prepare?: () => Promise<Doc[]>;
+  /** The example cannot come up here: applying it must fail for exactly this reason. */
+  readonly cannotRun?: { readonly why: string; readonly applyError: RegExp; readonly missingGroup: string };
+}
+
+/** The name the examples give their runtime image (`ManagerImage.runtime(...)` at registry.example.com, mirrored). */
+const EXAMPLE_RUNTIME_IMAGE = 'kruise-ha/manager:0.1.0';
+
+const docsOf = (files: readonly string[]): Doc[] =>
+  files.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as Doc)).filter(Boolean);
+const list = (items: readonly object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+
+const CASES: Record<string, Case> = {
+  'default-ha.ts': {
+    coveredBy: 'upstream-flavour.test.ts (the default output applied unmodified, then Kruise used on it)',
+  },
+  'runtime-image.ts': {
+    coveredBy:
+      'runtime-flavour.test.ts: the same RuntimeImage + KruiseManager with base and repository in the local registry, because ' +
+      '`kruise-ha-image publish` reads the base from its own registry (docker.io here), which this machine cannot reach',
+  },
+  'cert-manager.ts': {
+    cannotRun: {
+      why: 'needs cert-manager (its CRDs, controller and cainjector), which this cluster does not run yet',
+      applyError: /no matches for kind "(Certificate|Issuer|ClusterIssuer)"/,
+      missingGroup: 'cert-manager.io',
+    },
+  },
+  'offline-registry.ts': {
+    // As the example says: create `regcred` in the install namespace out of band, before the pods pull.
+    prepare: async () => {
+      const objects: Doc[] = [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'regcred', namespace: NS },
+          type: 'kubernetes.io/dockerconfigjson',
+          data: {
+            '.dockerconfigjson': Buffer.from(
+              JSON.stringify({ auths: { 'registry.internal.example:5000': {} } }),
+            ).toString('base64'),
+          },
+        } as Doc,
+      ];
+      await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: list(objects) });
+      return [];
+    },
+  },
+  'upstream-image.ts': {
+    leaveOut: (d) =>
+      d.kind === 'ServiceMonitor'
+        ? 'needs the prometheus-operator CRDs, which this cluster does not have'
+        : d.metadata.annotations?.['argocd.argoproj.io/hook']
+          ? 'an Argo CD PreDelete hook: Argo CD runs it only when the Application is deleted (kubectl would run it at once)'
+          : undefined,
+    // crds: CrdSource.none(), "installed by another pipeline": here, the default output's CRDs.
+    prepare: async () => {
+      const crds = docsOf((await synthExample('default-ha.ts')).files).filter(
+        (d) => d.kind === 'CustomResourceDefinition',
+      );
+      await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: list(crds), timeoutMs: 180_000 });
+      return crds;
+    },
+  },
+};
+
+const examples = readdirSync(EXAMPLES_DIR)
+  .filter((f) => f.endsWith('.ts'))
+  .sort();
+
+let cleanup: Doc[] | undefined;
+
+beforeAll(async () => {
+  const images = await clusterImages();
+  await copyImage(env.registry, `kruise-ha/runtime@${images.runtime.digest}`, EXAMPLE_RUNTIME_IMAGE);
+}, 900_000);
+
+afterAll(async () => {
+  if (cleanup) await uninstallKruise(kc, cleanup);
+}, 600_000);
+
+describe('every example on the real cluster', () => {
+  test.each(examples)(
+    '%s comes up (or says why it cannot here)',
+    async (file) => {
+      const c = CASES[file] ?? {};
+      if (c.coveredBy) {
+        process.stderr.write(`examples: ${file} is judged by ${c.coveredBy}\n`);
+        return;
+      }
+      const docs = docsOf((await synthExample(file)).files);
+      const left: string[] = [];
+      const kept = docs.filter((d) => {
+        const why = c.leaveOut?.(d);
+        if (why) left.push(`${d.kind}/${d.metadata.name}: ${why}`);
+        return !why;
+      });
+      if (left.length) process.stderr.write(`examples: ${file} applied without\n  ${left.join('\n  ')}\n`);
+      const prepared = (await c.prepare?.()) ?? [];
+      // (kinds the cluster does not serve cannot be deleted either)
+      cleanup = [
+        ...kept.filter((d) => !c.cannotRun || !d.apiVersion.startsWith(`${c.cannotRun.missingGroup}/`)),
+        ...prepared,
+      ];
+      try {
+        const apply = await kubectl(kc, ['apply', '--server-side', '-f', '-'], {
+          input: list(kept),
+          timeoutMs: 180_000,
+          allowFailure: !!c.cannotRun,
+        });
+        if (c.cannotRun) {
+          process.stderr.write(`examples: ${file} cannot run here: ${c.cannotRun.why}\n`);
+          expect(apply.code).not.toBe(0);
+          expect(apply.stderr).toMatch(c.cannotRun.applyError);
+          return;
+        }
+        await managerPods(kc, 420_000);
+        if (kept.some((d) => d.kind === 'DaemonSet' && d.metadata.name === 'kruise-daemon')) {
+          await until(
+            'kruise-daemon Ready on every node',
+            async () => {
+              const d = await getJson<{ status: { numberReady: number } }>(kc, [
+                'daemonset',
+                '-n',
+                NS,
+                'kruise-daemon',
+              ]);
+              return d.status.numberReady === env.nodes.length;
+            },
+            { describe: () => describePods(kc, NS) },
+          );
+        }
+      } finally {
+        await uninstallKruise(kc, cleanup);
+        cleanup = undefined;
+      }
+    },
+    900_000,
+  );
+});

@@ -1,0 +1,89 @@
+/**
+ * Installing and removing a synthesized kruise-manager as an operator does: one
+ * `kubectl apply --server-side` of the output, then waiting on what the cluster reports; removal
+ * deletes Kruise's own objects first (the CRDs are delete-protected while they hold any).
+ */
+import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
+import type { Synthesized } from './synth.js';
+import { APP_NAMESPACE } from './workloads.js';
+
+export const NS = 'kruise-system';
+export const MANAGER_SELECTOR = 'control-plane=controller-manager';
+
+/** Applies every file of the output in one server-side apply and waits for the manager to be Available. */
+export async function installKruise(kubeconfig: string, out: Synthesized, timeoutMs = 420_000): Promise<void> {
+  await kubectl(kubeconfig, ['apply', '--server-side', ...out.files.flatMap((f) => ['-f', f])], { timeoutMs: 180_000 });
+  await managerPods(kubeconfig, timeoutMs);
+}
+
+/**
+ * The manager pods once every Deployment of the install is fully rolled out and its pods Ready
+ * (Deployment status and the pods agree), sorted by name.
+ */
+export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Promise<PodLike[]> {
+  return until(
+    'every manager Deployment rolled out with all replicas Ready',
+    async () => {
+      const deployments = await getJson<{
+        items: Array<{
+          spec: { replicas: number };
+          status: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
+        }>;
+      }>(kubeconfig, ['deployments', '-n', NS, '-l', MANAGER_SELECTOR]);
+      if (deployments.items.length === 0) return false;
+      const want = deployments.items.reduce((n, d) => n + d.spec.replicas, 0);
+      const settled = deployments.items.every(
+        (d) =>
+          d.status.readyReplicas === d.spec.replicas &&
+          d.status.updatedReplicas === d.spec.replicas &&
+          d.status.replicas === d.spec.replicas,
+      );
+      const p = (await pods(kubeconfig, NS, MANAGER_SELECTOR)).filter((x) => !x.metadata.deletionTimestamp);
+      return (
+        settled &&
+        p.length === want &&
+        p.every(isReady) &&
+        p.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+      );
+    },
+    { timeoutMs, intervalMs: 2_000, describe: () => describePods(kubeconfig, NS) },
+  );
+}
+
+const KRUISE_KINDS = [
+  'sidecarsets.apps.kruise.io',
+  'imagepulljobs.apps.kruise.io',
+  'clonesets.apps.kruise.io',
+  'statefulsets.apps.kruise.io',
+];
+
+/**
+ * Removes the app namespace, Kruise objects the tests made, then the whole install (the output's
+ * files, or the objects that were applied); waits until the install namespace is gone.
+ */
+export async function uninstallKruise(
+  kubeconfig: string,
+  out: Synthesized | readonly object[] | undefined,
+): Promise<void> {
+  await kubectl(kubeconfig, ['delete', 'namespace', APP_NAMESPACE, '--ignore-not-found', '--wait=true'], {
+    timeoutMs: 300_000,
+    allowFailure: true,
+  });
+  for (const kind of KRUISE_KINDS) {
+    await kubectl(kubeconfig, ['delete', kind, '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'], {
+      allowFailure: true,
+    });
+  }
+  if (!out) return;
+  const what = Array.isArray(out)
+    ? { args: ['-f', '-'], input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: out }) }
+    : { args: (out as Synthesized).files.flatMap((f) => ['-f', f]), input: undefined };
+  await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', ...what.args], {
+    input: what.input,
+    timeoutMs: 300_000,
+  });
+  await until('the install namespace to be gone', async () => {
+    const r = await kubectl(kubeconfig, ['get', 'namespace', NS, '--ignore-not-found', '-o', 'name']);
+    return r.stdout.trim() === '' || undefined;
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * The e2e tier's view of the local cluster: kubectl as an operator runs it (server-side apply,
+ * get -o json, delete), and polling that reports what it last saw when it gives up.
+ */
+import { execFile } from 'node:child_process';
+
+export interface KubectlOptions {
+  /** Sent on stdin (for `-f -`). */
+  readonly input?: string;
+  /** Default 120 s. */
+  readonly timeoutMs?: number;
+  /** Resolve with the result instead of throwing on a non-zero exit. */
+  readonly allowFailure?: boolean;
+}
+
+export interface KubectlResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs kubectl against `kubeconfig`; throws with its stderr on failure unless `allowFailure`. */
+export function kubectl(
+  kubeconfig: string,
+  args: readonly string[],
+  options: KubectlOptions = {},
+): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      { timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: '' } },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        if (code !== 0 && !options.allowFailure) {
+          reject(new Error(`kubectl ${args.join(' ')} exited ${code}: ${stderr.trim() || err?.message}`));
+          return;
+        }
+        resolve({ code, stdout, stderr });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+/** `kubectl get ... -o json`, parsed. */
+export async function getJson<T>(kubeconfig: string, args: readonly string[]): Promise<T> {
+  const { stdout } = await kubectl(kubeconfig, ['get', ...args, '-o', 'json']);
+  return JSON.parse(stdout) as T;
+}
+
+/** Like getJson, but undefined when the object does not exist. */
+export async function getJsonIfExists<T>(kubeconfig: string, args: readonly string[]): Promise<T | undefined> {
+  const r = await kubectl(kubeconfig, ['get', ...args, '-o', 'json', '--ignore-not-found'], { allowFailure: true });
+  if (r.code !== 0) throw new Error(`kubectl get ${args.join(' ')}: ${r.stderr.trim()}`);
+  return r.stdout.trim() ? (JSON.parse(r.stdout) as T) : undefined;
+}
+
+/**
+ * Polls `probe` until it returns something other than undefined/false; fails after `timeoutMs`
+ * naming `what` and the last value `describe` made of the state (so a failure says what was seen).
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  {
+    timeoutMs = 180_000,
+    intervalMs = 1_000,
+    describe,
+  }: { timeoutMs?: number; intervalMs?: number; describe?: () => Promise<string> } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) {
+      const seen = describe ? await describe().catch((e: Error) => `(describe failed: ${e.message})`) : '';
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}` +
+          (lastError ? `; last error: ${(lastError as Error).message}` : '') +
+          (seen ? `\n--- state ---\n${seen}` : ''),
+      );
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface PodLike {
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: {
+    nodeName?: string;
+    hostNetwork?: boolean;
+    containers: Array<{ name: string; image: string }>;
+    initContainers?: Array<{ name: string; image: string }>;
+  };
+  status?: {
+    phase?: string;
+    podIP?: string;
+    hostIP?: string;
+    conditions?: Array<{ type: string; status: string }>;
+    containerStatuses?: Array<{
+      name: string;
+      ready: boolean;
+      restartCount: number;
+      image: string;
+      imageID: string;
+      containerID?: string;
+    }>;
+  };
+}
+
+export const isReady = (p: PodLike): boolean =>
+  p.status?.phase === 'Running' && !!p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** Pods in `namespace` matching `selector` (a kubectl label selector). */
+export async function pods(kubeconfig: string, namespace: string, selector: string): Promise<PodLike[]> {
+  return (await getJson<{ items: PodLike[] }>(kubeconfig, ['pods', '-n', namespace, '-l', selector])).items;
+}
+
+/** A one-line-per-pod summary for failure messages. */
+export async function describePods(kubeconfig: string, namespace: string, selector?: string): Promise<string> {
+  const r = await kubectl(
+    kubeconfig,
+    ['get', 'pods', '-n', namespace, '-o', 'wide', ...(selector ? ['-l', selector] : [])],
+    {
+      allowFailure: true,
+    },
+  );
+  const events = await kubectl(kubeconfig, ['get', 'events', '-n', namespace, '--sort-by=.lastTimestamp'], {
+    allowFailure: true,
+  });
+  return `${r.stdout}${r.stderr}\n${events.stdout.split('\n').slice(-25).join('\n')}`;
+}
