@@ -198,6 +198,7 @@ new JsonFile(project, `${RUNTIME_DIR}/package.json`, {
 });
 project.gitignore.exclude(
   '.envtest/',
+  '.cluster/',
   '.scratch*/',
   'bench/results/',
   'dist/',
@@ -236,6 +237,11 @@ new JsonFile(project, 'jest.config.json', {
       }),
       // Packs both packages and installs them into a stock cdk8s app (test/package).
       jestProject('package', ['<rootDir>/test/package']),
+      // One real local cluster (test/cluster: real kubelets, containerd, kube-proxy) for all files.
+      jestProject('e2e', ['<rootDir>/test/e2e'], {
+        globalSetup: '<rootDir>/test/e2e/global-setup.ts',
+        globalTeardown: '<rootDir>/test/e2e/global-teardown.ts',
+      }),
     ],
   },
 });
@@ -370,6 +376,16 @@ project.addTask('upstream:generate', {
 });
 project.addTask('envtest:binaries', { exec: 'bash test/envtest/binaries/build.sh' });
 project.addTask('envtest', { exec: 'tsx test/envtest/cli.ts', receiveArgs: true });
+project.addTask('cluster:binaries', {
+  description:
+    'Build (first run only; cached) kube-apiserver, etcd, kubelet, kube-proxy, kube-scheduler, kube-controller-manager',
+  exec: 'bash test/envtest/binaries/build.sh cluster',
+});
+project.addTask('cluster', {
+  description: 'A real local cluster in the foreground (3 nodes in 3 zones; --ha for 3 control-plane members)',
+  exec: 'tsx test/cluster/cli.ts',
+  receiveArgs: true,
+});
 project.addTask('envtest:install-runtime', { exec: 'tsx test/envtest/install-runtime.ts' });
 project.addTask('runtime', {
   description: 'Run the manager from source',
@@ -423,6 +439,14 @@ project.addTask('test:package', {
   exec: `${jestCmd} --selectProjects package --runInBand`,
   receiveArgs: true,
 });
+const ensureNodePackages = project.addTask('test:ensure-node-packages', {
+  description: 'Install the Debian packages the local cluster needs (containerd, runc, CNI plugins, iptables, ...)',
+  exec: 'bash test/setup/ensure-node-packages.sh',
+});
+const e2e = project.addTask('test:e2e', { description: 'End-to-end tests on one real local cluster (test/cluster)' });
+e2e.spawn(ensureNodePackages);
+e2e.spawn(project.tasks.tryFind('cluster:binaries')!);
+e2e.exec(`${jestCmd} --selectProjects e2e --runInBand`, { receiveArgs: true });
 const integration = project.addTask('test:integration');
 integration.spawn(project.tasks.tryFind('envtest:binaries')!);
 integration.spawn(ensureRegistry);
@@ -434,6 +458,7 @@ project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);
 project.testTask.spawn(ensureRegistry);
 project.testTask.spawn(ensureLinters);
 project.testTask.spawn(ensurePromtool);
-project.testTask.exec(`${jestCmd} --runInBand`, { receiveArgs: true });
+project.testTask.exec(`${jestCmd} --runInBand --ignoreProjects e2e`, { receiveArgs: true });
+project.testTask.spawn(e2e); // last: it needs root and the most time
 
 project.synth();

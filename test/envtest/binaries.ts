@@ -1,5 +1,5 @@
-// Locates kube-apiserver and etcd through binaries/build.sh, which honours
-// KUBEBUILDER_ASSETS / TEST_ASSET_* and otherwise builds and caches them.
+// Locates kube-apiserver and etcd (and, for test/cluster, the node binaries) through
+// binaries/build.sh, which honours KUBEBUILDER_ASSETS / TEST_ASSET_* and otherwise builds and caches them.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,10 +19,14 @@ export interface Binaries {
 
 export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'binaries', 'build.sh');
 
-/** Runs build.sh; its progress goes to our stderr because a cold build takes minutes. */
-export function resolveBinaries(): Promise<Binaries> {
+/**
+ * Runs build.sh with `args` (none: the envtest set; `cluster`: the local cluster's set) and returns
+ * its KEY=VALUE lines, failing unless every key in `required` is there. Progress goes to our
+ * stderr because a cold build takes minutes.
+ */
+export function runBuildScript(args: string[], required: string[]): Promise<Record<string, string>> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [BUILD_SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
@@ -32,8 +36,8 @@ export function resolveBinaries(): Promise<Binaries> {
       if (code !== 0) {
         reject(
           new Error(
-            `envtest: ${BUILD_SCRIPT} exited with ${code}; see its message above. ` +
-              'Set KUBEBUILDER_ASSETS (dir with kube-apiserver and etcd) to use prebuilt binaries.',
+            `envtest: ${BUILD_SCRIPT} ${args.join(' ')} exited with ${code}; see its message above. ` +
+              'Set KUBEBUILDER_ASSETS (dir with kube-apiserver and etcd) or TEST_ASSET_<BINARY> to use prebuilt binaries.',
           ),
         );
         return;
@@ -44,24 +48,26 @@ export function resolveBinaries(): Promise<Binaries> {
           .filter((l) => l.includes('='))
           .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
-      for (const key of [
-        'KUBE_APISERVER',
-        'ETCD',
-        'KUBERNETES_VERSION',
-        'KUBE_APISERVER_SOURCE',
-        'KRUISE_MANAGER',
-        'KRUISE_VERSION',
-      ]) {
+      for (const key of required) {
         if (!kv[key]) return reject(new Error(`envtest: ${BUILD_SCRIPT} printed no ${key}=... line; got:\n${out}`));
       }
-      resolve({
-        kubeApiServer: kv.KUBE_APISERVER,
-        etcd: kv.ETCD,
-        pinnedKubernetesVersion: kv.KUBERNETES_VERSION,
-        kubeApiServerSource: kv.KUBE_APISERVER_SOURCE,
-        kruiseManager: kv.KRUISE_MANAGER,
-        kruiseVersion: kv.KRUISE_VERSION,
-      });
+      resolve(kv);
     });
   });
+}
+
+/** Runs build.sh for the envtest control plane (kube-apiserver, etcd, kruise-manager). */
+export async function resolveBinaries(): Promise<Binaries> {
+  const kv = await runBuildScript(
+    [],
+    ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE', 'KRUISE_MANAGER', 'KRUISE_VERSION'],
+  );
+  return {
+    kubeApiServer: kv.KUBE_APISERVER,
+    etcd: kv.ETCD,
+    pinnedKubernetesVersion: kv.KUBERNETES_VERSION,
+    kubeApiServerSource: kv.KUBE_APISERVER_SOURCE,
+    kruiseManager: kv.KRUISE_MANAGER,
+    kruiseVersion: kv.KRUISE_VERSION,
+  };
 }

@@ -44,19 +44,22 @@ export function writeAuditPolicy(dir: string): void {
   );
 }
 
+/** The names a kube-apiserver serving certificate covers: how in-cluster clients address it. */
+export const API_SERVER_DNS_NAMES = [
+  'localhost',
+  'kubernetes',
+  'kubernetes.default',
+  'kubernetes.default.svc',
+  'kubernetes.default.svc.cluster.local',
+];
+
 /** Writes a fresh CA, serving cert, admin (system:masters) client cert and service-account keys. */
 export async function writePki(dir: string): Promise<{ caPem: string; admin: KeyPairPem }> {
   const ca = await createCertificateAuthority();
   const serving = await issueCertificate(ca, {
     commonName: 'kube-apiserver',
     usage: 'server',
-    dnsNames: [
-      'localhost',
-      'kubernetes',
-      'kubernetes.default',
-      'kubernetes.default.svc',
-      'kubernetes.default.svc.cluster.local',
-    ],
+    dnsNames: API_SERVER_DNS_NAMES,
     ipAddresses: ['127.0.0.1', '10.0.0.1'], // 10.0.0.1: the `kubernetes` Service's ClusterIP
   });
   const admin = await issueCertificate(ca, {

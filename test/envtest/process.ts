@@ -110,7 +110,8 @@ export function recordPids(dir: string, children: Array<ChildProcess | undefined
   writeFileSync(join(dir, PIDS_FILE), JSON.stringify({ owner: process.pid, children: pids }));
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this PID exists (EPERM: it does, owned by someone else). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -11,11 +11,22 @@
 # its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it. kruise-daemon
 # (cmd/daemon of the same module) likewise, overridden by TEST_ASSET_KRUISE_DAEMON.
 #
+# `build.sh cluster` resolves what the local cluster (test/cluster) needs instead: kube-apiserver
+# and etcd as above, plus kubelet, kube-proxy, kube-scheduler and kube-controller-manager from the
+# wrapper module kube-node/ (same k8s.io/kubernetes version as kube-apiserver/, checked below).
+# Overrides: TEST_ASSET_KUBELET, TEST_ASSET_KUBE_PROXY, TEST_ASSET_KUBE_SCHEDULER,
+# TEST_ASSET_KUBE_CONTROLLER_MANAGER, or KUBEBUILDER_ASSETS when that dir holds the binary
+# (setup-envtest's asset dirs hold only kube-apiserver, etcd and kubectl, so a missing one is built).
+#
 # stdout: machine-readable KEY=VALUE lines (KUBE_APISERVER, ETCD, KRUISE_MANAGER, KRUISE_DAEMON,
-# KUBERNETES_VERSION, ETCD_VERSION, KRUISE_VERSION, *_SOURCE); all logging goes to stderr.
+# KUBERNETES_VERSION, ETCD_VERSION, KRUISE_VERSION, *_SOURCE; in cluster mode KUBELET,
+# KUBE_PROXY, KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER and their *_SOURCE in place of the
+# KRUISE_* lines); all logging goes to stderr.
 set -euo pipefail
 shopt -s inherit_errexit # functions below run inside $(...), which would otherwise drop `set -e`
 
+mode="${1:-envtest}"
+[[ "$mode" == envtest || "$mode" == cluster ]] || { echo "envtest: error: unknown mode '$mode' (use no argument, or 'cluster')" >&2; exit 2; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}"
 
@@ -86,19 +97,24 @@ given() { # given <path> <description>: validates a user-supplied binary
 k8s_version="$(module_version kube-apiserver k8s.io/kubernetes)"
 etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 [[ -n "$k8s_version" && -n "$etcd_version" ]] || die "cannot read pinned versions from $here/*/go.mod"
+node_k8s_version="$(module_version kube-node k8s.io/kubernetes)"
+[[ "$node_k8s_version" == "$k8s_version" ]] \
+  || die "$here/kube-node/go.mod pins k8s.io/kubernetes $node_k8s_version but kube-apiserver/go.mod pins $k8s_version; bump both together"
+
+# Version stamps shared by every binary built from k8s.io/kubernetes.
+IFS=. read -r major minor _ <<<"${k8s_version#v}"
+stamp=()
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  # gitCommit is left empty: the module proxy does not tell which commit a tag is.
+  stamp+=("-X '$p.gitVersion=$k8s_version'" "-X '$p.gitMajor=$major'" "-X '$p.gitMinor=$minor'"
+    "-X '$p.gitCommit='" "-X '$p.gitTreeState=archive'" "-X '$p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)'")
+done
 
 if [[ -n "${TEST_ASSET_KUBE_APISERVER:-}" ]]; then
   kas="$(given "$TEST_ASSET_KUBE_APISERVER" TEST_ASSET_KUBE_APISERVER)"; kas_source=TEST_ASSET_KUBE_APISERVER
 elif [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   kas="$(given "$KUBEBUILDER_ASSETS/kube-apiserver" KUBEBUILDER_ASSETS)"; kas_source=KUBEBUILDER_ASSETS
 else
-  IFS=. read -r major minor _ <<<"${k8s_version#v}"
-  stamp=()
-  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    # gitCommit is left empty: the module proxy does not tell which commit a tag is.
-    stamp+=("-X '$p.gitVersion=$k8s_version'" "-X '$p.gitMajor=$major'" "-X '$p.gitMinor=$minor'"
-      "-X '$p.gitCommit='" "-X '$p.gitTreeState=archive'" "-X '$p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)'")
-  done
   kas="$(build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_version" "${stamp[@]}")"; kas_source=built
 fi
 
@@ -108,6 +124,35 @@ elif [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
   etcd="$(given "$KUBEBUILDER_ASSETS/etcd" KUBEBUILDER_ASSETS)"; etcd_source=KUBEBUILDER_ASSETS
 else
   etcd="$(build etcd go.etcd.io/etcd/server/v3 "$etcd_version")"; etcd_source=built
+fi
+
+echo "KUBE_APISERVER=$kas"
+echo "KUBE_APISERVER_SOURCE=$kas_source"
+echo "KUBERNETES_VERSION=$k8s_version"
+echo "ETCD=$etcd"
+echo "ETCD_SOURCE=$etcd_source"
+echo "ETCD_VERSION=$etcd_version"
+
+if [[ "$mode" == cluster ]]; then
+  # resolve_node <binary> <KEY>: TEST_ASSET_<KEY>, else KUBEBUILDER_ASSETS/<binary> if present, else built.
+  resolve_node() {
+    local name="$1" key="$2" var="TEST_ASSET_$2" path source
+    if [[ -n "${!var:-}" ]]; then
+      path="$(given "${!var}" "$var")"; source="$var"
+    elif [[ -n "${KUBEBUILDER_ASSETS:-}" && -e "$KUBEBUILDER_ASSETS/$name" ]]; then
+      path="$(given "$KUBEBUILDER_ASSETS/$name" KUBEBUILDER_ASSETS)"; source=KUBEBUILDER_ASSETS
+    else
+      path="$(BUILD_SRC="$here/kube-node" build "$name" "k8s.io/kubernetes/cmd/$name" "$k8s_version" "${stamp[@]}")"; source=built
+    fi
+    echo "$key=$path"
+    echo "${key}_SOURCE=$source"
+  }
+  # kubelet first: it needs most of the packages the other three share.
+  resolve_node kubelet KUBELET
+  resolve_node kube-proxy KUBE_PROXY
+  resolve_node kube-scheduler KUBE_SCHEDULER
+  resolve_node kube-controller-manager KUBE_CONTROLLER_MANAGER
+  exit 0
 fi
 
 # Upstream's module, checksum-verified against the pin before anything of it is built.
@@ -140,12 +185,6 @@ else
   kd="$(BUILD_SRC="$src_dir" build kruise-daemon ./cmd/daemon "$kruise_version")"; kd_source=built
 fi
 
-echo "KUBE_APISERVER=$kas"
-echo "KUBE_APISERVER_SOURCE=$kas_source"
-echo "KUBERNETES_VERSION=$k8s_version"
-echo "ETCD=$etcd"
-echo "ETCD_SOURCE=$etcd_source"
-echo "ETCD_VERSION=$etcd_version"
 echo "KRUISE_MANAGER=$km"
 echo "KRUISE_MANAGER_SOURCE=$km_source"
 echo "KRUISE_DAEMON=$kd"
