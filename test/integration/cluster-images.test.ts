@@ -18,6 +18,7 @@ import { ContainerdProcess, mountsUnder } from '../cluster/images/containerd.js'
 import { type ClusterImages, ensureClusterImages } from '../cluster/images/index.js';
 import { RegistryProcess } from './registry-process.js';
 
+const hadRunContainerd = existsSync('/run/containerd');
 const registry = new RegistryProcess();
 const containerd = new ContainerdProcess();
 let images: ClusterImages;
@@ -41,6 +42,10 @@ afterAll(async () => {
   await containerd.cleanup();
   await registry.cleanup();
   expect(mountsUnder(dir)).toEqual([]);
+  expect(existsSync(dir)).toBe(false);
+  // ctr's runc root and fifos were in our folder; containerd's shim-socket folder goes if we made it.
+  expect(existsSync(`/run/containerd/runc/${containerd.namespace}`)).toBe(false);
+  if (!hadRunContainerd) expect(existsSync('/run/containerd')).toBe(false);
 }, 60_000);
 
 const client = () => new RegistryClient(new RegistryHttp(registry.host));

@@ -42,11 +42,23 @@ async function main(): Promise<number> {
     process.stderr.write(`cluster:images: --registry is required\n\n${USAGE}`);
     return 2;
   }
-  const images = await ensureClusterImages({
-    registry: values.registry,
-    plainHttp: values['plain-http'],
-    cacheDir: values['cache-dir'],
-  });
+  let images;
+  try {
+    images = await ensureClusterImages({
+      registry: values.registry,
+      plainHttp: values['plain-http'],
+      cacheDir: values['cache-dir'],
+    });
+  } catch (e) {
+    const message = (e as Error).message;
+    // An HTTPS hello answered by a plain-HTTP registry.
+    const hint =
+      !values['plain-http'] && message.includes('WRONG_VERSION_NUMBER')
+        ? `\n(the registry speaks plain HTTP: add --plain-http)`
+        : '';
+    process.stderr.write(`cluster:images: ${message}${hint}\n`);
+    return 1;
+  }
   if (values.json) {
     process.stdout.write(`${JSON.stringify(images, null, 2)}\n`);
   } else {

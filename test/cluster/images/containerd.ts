@@ -8,12 +8,13 @@
  * runAsUser does through CRI.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
+const RUN_DIR = '/run/containerd';
 
 export interface RunResult {
   readonly code: number;
@@ -35,6 +36,8 @@ export class ContainerdProcess {
   private child?: ChildProcess;
   private log = '';
   private seq = 0;
+  /** Whether /run/containerd existed before: containerd 1.6 puts its shims' sockets in /run/containerd/s, always. */
+  private readonly hadRunDir = existsSync(RUN_DIR);
 
   get socket(): string {
     return join(this.dir, 'containerd.sock');
@@ -109,7 +112,9 @@ export class ContainerdProcess {
    */
   run(ref: string, args: readonly string[] = []): Promise<RunResult> {
     const id = `run-${process.pid}-${++this.seq}`;
-    return this.ctr(['run', '--rm', '--net-host', '--read-only', '--cgroup', '', ref, id, ...args]);
+    // runc state and stdio fifos in our folder, not under /run/containerd (ctr's defaults).
+    const local = ['--runc-root', join(this.dir, 'runc'), '--fifo-dir', join(this.dir, 'fifo')];
+    return this.ctr(['run', '--rm', '--net-host', '--read-only', '--cgroup', '', ...local, ref, id, ...args]);
   }
 
   /**
@@ -158,6 +163,15 @@ export class ContainerdProcess {
       await exited;
     }
     for (const target of mountsUnder(this.dir).reverse()) await exec('umount', [target]).catch(() => undefined);
+    // The shim-socket folder containerd 1.6 hard-codes, when we created it and nobody else uses it now.
+    if (!this.hadRunDir)
+      for (const d of ['s', '']) {
+        try {
+          rmdirSync(join(RUN_DIR, d));
+        } catch (e) {
+          if (!['ENOENT', 'ENOTEMPTY'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+        }
+      }
     const left = mountsUnder(this.dir);
     if (left.length) throw new Error(`mounts left under ${this.dir}: ${left.join(', ')}`);
     if (existsSync(this.dir)) rmSync(this.dir, { recursive: true, force: true });

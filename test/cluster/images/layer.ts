@@ -74,14 +74,15 @@ export async function cachedLayer(cacheDir: string, name: string, key: string, p
     const raw = new Hasher();
     const gz = new Hasher(true);
     const written = pipeline(tar, raw, createGzip({ level: 6 }), gz, createWriteStream(tmp));
-    // The producer writes entries; a failure there must also end the pipeline.
-    await produce(tar).then(
-      () => tar.finalize(),
-      (e: unknown) => {
-        tar.destroy(e as Error);
-        throw e;
-      },
-    );
+    // The producer writes entries; a failure there ends the pipeline too (and its rejection is ours to take).
+    try {
+      await produce(tar);
+      tar.finalize();
+    } catch (e) {
+      tar.destroy(e as Error);
+      await written.catch(() => undefined);
+      throw e;
+    }
     await written;
     const result = {
       digest: `sha256:${gz.hash.digest('hex')}`,
