@@ -27,6 +27,7 @@ import {
   controllerManagerFlags,
   etcdFlags,
   hostsToml,
+  KUBE_PROXY_HEALTHZ_PORT,
   kubeletConfig,
   kubeProxyConfig,
   MIRRORED_REGISTRIES,
@@ -510,6 +511,18 @@ export class LocalCluster {
       creds(server),
       nodes.map((x) => x.name),
     );
+    // Until its kube-proxy has synced, an API server cannot reach a Service (a webhook) by
+    // ClusterIP. kube-proxy first waits up to 30 s for a Node object named like itself, and
+    // control-plane members have none (no kubelet), so this wait is most of the start time.
+    // /livez, not /healthz: /healthz also answers 503 while the Node object is missing.
+    for (const [owner, ip] of [...controlPlane.map((m) => [m.name, m.ip]), ...nodes.map((x) => [x.name, x.ip])]) {
+      await this.waitFor(`kube-proxy on ${owner} to sync its rules`, `${owner}-kube-proxy`, async () => {
+        const res = await plainHttp('GET', `http://${ip}:${KUBE_PROXY_HEALTHZ_PORT}/livez`);
+        const body = JSON.parse(res.body) as { status?: { IPv4?: { lastUpdated?: string } } };
+        const synced = body.status?.IPv4?.lastUpdated ?? '0001-';
+        return res.status === 200 && !synced.startsWith('0001-');
+      });
+    }
     return this.current;
   }
 

@@ -89,6 +89,8 @@ export function controllerManagerFlags(kubeconfig: string, ha: boolean, pki: Pki
   ];
 }
 
+export const KUBE_PROXY_HEALTHZ_PORT = 10256;
+
 /** KubeProxyConfiguration (JSON is YAML): iptables mode, and no change to any global sysctl. */
 export function kubeProxyConfig(kubeconfig: string, hostname: string, ip: string): string {
   return JSON.stringify(
@@ -100,7 +102,8 @@ export function kubeProxyConfig(kubeconfig: string, hostname: string, ip: string
       hostnameOverride: hostname,
       bindAddress: ip,
       clusterCIDR: CLUSTER_CIDR,
-      healthzBindAddress: '127.0.0.1:10256',
+      // On its own address, as production's 0.0.0.0:10256: the harness waits on it from the host.
+      healthzBindAddress: `${ip}:${KUBE_PROXY_HEALTHZ_PORT}`,
       metricsBindAddress: '127.0.0.1:10249',
       // nf_conntrack_max and the TCP timeouts are global to the machine: leave them alone.
       conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
