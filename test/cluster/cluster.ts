@@ -36,7 +36,6 @@ import {
   type PkiFiles,
 } from './config.js';
 import { buildNodeImages, pushNodeImages, type NodeImages } from './images.js';
-import { TcpLoadBalancer } from './lb.js';
 import {
   API_PORT,
   BRIDGE,
@@ -83,6 +82,7 @@ export const CLUSTER_DIR = join(tmpdir(), 'kruise-ha-cluster');
 const OWNER_FILE = 'owner.json';
 const SYSCTLS_FILE = 'sysctls.json';
 const CREATED_FILE = 'created-paths.json';
+const LB_SCRIPT = join(REPO_ROOT, 'test', 'cluster', 'lb.ts');
 const ENSURE_PACKAGES = join(REPO_ROOT, 'test', 'setup', 'ensure-node-packages.sh');
 
 export interface ClusterOptions {
@@ -234,7 +234,6 @@ async function undoSystemChanges(log: (m: string) => void): Promise<string[]> {
 
 export class LocalCluster {
   private readonly procs = new Map<string, Managed>();
-  private lb?: TcpLoadBalancer;
   private current?: ClusterInfo;
   private readonly log: (m: string) => void;
   private readonly created: Array<[string, string]> = [];
@@ -435,12 +434,26 @@ export class LocalCluster {
     }
     for (const m of controlPlane) await this.waitApiServer(m, creds(m.apiServer));
     if (ha) {
-      this.lb = new TcpLoadBalancer(
-        HOST_IP,
-        LB_PORT,
-        controlPlane.map((m) => ({ host: m.ip, port: API_PORT })),
+      // Its own process (see lb.ts): supervised and cleaned up like every other one.
+      await this.launch({
+        name: 'load-balancer',
+        bin: process.execPath,
+        args: [
+          '--import',
+          'tsx',
+          LB_SCRIPT,
+          HOST_IP,
+          String(LB_PORT),
+          ...controlPlane.map((m) => `${m.ip}:${API_PORT}`),
+        ],
+        logFile: join(dir, 'logs', 'load-balancer.log'),
+        cwd: REPO_ROOT,
+      });
+      await this.waitFor(
+        'the API server load balancer',
+        'load-balancer',
+        async () => (await apiRequest(creds(server), 'GET', '/readyz')).status === 200,
       );
-      await this.lb.start();
     }
     for (const m of controlPlane) {
       const local = `https://127.0.0.1:${API_PORT}`;
@@ -774,7 +787,6 @@ export class LocalCluster {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.lb?.stop();
     const byOrder = (suffix: string) =>
       [...this.procs.entries()].filter(([k]) => k.endsWith(suffix)).map(([, v]) => v.child);
     // kubelets first (they would restart containers), then the containers, then the rest.

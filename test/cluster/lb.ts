@@ -2,6 +2,7 @@
 // each new connection goes to the next backend that accepts it within a second, so a dead or
 // unreachable API server costs a connect attempt, never a failed request.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { pathToFileURL } from 'node:url';
 
 export interface Backend {
   host: string;
@@ -69,5 +70,24 @@ export class TcpLoadBalancer {
     const server = this.server;
     this.server = undefined;
     if (server) await new Promise((r) => server.close(r));
+  }
+}
+
+/**
+ * `node --import tsx lb.ts <host> <port> <backendHost:port>...`: the balancer as its own process,
+ * so a client that blocks the harness's event loop (execFileSync of kubectl in a test running in
+ * the same process as Jest's globalSetup) can never stall it.
+ */
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [host, port, ...backends] = process.argv.slice(2);
+  const lb = new TcpLoadBalancer(
+    host,
+    Number(port),
+    backends.map((b) => ({ host: b.slice(0, b.lastIndexOf(':')), port: Number(b.slice(b.lastIndexOf(':') + 1)) })),
+  );
+  await lb.start();
+  process.stdout.write(`load balancer on ${host}:${port} -> ${backends.join(', ')}\n`);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => void lb.stop().then(() => process.exit(0)));
   }
 }

@@ -170,6 +170,7 @@ export interface SpawnSpec {
   /** ... or the mount and network namespaces of this holder process. */
   holderPid?: number;
   env?: NodeJS.ProcessEnv;
+  cwd?: string;
 }
 
 /**
@@ -192,6 +193,7 @@ export function spawnInCgroup(spec: SpawnSpec): ChildProcess {
       detached: true,
       stdio: ['ignore', fd, fd],
       env: spec.env ?? process.env,
+      cwd: spec.cwd,
     });
     child.unref();
     return child;
@@ -206,6 +208,9 @@ export const running = (c?: ChildProcess) => !!c && c.exitCode === null && c.sig
 export async function stopChild(child: ChildProcess | undefined, graceMs = 10_000): Promise<void> {
   if (!child || child.pid === undefined || !running(child)) return;
   const pid = child.pid;
+  // Children are unref'ed; without this the event loop could drain (and the process exit mid-
+  // teardown) between the SIGKILL timer firing and the child's exit being reported.
+  child.ref();
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const kill = (s: NodeJS.Signals) => {
     try {
