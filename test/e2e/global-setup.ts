@@ -28,7 +28,10 @@ export default async function globalSetup(): Promise<void> {
     import.meta.url,
   )) as typeof import('../cluster/state.js');
   const started = Date.now();
-  const cluster = new LocalCluster({ ha: process.env.KRUISE_HA_CLUSTER_HA === '1' });
+  // Four nodes over three zones: the default output's 2 replicas plus a 100 % surge need 4 nodes
+  // with the host ports free (the doctor's rollout-capacity check says so on 3).
+  const nodes = Number(process.env.KRUISE_HA_CLUSTER_NODES ?? 4);
+  const cluster = new LocalCluster({ ha: process.env.KRUISE_HA_CLUSTER_HA === '1', nodes });
   // A SIGKILLed jest leaves processes behind; the next start cleans them (cleanupLeftovers).
   process.once('exit', () => cluster.killNow());
   const info = await cluster.start();
