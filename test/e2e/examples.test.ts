@@ -4,7 +4,7 @@
  * every node where it renders one), then it is removed. Where an example needs something this
  * machine cannot run, the case says what and why, and checks that exactly that is what is missing.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test, jest } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { EXAMPLES_DIR } from '../support/example-charts.js';
@@ -13,6 +13,9 @@ import { clusterImages, e2eEnv } from './support/e2e-env.js';
 import { managerPods, NS, uninstallKruise } from './support/install.js';
 import { describePods, getJson, kubectl, until } from './support/kube.js';
 import { synthExample } from './support/synth.js';
+
+// Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
+jest.setTimeout(600_000);
 
 const env = e2eEnv();
 const kc = env.kubeconfig;

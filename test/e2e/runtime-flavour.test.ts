@@ -3,7 +3,7 @@
  * `kruise-ha-image publish` as a user would (test/cluster/images), run by real kubelets as the
  * manager pods, passing the same placement, routing and SidecarSet checks as upstream.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test, jest } from '@jest/globals';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,9 @@ import { installKruise, managerPods, NS, uninstallKruise } from './support/insta
 import { kubectl } from './support/kube.js';
 import type { Synthesized } from './support/synth.js';
 import { appNamespace, asList } from './support/workloads.js';
+
+// Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
+jest.setTimeout(600_000);
 
 const env = e2eEnv();
 const kc = env.kubeconfig;

@@ -3,7 +3,7 @@
  * into the cluster's registry) applied unmodified in one `kubectl apply --server-side` to the
  * three-zone cluster of real kubelets, then Kruise used on it as a user would.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test, jest } from '@jest/globals';
 import { doctorJson } from '../integration/support/doctor-run.js';
 import { pushAppImages, type AppImages } from './support/app-images.js';
 import { clusterImages, e2eEnv } from './support/e2e-env.js';
@@ -21,6 +21,9 @@ import {
   protectedDeployment,
 } from './support/workloads.js';
 import { installKruise, managerPods, uninstallKruise, NS } from './support/install.js';
+
+// Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
+jest.setTimeout(600_000);
 
 const env = e2eEnv();
 const kc = env.kubeconfig;

@@ -3,6 +3,8 @@
  * `kubectl apply --server-side` of the output, then waiting on what the cluster reports; removal
  * deletes Kruise's own objects first (the CRDs are delete-protected while they hold any).
  */
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
 import type { Synthesized } from './synth.js';
 import { APP_NAMESPACE } from './workloads.js';
@@ -50,16 +52,27 @@ export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Prom
   );
 }
 
-const KRUISE_KINDS = [
-  'sidecarsets.apps.kruise.io',
-  'imagepulljobs.apps.kruise.io',
-  'clonesets.apps.kruise.io',
-  'statefulsets.apps.kruise.io',
-];
+interface Obj {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
+
+/** The objects of an output: its files parsed, or the objects that were applied. */
+function objectsOf(out: Synthesized | readonly object[]): Obj[] {
+  if (Array.isArray(out)) return out as Obj[];
+  return (out as Synthesized).files
+    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as Obj))
+    .filter(Boolean);
+}
+
+const list = (items: readonly object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 
 /**
- * Removes the app namespace, Kruise objects the tests made, then the whole install (the output's
- * files, or the objects that were applied); waits until the install namespace is gone.
+ * Removes an install as an operator must with Kruise's delete protection on: the app namespace;
+ * the manager and daemon workloads (so nothing recreates Kruise objects, such as a NodeImage per
+ * node); every object of the install's CRDs (a Cascading-protected CRD refuses deletion while it
+ * holds any); then the rest of the output. Waits until the install namespace is gone.
  */
 export async function uninstallKruise(
   kubeconfig: string,
@@ -67,19 +80,22 @@ export async function uninstallKruise(
 ): Promise<void> {
   await kubectl(kubeconfig, ['delete', 'namespace', APP_NAMESPACE, '--ignore-not-found', '--wait=true'], {
     timeoutMs: 300_000,
-    allowFailure: true,
   });
-  for (const kind of KRUISE_KINDS) {
-    await kubectl(kubeconfig, ['delete', kind, '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'], {
-      allowFailure: true,
+  if (!out) return;
+  const objects = objectsOf(out);
+  const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet');
+  await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
+    input: list(workloads),
+    timeoutMs: 300_000,
+  });
+  const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
+  for (const crd of crds) {
+    await kubectl(kubeconfig, ['delete', crd, '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'], {
+      timeoutMs: 180_000,
     });
   }
-  if (!out) return;
-  const what = Array.isArray(out)
-    ? { args: ['-f', '-'], input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: out }) }
-    : { args: (out as Synthesized).files.flatMap((f) => ['-f', f]), input: undefined };
-  await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', ...what.args], {
-    input: what.input,
+  await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
+    input: list(objects.filter((o) => !workloads.includes(o))),
     timeoutMs: 300_000,
   });
   await until('the install namespace to be gone', async () => {
