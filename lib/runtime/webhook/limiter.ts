@@ -1,29 +1,51 @@
 /**
- * Bounded concurrency for the webhook server, so a flood degrades latency, not memory:
+ * Bounded concurrency for the webhook server, so a flood degrades latency, not memory, and no
+ * client can hold what it does not use:
  * - {@link ConnectionGate}: at most `maxConnections` sockets get TLS and HTTP state (the costly
- *   part: tens of KiB each, native buffers included); more wait, as bare sockets, in a FIFO queue
- *   of bounded length and wait, the way a kernel backlog would hold them;
- * - {@link ByteBudget}: request bodies are read only while their declared size fits a shared
- *   budget, so the bodies (and the objects parsed from them) in memory at once stay bounded.
+ *   part: tens of KiB each, native buffers included). A newcomer at the cap takes the slot of a
+ *   connection that holds one without using it (connected a while ago and never sent a whole
+ *   request; or kept alive and unused the longest), so idle and slowloris clients cannot keep the
+ *   API server out; otherwise it waits as a bare socket in a bounded queue, newest first.
+ * - {@link ByteBudget}: request bodies are charged as their bytes arrive (never by the length a
+ *   client declares), so the bodies (and the objects parsed from them) in memory stay bounded and
+ *   a slow client holds only what it has sent.
  */
 import type { Socket } from 'node:net';
 import type { Clock } from '../clock.js';
+
+export type DropReason = 'queue-full' | 'queue-timeout' | 'evicted';
 
 export interface ConnectionGateOptions {
   maxConnections: number;
   maxQueued: number;
   /** A queued socket not admitted within this is closed (the caller has given up by then). */
   queueTimeoutMs: number;
+  /**
+   * A connection with no request in progress becomes a candidate for eviction once it has held its
+   * slot this long without a request (default 1 s: a real client sends its request right after the
+   * handshake), or, after a response, has been unused this long.
+   */
+  evictIdleAfterMs?: number;
   clock: Clock;
   /** Hands an admitted socket to the TLS/HTTP server. */
   admit(socket: Socket): void;
-  onDropped?(reason: 'queue-full' | 'queue-timeout'): void;
+  onDropped?(reason: DropReason): void;
+}
+
+/** An admitted connection: whether a request is in progress and when it was last used. */
+interface Slot {
+  socket: Socket;
+  busy: boolean;
+  served: number;
+  /** Admission time, then the end of its last response. */
+  since: number;
 }
 
 export class ConnectionGate {
-  private active = 0;
+  private readonly slots = new Map<Socket, Slot>();
   private readonly queue: Array<{ socket: Socket; cancel: () => void }> = [];
   private idleWaiters: Array<() => void> = [];
+  private closing = false;
 
   constructor(private readonly o: ConnectionGateOptions) {
     if (!(o.maxConnections >= 1) || !(o.maxQueued >= 0)) {
@@ -35,7 +57,21 @@ export class ConnectionGate {
 
   /** The raw listener's 'connection' handler. */
   readonly onConnection = (socket: Socket): void => {
-    if (this.active < this.o.maxConnections) {
+    socket.on('error', () => undefined); // a peer that resets must not crash the process
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    if (this.slots.size < this.o.maxConnections) {
+      this.admit(socket);
+      return;
+    }
+    // At the cap: a connection holding a slot without using it gives it up to the newcomer.
+    const idle = this.evictable();
+    if (idle) {
+      this.o.onDropped?.('evicted');
+      this.slots.delete(idle.socket); // its slot goes to the newcomer, not to the queue
+      idle.socket.destroy();
       this.admit(socket);
       return;
     }
@@ -57,42 +93,93 @@ export class ConnectionGate {
       this.remove(entry);
       entry.cancel();
     });
-    socket.on('error', () => undefined); // a queued peer that resets must not crash the process
     this.queue.push(entry);
   };
 
+  /** A request started on `socket` (the raw socket a TLS socket wraps): its connection is in use. */
+  requestStarted(socket: Socket | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return;
+    slot.busy = true;
+    slot.served++;
+  }
+
+  /** The response on `socket` ended: the connection is idle from now (and closed at once while stopping). */
+  requestEnded(socket: Socket | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return;
+    slot.busy = false;
+    slot.since = this.o.clock.now();
+    if (this.closing) socket.destroy();
+  }
+
   /** Connections holding TLS/HTTP state now, and sockets waiting for a slot. */
   counts(): { active: number; queued: number } {
-    return { active: this.active, queued: this.queue.length };
+    return { active: this.slots.size, queued: this.queue.length };
   }
 
   /** Resolves once no admitted connection is open. */
   whenIdle(): Promise<void> {
-    return this.active === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.slots.size === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Closes every queued socket (shutdown). */
-  dropQueued(): void {
+  /**
+   * Shutdown: closes every queued socket and every admitted connection with no request in
+   * progress (kept-alive, or connected and never used); the others close as their response ends.
+   */
+  close(): void {
+    this.closing = true;
     for (const entry of this.queue.splice(0)) {
       entry.cancel();
       entry.socket.destroy();
     }
+    for (const slot of [...this.slots.values()]) if (!slot.busy) slot.socket.destroy();
+  }
+
+  /** Cuts every connection (the end of the stop grace period). */
+  destroyAll(): void {
+    this.close();
+    for (const slot of [...this.slots.values()]) slot.socket.destroy();
   }
 
   private admit(socket: Socket): void {
-    this.active++;
+    const slot: Slot = { socket, busy: false, served: 0, since: this.o.clock.now() };
+    this.slots.set(socket, slot);
     socket.once('close', () => {
-      this.active--;
-      this.next();
-      if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+      if (this.slots.get(socket) === slot) this.release(slot);
     });
     this.o.admit(socket);
     socket.resume();
   }
 
+  private release(slot: Slot): void {
+    this.slots.delete(slot.socket);
+    this.next();
+    if (this.slots.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /**
+   * The slot to free for a newcomer: a connection that never finished a request, longest first,
+   * then the kept-alive connection unused the longest (an HTTP client reuses the connection it
+   * used last, so that one is the least likely to carry the next request).
+   */
+  private evictable(): Slot | undefined {
+    const cutoff = this.o.clock.now() - (this.o.evictIdleAfterMs ?? 1_000);
+    let fresh: Slot | undefined;
+    let kept: Slot | undefined;
+    for (const slot of this.slots.values()) {
+      if (slot.busy || slot.since > cutoff) continue;
+      if (slot.served === 0) {
+        if (!fresh || slot.since < fresh.since) fresh = slot;
+      } else if (!kept || slot.since < kept.since) kept = slot;
+    }
+    return fresh ?? kept;
+  }
+
+  /** Admits queued sockets while there is room, newest first: the oldest have waited longest and are likeliest gone. */
   private next(): void {
-    while (this.active < this.o.maxConnections && this.queue.length > 0) {
-      const entry = this.queue.shift()!;
+    while (this.slots.size < this.o.maxConnections && this.queue.length > 0) {
+      const entry = this.queue.pop()!;
       entry.cancel();
       if (entry.socket.destroyed) continue;
       this.admit(entry.socket);
@@ -100,12 +187,15 @@ export class ConnectionGate {
   }
 
   private remove(entry: { socket: Socket }): void {
-    const i = this.queue.findIndex((e) => e === entry);
+    const i = this.queue.indexOf(entry as (typeof this.queue)[number]);
     if (i >= 0) this.queue.splice(i, 1);
   }
 }
 
-/** Waits for a slot (FIFO); rejects with `timeoutError` after `timeoutMs`. */
+/**
+ * A shared budget of bytes. {@link take} waits for room; any waiter whose bytes fit is granted,
+ * not only the first, so one large waiter never blocks smaller ones behind it.
+ */
 export class ByteBudget {
   private used = 0;
   private readonly waiters: Array<{ bytes: number; grant: () => void }> = [];
@@ -115,36 +205,36 @@ export class ByteBudget {
     private readonly clock: Clock,
   ) {}
 
-  /** Reserves `bytes` (at most the whole budget); resolves with the release function. */
-  acquire(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<() => void> {
-    const want = Math.min(Math.max(1, bytes), this.limit);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.used -= want;
-      this.grantWaiting();
-    };
-    if (this.waiters.length === 0 && this.used + want <= this.limit) {
-      this.used += want;
-      return Promise.resolve(release);
-    }
+  /** Takes `bytes` now if they fit; false otherwise. */
+  tryTake(bytes: number): boolean {
+    const want = this.clamp(bytes);
+    if (this.used + want > this.limit) return false;
+    this.used += want;
+    return true;
+  }
+
+  /** Takes `bytes`, waiting up to `timeoutMs` for room; rejects with BudgetTimeoutError, or the signal's reason. */
+  take(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.tryTake(bytes)) return Promise.resolve();
+    const want = this.clamp(bytes);
     return new Promise((resolve, reject) => {
       const waiter = {
         bytes: want,
         grant: () => {
           cancel();
           signal?.removeEventListener('abort', onAbort);
-          resolve(release);
+          resolve();
         },
       };
       const drop = (err: unknown) => {
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
-        this.grantWaiting();
         reject(err);
       };
-      const cancel = this.clock.after(timeoutMs, () => drop(new BudgetTimeoutError(timeoutMs)));
+      const cancel = this.clock.after(timeoutMs, () => {
+        signal?.removeEventListener('abort', onAbort);
+        drop(new BudgetTimeoutError(timeoutMs));
+      });
       const onAbort = () => {
         cancel();
         drop(signal?.reason);
@@ -154,13 +244,39 @@ export class ByteBudget {
     });
   }
 
+  /** Returns `bytes` taken earlier (each take's amount as passed). */
+  give(bytes: number): void {
+    this.used -= this.clamp(bytes);
+    this.grantWaiting();
+  }
+
+  /** Takes `bytes` (waiting as {@link take}); resolves with a function that gives them back once. */
+  async acquire(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<() => void> {
+    await this.take(bytes, timeoutMs, signal);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.give(bytes);
+    };
+  }
+
   inUse(): number {
     return this.used;
   }
 
+  private clamp(bytes: number): number {
+    return Math.min(Math.max(1, bytes), this.limit);
+  }
+
   private grantWaiting(): void {
-    while (this.waiters.length > 0 && this.used + this.waiters[0].bytes <= this.limit) {
-      const w = this.waiters.shift()!;
+    for (let i = 0; i < this.waiters.length && this.used < this.limit;) {
+      const w = this.waiters[i];
+      if (this.used + w.bytes > this.limit) {
+        i++;
+        continue;
+      }
+      this.waiters.splice(i, 1);
       this.used += w.bytes;
       w.grant();
     }

@@ -3,6 +3,7 @@
  * work unchanged. The `webhook` label is the registered path: unknown paths are never recorded,
  * which keeps label cardinality bounded no matter what clients send.
  */
+import type { DropReason } from './limiter.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export class WebhookMetrics {
@@ -43,7 +44,7 @@ export class WebhookMetrics {
       existing(registry, 'webhook_connections_dropped_total') ??
       new Counter({
         name: 'webhook_connections_dropped_total',
-        help: 'Connections closed unserved because the connection queue was full or they waited past its timeout.',
+        help: 'Connections closed by the server to protect others: queue-full, queue-timeout, evicted (held a slot unused when a newcomer needed it), slow-body (sent its body below the minimum rate or past the body deadline).',
         labelNames: ['reason'],
         registers: [registry],
       });
@@ -68,7 +69,7 @@ export class WebhookMetrics {
     this.connections = counts;
   }
 
-  connectionDropped(reason: 'queue-full' | 'queue-timeout'): void {
+  connectionDropped(reason: DropReason | 'slow-body'): void {
     this.dropped.inc({ reason });
   }
 
