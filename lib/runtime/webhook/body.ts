@@ -39,6 +39,11 @@ export interface ReadBodyOptions {
   clock: Clock;
   /** How often the rate and deadline are checked (default 250 ms). */
   checkEveryMs?: number;
+  /**
+   * Called once with a probe saying whether the client is behind the minimum rate right now (after
+   * its first 500 ms): the connection gate may then give its slot to a newcomer.
+   */
+  onReading?(behind: () => boolean): void;
 }
 
 export interface Body {
@@ -127,19 +132,24 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
     const onClose = () => {
       if (!req.complete) onGone();
     };
+    const activeMs = (now: number) => now - start - waitedMs - (waitingSince === undefined ? 0 : now - waitingSince);
+    o.onReading?.(() => {
+      if (settled || waitingSince !== undefined) return false;
+      const ms = activeMs(o.clock.now());
+      return ms > 500 && size < (o.minBytesPerSecond * ms) / 1000;
+    });
     let cancelCheck = () => {};
     const check = () => {
       if (settled) return;
-      const now = o.clock.now();
-      const activeMs = now - start - waitedMs - (waitingSince === undefined ? 0 : now - waitingSince);
-      if (activeMs > o.deadlineMs) {
+      const active = activeMs(o.clock.now());
+      if (active > o.deadlineMs) {
         fail(new SlowBodyError(`request body did not arrive within ${o.deadlineMs}ms (${size} bytes received)`));
         return;
       }
-      if (waitingSince === undefined && activeMs > o.graceMs && size < (o.minBytesPerSecond * activeMs) / 1000) {
+      if (waitingSince === undefined && active > o.graceMs && size < (o.minBytesPerSecond * active) / 1000) {
         fail(
           new SlowBodyError(
-            `request body arrived slower than ${o.minBytesPerSecond} bytes/s (${size} bytes in ${Math.round(activeMs)}ms)`,
+            `request body arrived slower than ${o.minBytesPerSecond} bytes/s (${size} bytes in ${Math.round(active)}ms)`,
           ),
         );
         return;

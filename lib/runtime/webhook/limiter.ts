@@ -39,6 +39,8 @@ interface Slot {
   served: number;
   /** Admission time, then the end of its last response. */
   since: number;
+  /** While its request body is read: true when the client is sending it below the minimum rate. */
+  behind?: () => boolean;
 }
 
 export class ConnectionGate {
@@ -104,11 +106,18 @@ export class ConnectionGate {
     slot.served++;
   }
 
+  /** While the body of the request on `socket` is read, `behind` says whether the client sends it too slowly. */
+  readingBody(socket: Socket | undefined, behind: (() => boolean) | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (slot) slot.behind = behind;
+  }
+
   /** The response on `socket` ended: the connection is idle from now (and closed at once while stopping). */
   requestEnded(socket: Socket | undefined): void {
     const slot = socket && this.slots.get(socket);
     if (!slot) return;
     slot.busy = false;
+    slot.behind = undefined;
     slot.since = this.o.clock.now();
     if (this.closing) socket.destroy();
   }
@@ -159,21 +168,27 @@ export class ConnectionGate {
   }
 
   /**
-   * The slot to free for a newcomer: a connection that never finished a request, longest first,
-   * then the kept-alive connection unused the longest (an HTTP client reuses the connection it
-   * used last, so that one is the least likely to carry the next request).
+   * The slot to free for a newcomer: a connection that has sent no request since it connected,
+   * longest first; else one sending its request body below the minimum rate; else the kept-alive
+   * connection unused the longest (an HTTP client such as Go's reuses the connection it used last,
+   * so that one is the least likely to carry the next request).
    */
   private evictable(): Slot | undefined {
     const cutoff = this.o.clock.now() - (this.o.evictIdleAfterMs ?? 1_000);
     let fresh: Slot | undefined;
+    let slow: Slot | undefined;
     let kept: Slot | undefined;
     for (const slot of this.slots.values()) {
-      if (slot.busy || slot.since > cutoff) continue;
+      if (slot.busy) {
+        if (!slow && slot.behind?.()) slow = slot;
+        continue;
+      }
+      if (slot.since > cutoff) continue;
       if (slot.served === 0) {
         if (!fresh || slot.since < fresh.since) fresh = slot;
       } else if (!kept || slot.since < kept.since) kept = slot;
     }
-    return fresh ?? kept;
+    return fresh ?? slow ?? kept;
   }
 
   /** Admits queued sockets while there is room, newest first: the oldest have waited longest and are likeliest gone. */

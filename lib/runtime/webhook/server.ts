@@ -311,6 +311,7 @@ export class WebhookServer {
         minBytesPerSecond: this.opts.minBodyBytesPerSecond ?? 64 * 1024,
         graceMs: this.opts.bodyGraceMs ?? 2_000,
         clock: this.clock,
+        onReading: (behind) => this.gate?.readingBody(rawSocket(req.socket), behind),
       });
     } catch (e) {
       if (e instanceof BodyTooLargeError) this.fail(res, 413, 'RequestEntityTooLarge', e.message);

@@ -113,6 +113,14 @@ describe('idle and slowloris connections', () => {
     expect(closed).toBe(true);
   }, 30_000);
 
+  it('a newcomer at the cap takes the slot of a connection sending its body below the minimum rate', async () => {
+    const { server, registry, post } = await startServer({ maxConnections: 4, bodyGraceMs: 60_000 });
+    await Promise.all(Array.from({ length: 4 }, () => slowUpload(server.port(), 65_536, 100)));
+    await sleep(800);
+    expect((await post(small)).status).toBe(200);
+    expect(await metric(registry, 'evicted')).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
   it('closes connections that send nothing, or their headers a byte at a time, after the header timeout', async () => {
     const { server } = await startServer({ headersTimeoutMs: 1_000, handshakeTimeoutMs: 1_000 });
     const idle = await openTls(server.port());
