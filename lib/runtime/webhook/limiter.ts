@@ -36,6 +36,8 @@ export interface ConnectionGateOptions {
 interface Slot {
   socket: Socket;
   busy: boolean;
+  /** The TLS handshake completed (before it, the server is the one working on the connection). */
+  secure: boolean;
   served: number;
   /** Admission time, then the end of its last response. */
   since: number;
@@ -106,6 +108,14 @@ export class ConnectionGate {
     slot.served++;
   }
 
+  /** The TLS handshake on `socket` completed: from now on an idle connection is the client's doing. */
+  handshakeDone(socket: Socket | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return;
+    slot.secure = true;
+    slot.since = this.o.clock.now();
+  }
+
   /** While the body of the request on `socket` is read, `behind` says whether the client sends it too slowly. */
   readingBody(socket: Socket | undefined, behind: (() => boolean) | undefined): void {
     const slot = socket && this.slots.get(socket);
@@ -152,7 +162,7 @@ export class ConnectionGate {
   }
 
   private admit(socket: Socket): void {
-    const slot: Slot = { socket, busy: false, served: 0, since: this.o.clock.now() };
+    const slot: Slot = { socket, busy: false, secure: false, served: 0, since: this.o.clock.now() };
     this.slots.set(socket, slot);
     socket.once('close', () => {
       if (this.slots.get(socket) === slot) this.release(slot);
@@ -168,27 +178,31 @@ export class ConnectionGate {
   }
 
   /**
-   * The slot to free for a newcomer: a connection that has sent no request since it connected,
-   * longest first; else one sending its request body below the minimum rate; else the kept-alive
-   * connection unused the longest (an HTTP client such as Go's reuses the connection it used last,
-   * so that one is the least likely to carry the next request).
+   * The slot to free for a newcomer: a connection that completed its handshake and has sent no
+   * request since, longest first; else one sending its request body below the minimum rate; else
+   * one still without a completed handshake (twice the idle time: under load, ours is the slow
+   * side); else the kept-alive connection unused the longest (an HTTP client such as Go's reuses
+   * the connection it used last, so that one is the least likely to carry the next request).
    */
   private evictable(): Slot | undefined {
-    const cutoff = this.o.clock.now() - (this.o.evictIdleAfterMs ?? 1_000);
+    const now = this.o.clock.now();
+    const idleMs = this.o.evictIdleAfterMs ?? 1_000;
     let fresh: Slot | undefined;
     let slow: Slot | undefined;
+    let handshaking: Slot | undefined;
     let kept: Slot | undefined;
+    const older = (a: Slot, b: Slot | undefined) => !b || a.since < b.since;
     for (const slot of this.slots.values()) {
       if (slot.busy) {
         if (!slow && slot.behind?.()) slow = slot;
-        continue;
-      }
-      if (slot.since > cutoff) continue;
-      if (slot.served === 0) {
-        if (!fresh || slot.since < fresh.since) fresh = slot;
-      } else if (!kept || slot.since < kept.since) kept = slot;
+      } else if (!slot.secure) {
+        if (now - slot.since >= 2 * idleMs && older(slot, handshaking)) handshaking = slot;
+      } else if (now - slot.since < idleMs) continue;
+      else if (slot.served === 0) {
+        if (older(slot, fresh)) fresh = slot;
+      } else if (older(slot, kept)) kept = slot;
     }
-    return fresh ?? slow ?? kept;
+    return fresh ?? slow ?? handshaking ?? kept;
   }
 
   /** Admits queued sockets while there is room, newest first: the oldest have waited longest and are likeliest gone. */
