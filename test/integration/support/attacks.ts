@@ -39,7 +39,7 @@ interface Runner {
 
 /**
  * `clients` loops, each opening a connection, running `use` on it until the server closes it,
- * then opening another (after `pauseMs`), until stopped or `maxConnections` were opened in all.
+ * then opening another (after `pauseMs`, default 1 s), until stopped or `maxConnections` were opened in all.
  * Loops start in batches (50 every 100 ms), as a client process would ramp up.
  */
 function swarm(
@@ -67,7 +67,7 @@ function swarm(
           resolve();
         }),
       );
-      if (r.running) await sleep(o.pauseMs ?? 100);
+      if (r.running) await sleep(o.pauseMs ?? 1_000);
     }
   };
   const loops = Array.from({ length: clients }, (_, i) => loop(i));
