@@ -1,11 +1,12 @@
 /**
  * Bounded concurrency for the webhook server, so a flood degrades latency, not memory, and no
  * client can hold what it does not use:
- * - {@link ConnectionGate}: at most `maxConnections` sockets get TLS and HTTP state (the costly
- *   part: tens of KiB each, native buffers included). A newcomer at the cap takes the slot of a
- *   connection that holds one without using it (connected a while ago and never sent a whole
- *   request; or kept alive and unused the longest), so idle and slowloris clients cannot keep the
- *   API server out; otherwise it waits as a bare socket in a bounded queue, newest first.
+ * - {@link ConnectionGate}: at most `maxConnections` connections work at once (a TLS handshake or a
+ *   request in progress: the costly part), and at most `maxOpenConnections` are open, idle ones
+ *   included (~36 KiB each). An idle or slowloris connection holds no working slot, a client
+ *   sending its body too slowly gives its slot to a newcomer, and past the open cap a newcomer
+ *   takes an idle connection's slot, so such clients cannot keep the API server out; otherwise it
+ *   waits as a bare socket in a bounded queue, newest first.
  * - {@link ByteBudget}: request bodies are charged as their bytes arrive (never by the length a
  *   client declares), so the bodies (and the objects parsed from them) in memory stay bounded and
  *   a slow client holds only what it has sent.
@@ -16,14 +17,22 @@ import type { Clock } from '../clock.js';
 export type DropReason = 'queue-full' | 'queue-timeout' | 'evicted';
 
 export interface ConnectionGateOptions {
+  /**
+   * Connections doing work at once: in their TLS handshake, or with a request in progress whose
+   * client keeps up. This is what costs CPU and memory (handshakes, requests, responses).
+   */
   maxConnections: number;
+  /**
+   * Connections open at all, idle ones included (an idle TLS connection costs ~36 KiB): past it a
+   * newcomer takes the slot of an idle one, or waits.
+   */
+  maxOpenConnections: number;
   maxQueued: number;
   /** A queued socket not admitted within this is closed (the caller has given up by then). */
   queueTimeoutMs: number;
   /**
-   * A connection with no request in progress becomes a candidate for eviction once it has held its
-   * slot this long without a request (default 1 s: a real client sends its request right after the
-   * handshake), or, after a response, has been unused this long.
+   * An idle connection is a candidate for eviction (past maxOpenConnections) once idle this long
+   * (default 1 s): connected without a request since its handshake, or unused since its last response.
    */
   evictIdleAfterMs?: number;
   clock: Clock;
@@ -32,14 +41,17 @@ export interface ConnectionGateOptions {
   onDropped?(reason: DropReason): void;
 }
 
-/** An admitted connection: whether a request is in progress and when it was last used. */
+/** An admitted connection: what it is doing and since when. */
 interface Slot {
   socket: Socket;
-  busy: boolean;
   /** The TLS handshake completed (before it, the server is the one working on the connection). */
   secure: boolean;
+  /** A request is in progress (headers received, response not yet ended). */
+  busy: boolean;
+  /** Counted in `working` (in its handshake, or busy). */
+  working: boolean;
   served: number;
-  /** Admission time, then the end of its last response. */
+  /** Admission, the end of the handshake, then the end of its last response. */
   since: number;
   /** While its request body is read: true when the client is sending it below the minimum rate. */
   behind?: () => boolean;
@@ -47,14 +59,15 @@ interface Slot {
 
 export class ConnectionGate {
   private readonly slots = new Map<Socket, Slot>();
+  private working = 0;
   private readonly queue: Array<{ socket: Socket; cancel: () => void }> = [];
   private idleWaiters: Array<() => void> = [];
   private closing = false;
 
   constructor(private readonly o: ConnectionGateOptions) {
-    if (!(o.maxConnections >= 1) || !(o.maxQueued >= 0)) {
+    if (!(o.maxConnections >= 1) || !(o.maxOpenConnections >= o.maxConnections) || !(o.maxQueued >= 0)) {
       throw new RangeError(
-        `webhook server: maxConnections must be >= 1 and maxQueuedConnections >= 0 (got ${o.maxConnections}, ${o.maxQueued})`,
+        `webhook server: maxConnections must be >= 1, maxOpenConnections >= maxConnections and maxQueuedConnections >= 0 (got ${o.maxConnections}, ${o.maxOpenConnections}, ${o.maxQueued})`,
       );
     }
   }
@@ -66,16 +79,16 @@ export class ConnectionGate {
       socket.destroy();
       return;
     }
-    if (this.slots.size < this.o.maxConnections) {
-      this.admit(socket);
-      return;
+    if (this.working >= this.o.maxConnections) {
+      // Every working slot is taken: one whose client sends its body too slowly gives its slot up.
+      const slow = this.slowest();
+      if (slow) this.evict(slow);
     }
-    // At the cap: a connection holding a slot without using it gives it up to the newcomer.
-    const idle = this.evictable();
-    if (idle) {
-      this.o.onDropped?.('evicted');
-      this.slots.delete(idle.socket); // its slot goes to the newcomer, not to the queue
-      idle.socket.destroy();
+    if (this.working < this.o.maxConnections && this.slots.size >= this.o.maxOpenConnections) {
+      const idle = this.idlest();
+      if (idle) this.evict(idle);
+    }
+    if (this.hasRoom()) {
       this.admit(socket);
       return;
     }
@@ -100,20 +113,22 @@ export class ConnectionGate {
     this.queue.push(entry);
   };
 
-  /** A request started on `socket` (the raw socket a TLS socket wraps): its connection is in use. */
-  requestStarted(socket: Socket | undefined): void {
-    const slot = socket && this.slots.get(socket);
-    if (!slot) return;
-    slot.busy = true;
-    slot.served++;
-  }
-
-  /** The TLS handshake on `socket` completed: from now on an idle connection is the client's doing. */
+  /** The TLS handshake on `socket` (the raw socket under the TLS one) completed. */
   handshakeDone(socket: Socket | undefined): void {
     const slot = socket && this.slots.get(socket);
     if (!slot) return;
     slot.secure = true;
     slot.since = this.o.clock.now();
+    this.update(slot);
+  }
+
+  /** A request started on `socket`: its connection is working. */
+  requestStarted(socket: Socket | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return;
+    slot.busy = true;
+    slot.served++;
+    this.update(slot);
   }
 
   /** While the body of the request on `socket` is read, `behind` says whether the client sends it too slowly. */
@@ -129,12 +144,13 @@ export class ConnectionGate {
     slot.busy = false;
     slot.behind = undefined;
     slot.since = this.o.clock.now();
+    this.update(slot);
     if (this.closing) socket.destroy();
   }
 
-  /** Connections holding TLS/HTTP state now, and sockets waiting for a slot. */
-  counts(): { active: number; queued: number } {
-    return { active: this.slots.size, queued: this.queue.length };
+  /** Connections working now (handshake or request), open and idle, and sockets waiting for a slot. */
+  counts(): { active: number; idle: number; queued: number } {
+    return { active: this.working, idle: this.slots.size - this.working, queued: this.queue.length };
   }
 
   /** Resolves once no admitted connection is open. */
@@ -161,9 +177,14 @@ export class ConnectionGate {
     for (const slot of [...this.slots.values()]) slot.socket.destroy();
   }
 
+  private hasRoom(): boolean {
+    return this.working < this.o.maxConnections && this.slots.size < this.o.maxOpenConnections;
+  }
+
   private admit(socket: Socket): void {
-    const slot: Slot = { socket, busy: false, secure: false, served: 0, since: this.o.clock.now() };
+    const slot: Slot = { socket, secure: false, busy: false, working: true, served: 0, since: this.o.clock.now() };
     this.slots.set(socket, slot);
+    this.working++;
     socket.once('close', () => {
       if (this.slots.get(socket) === slot) this.release(slot);
     });
@@ -171,43 +192,57 @@ export class ConnectionGate {
     socket.resume();
   }
 
+  private update(slot: Slot): void {
+    const working = !slot.secure || slot.busy;
+    if (working === slot.working) return;
+    slot.working = working;
+    this.working += working ? 1 : -1;
+    if (!working) this.next();
+  }
+
   private release(slot: Slot): void {
     this.slots.delete(slot.socket);
+    if (slot.working) this.working--;
     this.next();
     if (this.slots.size === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
+  /** Frees `slot` now (for the newcomer being admitted) and closes its connection. */
+  private evict(slot: Slot): void {
+    this.o.onDropped?.('evicted');
+    this.slots.delete(slot.socket);
+    if (slot.working) this.working--;
+    slot.socket.destroy();
+  }
+
+  /** A working connection whose client sends its request body below the minimum rate. */
+  private slowest(): Slot | undefined {
+    for (const slot of this.slots.values()) if (slot.busy && slot.behind?.()) return slot;
+    return undefined;
+  }
+
   /**
-   * The slot to free for a newcomer: a connection that completed its handshake and has sent no
-   * request since, longest first; else one sending its request body below the minimum rate; else
-   * one still without a completed handshake (twice the idle time: under load, ours is the slow
-   * side); else the kept-alive connection unused the longest (an HTTP client such as Go's reuses
-   * the connection it used last, so that one is the least likely to carry the next request).
+   * The idle connection to close for a newcomer: one that completed its handshake and has sent no
+   * request since, longest first; else the kept-alive connection unused the longest (an HTTP
+   * client such as Go's reuses the connection it used last, so that one is the least likely to
+   * carry the next request). Either only once idle for evictIdleAfterMs.
    */
-  private evictable(): Slot | undefined {
-    const now = this.o.clock.now();
-    const idleMs = this.o.evictIdleAfterMs ?? 1_000;
+  private idlest(): Slot | undefined {
+    const cutoff = this.o.clock.now() - (this.o.evictIdleAfterMs ?? 1_000);
     let fresh: Slot | undefined;
-    let slow: Slot | undefined;
-    let handshaking: Slot | undefined;
     let kept: Slot | undefined;
-    const older = (a: Slot, b: Slot | undefined) => !b || a.since < b.since;
     for (const slot of this.slots.values()) {
-      if (slot.busy) {
-        if (!slow && slot.behind?.()) slow = slot;
-      } else if (!slot.secure) {
-        if (now - slot.since >= 2 * idleMs && older(slot, handshaking)) handshaking = slot;
-      } else if (now - slot.since < idleMs) continue;
-      else if (slot.served === 0) {
-        if (older(slot, fresh)) fresh = slot;
-      } else if (older(slot, kept)) kept = slot;
+      if (slot.working || slot.since > cutoff) continue;
+      if (slot.served === 0) {
+        if (!fresh || slot.since < fresh.since) fresh = slot;
+      } else if (!kept || slot.since < kept.since) kept = slot;
     }
-    return fresh ?? slow ?? handshaking ?? kept;
+    return fresh ?? kept;
   }
 
   /** Admits queued sockets while there is room, newest first: the oldest have waited longest and are likeliest gone. */
   private next(): void {
-    while (this.slots.size < this.o.maxConnections && this.queue.length > 0) {
+    while (this.hasRoom() && this.queue.length > 0) {
       const entry = this.queue.pop()!;
       entry.cancel();
       if (entry.socket.destroyed) continue;

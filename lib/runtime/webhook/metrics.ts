@@ -11,7 +11,11 @@ export class WebhookMetrics {
   private readonly requests: Counter<'webhook' | 'code'>;
   private readonly inFlight: Gauge<'webhook'>;
   private readonly dropped: Counter<'reason'>;
-  private connections: () => { active: number; queued: number } = () => ({ active: 0, queued: 0 });
+  private connections: () => { active: number; idle: number; queued: number } = () => ({
+    active: 0,
+    idle: 0,
+    queued: 0,
+  });
 
   constructor(registry: Registry) {
     this.latency =
@@ -52,12 +56,13 @@ export class WebhookMetrics {
     if (!existing(registry, 'webhook_connections')) {
       new Gauge({
         name: 'webhook_connections',
-        help: 'Webhook connections: active (TLS and HTTP state held) and queued (waiting for a slot as bare sockets).',
+        help: 'Webhook connections: active (in a TLS handshake or a request), idle (open, neither) and queued (waiting for a slot as bare sockets).',
         labelNames: ['state'],
         registers: [registry],
         collect() {
-          const { active, queued } = counts();
+          const { active, idle, queued } = counts();
           this.set({ state: 'active' }, active);
+          this.set({ state: 'idle' }, idle);
           this.set({ state: 'queued' }, queued);
         },
       });
@@ -65,7 +70,7 @@ export class WebhookMetrics {
   }
 
   /** Where the connection gauge reads from (the running server's gate). */
-  trackConnections(counts: () => { active: number; queued: number }): void {
+  trackConnections(counts: () => { active: number; idle: number; queued: number }): void {
     this.connections = counts;
   }
 

@@ -82,15 +82,19 @@ export interface WebhookServerOptions {
   /** Watch the cert dir for changes (default); polling alone where inotify is unreliable. */
   watchCertDir?: boolean;
   /**
-   * Connections with TLS and HTTP state at once (default 4096). An idle TLS connection costs about
-   * 36 KiB (measured: 2,000 took 73 MB), so the cap costs at most ~150 MB, and a few thousand idle
-   * or slow clients fit under it without pushing anyone out: a lower cap (256) let a few hundred of
-   * them lock the API server out, and evicting them at the cap made them reconnect in a loop that
-   * spent the CPU on TLS handshakes. At the cap, a newcomer takes the slot of a connection not
-   * using it (see ConnectionGate), so even more of them cannot lock the API server out.
+   * Connections working at once (default 256): in their TLS handshake, or with a request in
+   * progress whose client keeps up. That is what costs CPU and memory in a flood (2,000 concurrent
+   * reviews peaked at 495 MiB with 1,396 working, against 263-354 MiB at 256), so more wait as bare
+   * sockets. A connection sending its body below the minimum rate gives its slot to a newcomer.
    */
   maxConnections?: number;
-  /** Default 1 s. */
+  /**
+   * Connections open at all, idle ones included (default 4096): an idle TLS connection costs
+   * ~36 KiB (2,000 took 73 MB), so idle and slowloris clients hold no working slot, and at most
+   * ~150 MB. Past it, a newcomer takes the slot of the connection idle the longest.
+   */
+  maxOpenConnections?: number;
+  /** How long a connection must have been idle to be closed for a newcomer past maxOpenConnections (default 1 s). */
   evictIdleAfterMs?: number;
   /**
    * Further connections wait as bare sockets, up to this many (default 4096), admitted newest
@@ -176,7 +180,8 @@ export class WebhookServer {
     // The TLS server never listens itself: a plain TCP listener hands it connections through the
     // gate, so a flood waits as bare sockets instead of each one costing a TLS session.
     const gate = new ConnectionGate({
-      maxConnections: this.opts.maxConnections ?? 4096,
+      maxConnections: this.opts.maxConnections ?? 256,
+      maxOpenConnections: Math.max(this.opts.maxOpenConnections ?? 4096, this.opts.maxConnections ?? 256),
       maxQueued: this.opts.maxQueuedConnections ?? 4096,
       queueTimeoutMs: this.opts.connectionQueueTimeoutMs ?? 10_000,
       evictIdleAfterMs: this.opts.evictIdleAfterMs ?? 1_000,

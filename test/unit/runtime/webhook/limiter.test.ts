@@ -66,6 +66,7 @@ describe('WebhookServer under a connection flood', () => {
       port: 0,
       host: '127.0.0.1',
       maxConnections: 2,
+      maxOpenConnections: 2,
       maxQueuedConnections: 2,
       evictIdleAfterMs: 60_000, // no eviction here: the test below covers it
     });
@@ -116,7 +117,7 @@ describe('WebhookServer under a connection flood', () => {
     });
     expect(refused).toBe('closed');
     const metrics = await registry.metrics();
-    expect(metrics).toMatch(/webhook_connections\{state="active"\} 2/);
+    expect(metrics).toMatch(/webhook_connections\{state="idle"\} 2/); // open, between requests
     expect(metrics).toMatch(/webhook_connections_dropped_total\{reason="queue-full"\} 1/);
     raw.destroy(); // the queue is served newest first: leave the request as its only entry
     agents[0].destroy(); // a slot frees up: the queued request is served

@@ -103,10 +103,15 @@ describe('slow bodies', () => {
 });
 
 describe('idle and slowloris connections', () => {
-  it('a newcomer at the cap takes the slot of a connection holding it unused', async () => {
-    const { server, registry, post } = await startServer({ maxConnections: 4, evictIdleAfterMs: 200 });
+  it('idle connections hold no working slot, and past the open cap a newcomer takes the slot of one', async () => {
+    const { server, registry, post } = await startServer({
+      maxConnections: 4,
+      maxOpenConnections: 4,
+      evictIdleAfterMs: 200,
+    });
     const idle = await Promise.all(Array.from({ length: 4 }, () => openTls(server.port())));
     await sleep(300);
+    expect(await registry.metrics()).toMatch(/webhook_connections\{state="active"\} 0/);
     expect((await post(small)).status).toBe(200);
     expect(await metric(registry, 'evicted')).toBeGreaterThanOrEqual(1);
     const closed = await Promise.race([Promise.any(idle.map((c) => c.closed)).then(() => true), sleep(100, false)]);
