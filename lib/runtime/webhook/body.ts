@@ -44,6 +44,8 @@ export interface ReadBodyOptions {
    * its first 500 ms): the connection gate may then give its slot to a newcomer.
    */
   onReading?(behind: () => boolean): void;
+  /** Called at each check when whether the client is behind the minimum rate changed. */
+  onPace?(behind: boolean): void;
 }
 
 export interface Body {
@@ -133,11 +135,13 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
       if (!req.complete) onGone();
     };
     const activeMs = (now: number) => now - start - waitedMs - (waitingSince === undefined ? 0 : now - waitingSince);
-    o.onReading?.(() => {
+    const behind = () => {
       if (settled || waitingSince !== undefined) return false;
       const ms = activeMs(o.clock.now());
       return ms > 500 && size < (o.minBytesPerSecond * ms) / 1000;
-    });
+    };
+    o.onReading?.(behind);
+    let wasBehind = false;
     let cancelCheck = () => {};
     const check = () => {
       if (settled) return;
@@ -154,6 +158,8 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
         );
         return;
       }
+      const now = behind();
+      if (now !== wasBehind) o.onPace?.((wasBehind = now));
       cancelCheck = o.clock.after(o.checkEveryMs ?? 250, check);
     };
     const cleanup = () => {

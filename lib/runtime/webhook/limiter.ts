@@ -48,8 +48,10 @@ interface Slot {
   secure: boolean;
   /** A request is in progress (headers received, response not yet ended). */
   busy: boolean;
-  /** Counted in `working` (in its handshake, or busy). */
+  /** Holds a working slot: in its handshake, or serving a request whose client keeps up. */
   working: boolean;
+  /** Its request waits for a working slot. */
+  waiting?: { grant: (ok: boolean) => void; cancel: () => void };
   served: number;
   /** Admission, the end of the handshake, then the end of its last response. */
   since: number;
@@ -61,6 +63,8 @@ export class ConnectionGate {
   private readonly slots = new Map<Socket, Slot>();
   private working = 0;
   private readonly queue: Array<{ socket: Socket; cancel: () => void }> = [];
+  /** Requests on open connections waiting for a working slot (served before queued sockets). */
+  private readonly waitingRequests: Slot[] = [];
   private idleWaiters: Array<() => void> = [];
   private closing = false;
 
@@ -113,28 +117,55 @@ export class ConnectionGate {
     this.queue.push(entry);
   };
 
-  /** The TLS handshake on `socket` (the raw socket under the TLS one) completed. */
+  /** The TLS handshake on `socket` (the raw socket under the TLS one) completed: it gives up its working slot. */
   handshakeDone(socket: Socket | undefined): void {
     const slot = socket && this.slots.get(socket);
     if (!slot) return;
     slot.secure = true;
     slot.since = this.o.clock.now();
-    this.update(slot);
+    if (!slot.busy) this.stopWorking(slot);
   }
 
-  /** A request started on `socket`: its connection is working. */
-  requestStarted(socket: Socket | undefined): void {
+  /**
+   * A request started on `socket`: resolves true once it holds a working slot (at once when one is
+   * free), false if none freed within `waitMs` (the caller answers 429).
+   */
+  requestStarted(socket: Socket | undefined, waitMs: number): Promise<boolean> {
     const slot = socket && this.slots.get(socket);
-    if (!slot) return;
+    if (!slot) return Promise.resolve(true);
     slot.busy = true;
     slot.served++;
-    this.update(slot);
+    if (slot.working) return Promise.resolve(true);
+    if (this.working < this.o.maxConnections && this.waitingRequests.length === 0) {
+      this.startWorking(slot);
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const cancel = this.o.clock.after(waitMs, () => {
+        this.unwait(slot);
+        resolve(false);
+      });
+      slot.waiting = { grant: resolve, cancel };
+      this.waitingRequests.push(slot);
+    });
   }
 
-  /** While the body of the request on `socket` is read, `behind` says whether the client sends it too slowly. */
+  /**
+   * While the body of the request on `socket` is read: `behind` says whether the client sends it
+   * too slowly. Such a request gives its working slot up (it costs its connection and the bytes it
+   * sent, nothing more) and takes one again if the client catches up.
+   */
   readingBody(socket: Socket | undefined, behind: (() => boolean) | undefined): void {
     const slot = socket && this.slots.get(socket);
     if (slot) slot.behind = behind;
+  }
+
+  /** The request's client fell behind the minimum rate, or caught up. */
+  pace(socket: Socket | undefined, behind: boolean): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot || !slot.busy || slot.waiting) return;
+    if (behind) this.stopWorking(slot);
+    else if (!slot.working) this.startWorking(slot); // already reading: over the cap briefly rather than stalled
   }
 
   /** The response on `socket` ended: the connection is idle from now (and closed at once while stopping). */
@@ -144,7 +175,8 @@ export class ConnectionGate {
     slot.busy = false;
     slot.behind = undefined;
     slot.since = this.o.clock.now();
-    this.update(slot);
+    this.unwait(slot);
+    this.stopWorking(slot);
     if (this.closing) socket.destroy();
   }
 
@@ -192,16 +224,34 @@ export class ConnectionGate {
     socket.resume();
   }
 
-  private update(slot: Slot): void {
-    const working = !slot.secure || slot.busy;
-    if (working === slot.working) return;
-    slot.working = working;
-    this.working += working ? 1 : -1;
-    if (!working) this.next();
+  private startWorking(slot: Slot): void {
+    if (slot.working) return;
+    slot.working = true;
+    this.working++;
+  }
+
+  private stopWorking(slot: Slot): void {
+    if (!slot.working) return;
+    slot.working = false;
+    this.working--;
+    this.next();
+  }
+
+  private unwait(slot: Slot): void {
+    if (!slot.waiting) return;
+    slot.waiting.cancel();
+    slot.waiting = undefined;
+    const i = this.waitingRequests.indexOf(slot);
+    if (i >= 0) this.waitingRequests.splice(i, 1);
   }
 
   private release(slot: Slot): void {
     this.slots.delete(slot.socket);
+    if (slot.waiting) {
+      const { grant } = slot.waiting;
+      this.unwait(slot);
+      grant(false);
+    }
     if (slot.working) this.working--;
     this.next();
     if (this.slots.size === 0) for (const w of this.idleWaiters.splice(0)) w();
@@ -212,12 +262,17 @@ export class ConnectionGate {
     this.o.onDropped?.('evicted');
     this.slots.delete(slot.socket);
     if (slot.working) this.working--;
+    if (slot.waiting) {
+      const { grant } = slot.waiting;
+      this.unwait(slot);
+      grant(false);
+    }
     slot.socket.destroy();
   }
 
   /** A working connection whose client sends its request body below the minimum rate. */
   private slowest(): Slot | undefined {
-    for (const slot of this.slots.values()) if (slot.busy && slot.behind?.()) return slot;
+    for (const slot of this.slots.values()) if (slot.busy && slot.working && slot.behind?.()) return slot;
     return undefined;
   }
 
@@ -232,7 +287,7 @@ export class ConnectionGate {
     let fresh: Slot | undefined;
     let kept: Slot | undefined;
     for (const slot of this.slots.values()) {
-      if (slot.working || slot.since > cutoff) continue;
+      if (slot.working || slot.busy || slot.since > cutoff) continue;
       if (slot.served === 0) {
         if (!fresh || slot.since < fresh.since) fresh = slot;
       } else if (!kept || slot.since < kept.since) kept = slot;
@@ -242,6 +297,14 @@ export class ConnectionGate {
 
   /** Admits queued sockets while there is room, newest first: the oldest have waited longest and are likeliest gone. */
   private next(): void {
+    while (this.working < this.o.maxConnections && this.waitingRequests.length > 0) {
+      const slot = this.waitingRequests.shift()!;
+      const { grant, cancel } = slot.waiting!;
+      cancel();
+      slot.waiting = undefined;
+      this.startWorking(slot);
+      grant(true);
+    }
     while (this.hasRoom() && this.queue.length > 0) {
       const entry = this.queue.pop()!;
       entry.cancel();

@@ -265,14 +265,33 @@ export class WebhookServer {
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const raw = rawSocket(req.socket);
-    this.gate?.requestStarted(raw);
     const gate = this.gate;
     res.once('close', () => gate?.requestEnded(raw));
-    this.serve(req, res).catch((err: Error) => {
-      this.log.error('unexpected error serving a webhook request', { err, url: req.url });
-      if (!res.headersSent) this.fail(res, 500, 'InternalError', 'internal error');
-      else res.destroy();
-    });
+    const waitMs = this.opts.handlerTimeoutMs ?? 9_000;
+    // A request on an open connection waits for a working slot (most requests get one at once).
+    (gate ? gate.requestStarted(raw, waitMs) : Promise.resolve(true))
+      .then(async (admitted) => {
+        if (admitted) {
+          await this.serve(req, res);
+          return;
+        }
+        if (res.destroyed) return;
+        req.resume();
+        this.fail(
+          res,
+          429,
+          'TooManyRequests',
+          `the webhook is at its concurrency limit and could not take this request within ${waitMs}ms; retry`,
+          {
+            'Retry-After': '1',
+          },
+        );
+      })
+      .catch((err: Error) => {
+        this.log.error('unexpected error serving a webhook request', { err, url: req.url });
+        if (!res.headersSent) this.fail(res, 500, 'InternalError', 'internal error');
+        else res.destroy();
+      });
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -319,6 +338,7 @@ export class WebhookServer {
         graceMs: this.opts.bodyGraceMs ?? 5_000,
         clock: this.clock,
         onReading: (behind) => this.gate?.readingBody(rawSocket(req.socket), behind),
+        onPace: (behind) => this.gate?.pace(rawSocket(req.socket), behind),
       });
     } catch (e) {
       if (e instanceof BodyTooLargeError) this.fail(res, 413, 'RequestEntityTooLarge', e.message);

@@ -118,12 +118,14 @@ describe('idle and slowloris connections', () => {
     expect(closed).toBe(true);
   }, 30_000);
 
-  it('a newcomer at the cap takes the slot of a connection sending its body below the minimum rate', async () => {
+  it('a connection sending its body below the minimum rate gives its working slot up', async () => {
     const { server, registry, post } = await startServer({ maxConnections: 4, bodyGraceMs: 60_000 });
-    await Promise.all(Array.from({ length: 4 }, () => slowUpload(server.port(), 65_536, 100)));
-    await sleep(800);
+    const slow = await Promise.all(Array.from({ length: 4 }, () => slowUpload(server.port(), 65_536, 100)));
+    await sleep(1_000);
+    expect(await registry.metrics()).toMatch(/webhook_connections\{state="active"\} 0/);
     expect((await post(small)).status).toBe(200);
-    expect(await metric(registry, 'evicted')).toBeGreaterThanOrEqual(1);
+    const closed = await Promise.race([Promise.any(slow.map((c) => c.closed)).then(() => true), sleep(100, false)]);
+    expect(closed).toBe(false); // nobody had to be pushed out
   }, 30_000);
 
   it('closes connections that send nothing, or their headers a byte at a time, after the header timeout', async () => {
