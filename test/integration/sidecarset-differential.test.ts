@@ -24,7 +24,13 @@ import {
   removeEndpoint,
   uninstallWebhooks,
 } from './support/runtime-cluster.js';
-import { generateCases, NAMESPACES, type DiffCase, type Json } from './support/sidecarset-differential-cases.js';
+import {
+  generateCases,
+  generateInvalidFieldCases,
+  NAMESPACES,
+  type DiffCase,
+  type Json,
+} from './support/sidecarset-differential-cases.js';
 import {
   ApiClient,
   compare,
@@ -244,8 +250,12 @@ async function runOurs(): Promise<Recording> {
 
 beforeAll(async () => {
   t0 = Date.now();
-  cases = generateCases(CASES, SEED, RUN);
-  log(`seed ${SEED} (SCDIFF_SEED=${SEED} reproduces this run), ${CASES} cases`);
+  const fieldCases = generateInvalidFieldCases(SEED, RUN);
+  cases = [...generateCases(CASES, SEED, RUN), ...fieldCases];
+  log(
+    `seed ${SEED} (SCDIFF_SEED=${SEED} reproduces this run), ${CASES} random cases and ${fieldCases.length} ` +
+      'with one change per validated field (support/sidecarset-invalid-fields.ts)',
+  );
   for (const [name, labels] of Object.entries(NAMESPACES)) {
     await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
   }

@@ -45,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/capabilities"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -144,6 +145,8 @@ func fields(t reflect.Type, types map[string]typ) []field {
 }
 
 func main() {
+	// As upstream's main with its default --allow-privileged=true: core validation reads it.
+	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: true})
 	switch os.Args[1] {
 	case "schema":
 		types := map[string]typ{}
