@@ -19,6 +19,9 @@
 //	sidecarset-oracle validate reads {"existing":[…],"namespaces":[…],"object":…,"older":…} per
 //	                          line; prints {"errors":[…]} from upstream's SidecarSet validation
 //	                          (validating/oracle_export.go wires the inputs to it)
+//	sidecarset-oracle wsvalidate reads {"wsExisting":[…],"workloads":[…],"ws":…,"wsOlder":…} per
+//	                          line; prints {"errors":[…]} from upstream's WorkloadSpread validation
+//	                          (wsvalidating/oracle_export.go wires the inputs to it)
 package main
 
 import (
@@ -37,10 +40,12 @@ import (
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
 	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
 	"github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
+	wsvalidating "github.com/openkruise/kruise/pkg/webhook/workloadspread/validating"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -191,21 +196,44 @@ func main() {
 		eachCase(func(c *input) (interface{}, error) {
 			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), c.Object, c.Older)}, nil
 		})
+	case "wsvalidate":
+		eachCase(func(c *input) (interface{}, error) {
+			return map[string][]string{"errors": wsvalidating.OracleValidateWorkloadSpread(c.wsCluster(), c.WS, c.WSOlder)}, nil
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate")
 	}
 }
 
 // input is one stdin line of the inject, state and validate modes (each reads its own fields).
 type input struct {
-	SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets"`
-	Existing    []appsv1alpha1.SidecarSet `json:"existing"`
-	Namespaces  []corev1.Namespace        `json:"namespaces"`
-	Pod         *corev1.Pod               `json:"pod"`
-	SidecarSet  *appsv1alpha1.SidecarSet  `json:"sidecarSet"`
-	Object      *appsv1alpha1.SidecarSet  `json:"object"`
-	Older       *appsv1alpha1.SidecarSet  `json:"older"`
-	Pods        []corev1.Pod              `json:"pods"`
+	SidecarSets []appsv1alpha1.SidecarSet     `json:"sidecarSets"`
+	Existing    []appsv1alpha1.SidecarSet     `json:"existing"`
+	Namespaces  []corev1.Namespace            `json:"namespaces"`
+	Pod         *corev1.Pod                   `json:"pod"`
+	SidecarSet  *appsv1alpha1.SidecarSet      `json:"sidecarSet"`
+	Object      *appsv1alpha1.SidecarSet      `json:"object"`
+	Older       *appsv1alpha1.SidecarSet      `json:"older"`
+	Pods        []corev1.Pod                  `json:"pods"`
+	WS          *appsv1alpha1.WorkloadSpread  `json:"ws"`
+	WSOlder     *appsv1alpha1.WorkloadSpread  `json:"wsOlder"`
+	WSExisting  []appsv1alpha1.WorkloadSpread `json:"wsExisting"`
+	Workloads   []unstructured.Unstructured   `json:"workloads"`
+}
+
+// wsCluster is a fake API holding the input's other WorkloadSpreads and target workloads.
+func (c *input) wsCluster() client.Client {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	objects := []client.Object{}
+	for i := range c.WSExisting {
+		objects = append(objects, &c.WSExisting[i])
+	}
+	for i := range c.Workloads {
+		objects = append(objects, &c.Workloads[i])
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 }
 
 // rollout runs one reconcile of upstream's own SidecarSet controller (Processor.UpdateSidecarSet)
