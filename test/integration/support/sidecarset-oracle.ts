@@ -135,3 +135,13 @@ export function upstreamWorkloadSpreadValidationOracle(
 ): Array<{ errors?: string[]; error?: string }> {
   return validationOracle('wsvalidate', cases);
 }
+
+/**
+ * Upstream's pod-webhook steps for WorkloadSpread (acquireSuitableSubset's StatefulSet branch or
+ * updateSubsetForPod, then injectWorkloadSpreadIntoPod) on a fake API holding `workloads`.
+ */
+export function upstreamWorkloadSpreadSubsetOracle(
+  cases: Array<{ ws: object; pod: object; operation: string; injectWS?: object; workloads?: object[] }>,
+): object[] {
+  return validationOracle('wssubset', cases);
+}

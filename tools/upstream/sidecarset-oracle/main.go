@@ -22,6 +22,9 @@
 //	sidecarset-oracle wsvalidate reads {"wsExisting":[…],"workloads":[…],"ws":…,"wsOlder":…} per
 //	                          line; prints {"errors":[…]} from upstream's WorkloadSpread validation
 //	                          (wsvalidating/oracle_export.go wires the inputs to it)
+//	sidecarset-oracle wssubset reads {"ws":…,"pod":…,"operation":…,"injectWS":…,"workloads":[…]}
+//	                          per line; prints what upstream's pod webhook does for WorkloadSpread:
+//	                          the subset chosen, the status after, the pod injected (wsutil/oracle_export.go)
 package main
 
 import (
@@ -38,6 +41,7 @@ import (
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
 	"github.com/openkruise/kruise/pkg/controller/sidecarset"
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
+	wsutil "github.com/openkruise/kruise/pkg/util/workloadspread"
 	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
 	"github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
 	wsvalidating "github.com/openkruise/kruise/pkg/webhook/workloadspread/validating"
@@ -200,8 +204,12 @@ func main() {
 		eachCase(func(c *input) (interface{}, error) {
 			return map[string][]string{"errors": wsvalidating.OracleValidateWorkloadSpread(c.wsCluster(), c.WS, c.WSOlder)}, nil
 		})
+	case "wssubset":
+		eachCase(func(c *input) (interface{}, error) {
+			return wsutil.OracleSubsetForPod(c.wsCluster(), c.WS, c.Pod, c.InjectWS, wsutil.Operation(c.Operation))
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset")
 	}
 }
 
@@ -219,6 +227,8 @@ type input struct {
 	WSOlder     *appsv1alpha1.WorkloadSpread  `json:"wsOlder"`
 	WSExisting  []appsv1alpha1.WorkloadSpread `json:"wsExisting"`
 	Workloads   []unstructured.Unstructured   `json:"workloads"`
+	InjectWS    *wsutil.InjectWorkloadSpread  `json:"injectWS"`
+	Operation   string                        `json:"operation"`
 }
 
 // wsCluster is a fake API holding the input's other WorkloadSpreads and target workloads.
