@@ -145,3 +145,10 @@ export function upstreamWorkloadSpreadSubsetOracle(
 ): object[] {
   return validationOracle('wssubset', cases);
 }
+
+/** Upstream's updateDeletionCostBySubset on a fake API holding the pods: each pod's cost afterwards ("" for none). */
+export function upstreamWorkloadSpreadDeletionCostOracle(
+  cases: Array<{ ws: object; podMap: Record<string, object[]>; replicas: number; reverse: boolean }>,
+): object[] {
+  return validationOracle('wscost', cases);
+}

@@ -25,6 +25,9 @@
 //	sidecarset-oracle wssubset reads {"ws":…,"pod":…,"operation":…,"injectWS":…,"workloads":[…]}
 //	                          per line; prints what upstream's pod webhook does for WorkloadSpread:
 //	                          the subset chosen, the status after, the pod injected (wsutil/oracle_export.go)
+//	sidecarset-oracle wscost  reads {"ws":…,"podMap":{subset:[pod…]},"replicas":n,"reverse":bool} per line;
+//	                          prints each pod's deletion cost after upstream's updateDeletionCostBySubset
+//	                          (wscontroller/oracle_export.go)
 package main
 
 import (
@@ -40,6 +43,7 @@ import (
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
 	"github.com/openkruise/kruise/pkg/controller/sidecarset"
+	wscontroller "github.com/openkruise/kruise/pkg/controller/workloadspread"
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
 	wsutil "github.com/openkruise/kruise/pkg/util/workloadspread"
 	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
@@ -208,8 +212,21 @@ func main() {
 		eachCase(func(c *input) (interface{}, error) {
 			return wsutil.OracleSubsetForPod(c.wsCluster(), c.WS, c.Pod, c.InjectWS, wsutil.Operation(c.Operation))
 		})
+	case "wscost":
+		eachCase(func(c *input) (interface{}, error) {
+			scheme := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(scheme)
+			objects := []client.Object{}
+			for _, pods := range c.PodMap {
+				for _, p := range pods {
+					objects = append(objects, p.DeepCopy())
+				}
+			}
+			cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+			return wscontroller.OracleDeletionCost(cli, c.WS, c.PodMap, c.Replicas, c.Reverse)
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost")
 	}
 }
 
@@ -229,6 +246,9 @@ type input struct {
 	Workloads   []unstructured.Unstructured   `json:"workloads"`
 	InjectWS    *wsutil.InjectWorkloadSpread  `json:"injectWS"`
 	Operation   string                        `json:"operation"`
+	PodMap      map[string][]*corev1.Pod      `json:"podMap"`
+	Replicas    int32                         `json:"replicas"`
+	Reverse     bool                          `json:"reverse"`
 }
 
 // wsCluster is a fake API holding the input's other WorkloadSpreads and target workloads.

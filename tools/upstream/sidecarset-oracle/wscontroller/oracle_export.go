@@ -1,0 +1,38 @@
+// Copied by ../build.sh into upstream's pkg/controller/workloadspread (in a COPY of the pinned
+// module, never the module cache) so the oracle can call upstream's own, unexported WorkloadSpread
+// controller steps: this file only wires inputs to them and adds no logic of its own.
+package workloadspread
+
+import (
+	"context"
+	"fmt"
+
+	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// OracleDeletionCost runs upstream's updateDeletionCostBySubset for `podMap` (subset name, or
+// FakeSubsetName, to pods that are in cluster `c`) and answers each pod's deletion-cost
+// annotation afterwards ("" when it has none).
+func OracleDeletionCost(c client.Client, ws *appsv1alpha1.WorkloadSpread, podMap map[string][]*corev1.Pod, replicas int32, reverse bool) (out map[string]string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	r := &ReconcileWorkloadSpread{Client: c, recorder: record.NewFakeRecorder(1000)}
+	if err = r.updateDeletionCostBySubset(ws, podMap, replicas, reverse); err != nil {
+		return nil, err
+	}
+	pods := &corev1.PodList{}
+	if err = c.List(context.TODO(), pods); err != nil {
+		return nil, err
+	}
+	out = map[string]string{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.Annotations["controller.kubernetes.io/pod-deletion-cost"]
+	}
+	return out, nil
+}
