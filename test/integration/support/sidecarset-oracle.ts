@@ -152,3 +152,10 @@ export function upstreamWorkloadSpreadDeletionCostOracle(
 ): object[] {
   return validationOracle('wscost', cases);
 }
+
+/** Upstream's calculateWorkloadSpreadSubsetStatuses: `{ statuses, failed, nil }` per case. */
+export function upstreamWorkloadSpreadStatusOracle(
+  cases: Array<{ ws: object; oldStatuses: object[]; podMap: Record<string, object[]>; replicas: number }>,
+): object[] {
+  return validationOracle('wsstatus', cases);
+}

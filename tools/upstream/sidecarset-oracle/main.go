@@ -28,6 +28,9 @@
 //	sidecarset-oracle wscost  reads {"ws":…,"podMap":{subset:[pod…]},"replicas":n,"reverse":bool} per line;
 //	                          prints each pod's deletion cost after upstream's updateDeletionCostBySubset
 //	                          (wscontroller/oracle_export.go)
+//	sidecarset-oracle wsstatus reads {"ws":…,"oldStatuses":[…],"podMap":{…},"replicas":n} per line;
+//	                          prints upstream's calculateWorkloadSpreadSubsetStatuses: statuses and the
+//	                          pods to reschedule (wscontroller/oracle_export.go)
 package main
 
 import (
@@ -225,30 +228,35 @@ func main() {
 			cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 			return wscontroller.OracleDeletionCost(cli, c.WS, c.PodMap, c.Replicas, c.Reverse)
 		})
+	case "wsstatus":
+		eachCase(func(c *input) (interface{}, error) {
+			return wscontroller.OracleSubsetStatuses(c.WS, c.OldStatuses, c.PodMap, c.Replicas)
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost|wsstatus")
 	}
 }
 
 // input is one stdin line of the inject, state and validate modes (each reads its own fields).
 type input struct {
-	SidecarSets []appsv1alpha1.SidecarSet     `json:"sidecarSets"`
-	Existing    []appsv1alpha1.SidecarSet     `json:"existing"`
-	Namespaces  []corev1.Namespace            `json:"namespaces"`
-	Pod         *corev1.Pod                   `json:"pod"`
-	SidecarSet  *appsv1alpha1.SidecarSet      `json:"sidecarSet"`
-	Object      *appsv1alpha1.SidecarSet      `json:"object"`
-	Older       *appsv1alpha1.SidecarSet      `json:"older"`
-	Pods        []corev1.Pod                  `json:"pods"`
-	WS          *appsv1alpha1.WorkloadSpread  `json:"ws"`
-	WSOlder     *appsv1alpha1.WorkloadSpread  `json:"wsOlder"`
-	WSExisting  []appsv1alpha1.WorkloadSpread `json:"wsExisting"`
-	Workloads   []unstructured.Unstructured   `json:"workloads"`
-	InjectWS    *wsutil.InjectWorkloadSpread  `json:"injectWS"`
-	Operation   string                        `json:"operation"`
-	PodMap      map[string][]*corev1.Pod      `json:"podMap"`
-	Replicas    int32                         `json:"replicas"`
-	Reverse     bool                          `json:"reverse"`
+	SidecarSets []appsv1alpha1.SidecarSet                 `json:"sidecarSets"`
+	Existing    []appsv1alpha1.SidecarSet                 `json:"existing"`
+	Namespaces  []corev1.Namespace                        `json:"namespaces"`
+	Pod         *corev1.Pod                               `json:"pod"`
+	SidecarSet  *appsv1alpha1.SidecarSet                  `json:"sidecarSet"`
+	Object      *appsv1alpha1.SidecarSet                  `json:"object"`
+	Older       *appsv1alpha1.SidecarSet                  `json:"older"`
+	Pods        []corev1.Pod                              `json:"pods"`
+	WS          *appsv1alpha1.WorkloadSpread              `json:"ws"`
+	WSOlder     *appsv1alpha1.WorkloadSpread              `json:"wsOlder"`
+	WSExisting  []appsv1alpha1.WorkloadSpread             `json:"wsExisting"`
+	Workloads   []unstructured.Unstructured               `json:"workloads"`
+	InjectWS    *wsutil.InjectWorkloadSpread              `json:"injectWS"`
+	Operation   string                                    `json:"operation"`
+	PodMap      map[string][]*corev1.Pod                  `json:"podMap"`
+	Replicas    int32                                     `json:"replicas"`
+	Reverse     bool                                      `json:"reverse"`
+	OldStatuses []appsv1alpha1.WorkloadSpreadSubsetStatus `json:"oldStatuses"`
 }
 
 // wsCluster is a fake API holding the input's other WorkloadSpreads and target workloads.

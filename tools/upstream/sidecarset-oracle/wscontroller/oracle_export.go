@@ -36,3 +36,24 @@ func OracleDeletionCost(c client.Client, ws *appsv1alpha1.WorkloadSpread, podMap
 	}
 	return out, nil
 }
+
+// OracleSubsetStatuses runs upstream's calculateWorkloadSpreadSubsetStatuses (statuses from the
+// pods of each subset, with creating/deleting timeouts and, under Adaptive, the Schedulable
+// condition and the pods to reschedule) and answers the statuses and those pods' names.
+func OracleSubsetStatuses(ws *appsv1alpha1.WorkloadSpread, old []appsv1alpha1.WorkloadSpreadSubsetStatus, podMap map[string][]*corev1.Pod, replicas int32) (out map[string]interface{}, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	r := &ReconcileWorkloadSpread{recorder: record.NewFakeRecorder(1000)}
+	statuses, failed := r.calculateWorkloadSpreadSubsetStatuses(ws, old, podMap, replicas)
+	names := map[string][]string{}
+	for subset, pods := range failed {
+		names[subset] = []string{}
+		for _, p := range pods {
+			names[subset] = append(names[subset], p.Name)
+		}
+	}
+	return map[string]interface{}{"statuses": statuses, "failed": names, "nil": statuses == nil}, nil
+}
