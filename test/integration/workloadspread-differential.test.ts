@@ -34,7 +34,6 @@ const objects = synthesizeDefault();
 const rendered = renderedManager(objects);
 const runDir = mkdtempSync(join(tmpdir(), 'wsdiff-'));
 const log = (msg: string) => process.stderr.write(`workloadspread-differential: ${msg}\n`);
-const PATH = `/apis/apps.kruise.io/v1alpha1/namespaces/${NS}/workloadspreads`;
 
 type Answer = { kind: 'allowed' } | { kind: 'webhook'; message: string } | { kind: 'schema'; message: string };
 
@@ -45,6 +44,7 @@ interface Judged {
 
 let upstream: UpstreamManager | undefined;
 let judged: Judged[] = [];
+const namespaces: string[] = [];
 
 /** What the API server answered: allowed, denied by the webhook, or refused before it (schema, metadata). */
 function answerOf(res: { status: number; body: Json }): Answer {
@@ -55,37 +55,46 @@ function answerOf(res: { status: number; body: Json }): Answer {
   throw new Error(`unexpected answer ${res.status}: ${message}`);
 }
 
-/** The case's name inside the namespace (the generator names them ws/other). */
-const named = (o: Json, name: string) => ({ ...structuredClone(o), metadata: { name, namespace: NS } });
+/** The case's object under `name` in namespace `ns`. */
+const named = (o: Json, name: string, ns = NS) => ({ ...structuredClone(o), metadata: { name, namespace: ns } });
+const pathOf = (ns: string) => `/apis/apps.kruise.io/v1alpha1/namespaces/${ns}/workloadspreads`;
 
-async function judge(c: WorkloadSpreadCase): Promise<Answer> {
-  const created: string[] = [];
-  try {
-    for (const other of c.wsExisting ?? []) {
-      const res = await api.call('POST', PATH, named(other, 'other'));
-      if (res.status >= 300)
-        return { kind: 'schema', message: `the other WorkloadSpread was refused: ${res.body?.message}` };
-      created.push('other');
-    }
-    if (c.wsOlder) {
-      const res = await api.call('POST', PATH, named(c.wsOlder, 'ws'));
-      if (res.status >= 300)
-        return { kind: 'schema', message: `the stored WorkloadSpread was refused: ${res.body?.message}` };
-      created.push('ws');
-      // Upstream's controller writes the status meanwhile: read the latest resourceVersion, retry on a conflict.
-      for (let attempt = 0; ; attempt++) {
-        const update = named(c.ws, 'ws');
-        update.metadata.resourceVersion = (await api.call('GET', `${PATH}/ws`)).body.metadata.resourceVersion;
-        const put = await api.call('PUT', `${PATH}/ws`, update);
-        if (put.status !== 409 || attempt >= 20) return answerOf(put);
-      }
-    }
-    const res = await api.call('POST', PATH, named(c.ws, 'ws'));
-    if (res.status < 300) created.push('ws');
-    return answerOf(res);
-  } finally {
-    for (const name of created) await api.call('DELETE', `${PATH}/${name}`);
+/**
+ * Upstream's webhook reads the other WorkloadSpreads from its informer cache: before asking, wait
+ * until it sees `other` (a dry-run twin of it, same target, is then denied as a conflict).
+ */
+async function awaitSeen(ns: string, other: Json): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const res = await api.call('POST', `${pathOf(ns)}?dryRun=All`, named(other, 'probe', ns));
+    if (res.status >= 300 && String(res.body?.message).includes('in conflict with other WorkloadSpread')) return;
+    await new Promise((r) => setTimeout(r, 100));
   }
+  throw new Error(`upstream's webhook never saw WorkloadSpread ${ns}/other`);
+}
+
+/** One case in its own namespace (the conflict check is per namespace; nothing of an earlier case lingers). */
+async function judge(c: WorkloadSpreadCase, ns: string): Promise<Judged> {
+  const path = pathOf(ns);
+  namespaces.push(ns);
+  await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  for (const other of c.wsExisting ?? []) {
+    const res = await api.call('POST', path, named(other, 'other', ns));
+    if (res.status >= 300) return judge({ ...c, wsExisting: undefined, label: `${c.label} (alone)` }, `${ns}-alone`);
+    await awaitSeen(ns, other);
+  }
+  if (c.wsOlder) {
+    const res = await api.call('POST', path, named(c.wsOlder, 'ws', ns));
+    if (res.status >= 300)
+      return judge({ ...c, wsOlder: undefined, label: `${c.label} (as a create)` }, `${ns}-create`);
+    // Upstream's controller writes the status meanwhile: read the latest resourceVersion, retry on a conflict.
+    for (let attempt = 0; ; attempt++) {
+      const update = named(c.ws, 'ws', ns);
+      update.metadata.resourceVersion = (await api.call('GET', `${path}/ws`)).body.metadata.resourceVersion;
+      const put = await api.call('PUT', `${path}/ws`, update);
+      if (put.status !== 409 || attempt >= 20) return { c, answer: answerOf(put) };
+    }
+  }
+  return { c, answer: answerOf(await api.call('POST', path, named(c.ws, 'ws', ns))) };
 }
 
 async function removeOutputObjects(): Promise<void> {
@@ -115,14 +124,13 @@ beforeAll(async () => {
     fieldManager: 'kruise-ha',
   });
   if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
-  await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-wsdiff`, runDir);
   await removeEndpoint(kc, rendered.namespace, upstream.name);
   await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
   await upstream.waitReady(120_000);
   try {
     judged = [];
-    for (const c of cases) judged.push({ c, answer: await judge(c) });
+    for (const [i, c] of cases.entries()) judged.push(await judge(c, `${NS}-${i}`));
   } catch (e) {
     throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
   }
@@ -134,7 +142,7 @@ afterAll(async () => {
     await upstream.stop('SIGTERM', 10_000);
     await removeEndpoint(kc, rendered.namespace, upstream.name);
   }
-  await api.call('DELETE', `/api/v1/namespaces/${NS}`);
+  for (const ns of namespaces) await api.call('DELETE', `/api/v1/namespaces/${ns}`);
   await removeOutputObjects();
   api.close();
   rmSync(runDir, { recursive: true, force: true });
@@ -144,7 +152,25 @@ describe(`WorkloadSpread validation = the real upstream kruise-manager's webhook
   it('reaches the webhook with cases it admits and cases it denies', () => {
     const count = (k: Answer['kind']) => judged.filter((j) => j.answer.kind === k).length;
     log(
-      `${judged.length} requests: ${count('allowed')} admitted, ${count('webhook')} denied by ${WEBHOOK}, ${count('schema')} refused by upstream's CRD schema`,
+      `${judged.length} cases: ${count('allowed')} admitted, ${count('webhook')} denied by ${WEBHOOK}, ` +
+        `${count('schema')} refused by upstream's CRD schema (${judged.filter((j) => / \((alone|as a create)\)$/.test(j.c.label)).length} ` +
+        'asked alone or as a create: their other or stored WorkloadSpread was refused)',
+    );
+    const reasons = new Map<string, number>();
+    for (const j of judged)
+      if (j.answer.kind === 'schema') {
+        const reason = j.answer.message
+          .replace(/^.*?: /, '')
+          .replace(/"[^"]*"/g, '"…"')
+          .slice(0, 120);
+        reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      }
+    log(
+      `schema refusals, most frequent: ${[...reasons]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([r, n]) => `${n} x ${r}`)
+        .join(' | ')}`,
     );
     expect(count('allowed')).toBeGreaterThan(10);
     expect(count('webhook')).toBeGreaterThan(100);
@@ -152,7 +178,7 @@ describe(`WorkloadSpread validation = the real upstream kruise-manager's webhook
 
   it("admits and denies exactly what upstream's webhook does", () => {
     const differences = judged
-      .filter((j) => j.answer.kind !== 'schema')
+      .filter((j) => j.answer.kind === 'allowed' || j.answer.kind === 'webhook')
       .flatMap(({ c, answer }) => {
         const ours = validateWorkloadSpread(named(c.ws, 'ws'), {
           others: (c.wsExisting ?? []).map((o) => ({ name: 'other', targetRef: o.spec.targetRef })),
