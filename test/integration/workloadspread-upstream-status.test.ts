@@ -27,6 +27,8 @@ const podArb = fc.record({
   node: fc.boolean(),
   created: agoArb,
   uid: fc.boolean(),
+  // Go reads the annotation's keys case-insensitively (upstream's own tests write {"Name":…,"Subset":…}).
+  upperKeys: fc.boolean(),
 });
 const subsetArb = fc.record({
   limit: fc.constantFrom(undefined, 0, 1, 3, '50%', '34%', 'x%'),
@@ -61,11 +63,11 @@ function build(g: typeof caseArb extends fc.Arbitrary<infer T> ? T : never, i: n
           namespace: 'apps',
           creationTimestamp: ago(p.created),
           annotations: {
-            'apps.kruise.io/matched-workloadspread': JSON.stringify({
-              name: 'ws',
-              subset: name,
-              ...(p.uid ? { uid: `uid-${podName}` } : {}),
-            }),
+            'apps.kruise.io/matched-workloadspread': JSON.stringify(
+              p.upperKeys
+                ? { Name: 'ws', Subset: name, ...(p.uid ? { UID: `uid-${podName}` } : {}) }
+                : { name: 'ws', subset: name, ...(p.uid ? { uid: `uid-${podName}` } : {}) },
+            ),
           },
         },
         spec: { containers: [{ name: 'main', image: 'web:1' }], ...(p.node ? { nodeName: 'node-a' } : {}) },
@@ -81,7 +83,8 @@ function build(g: typeof caseArb extends fc.Arbitrary<infer T> ? T : never, i: n
     const id = (which: number) => {
       const p = pods[which];
       if (!p) return `gone-${which}`;
-      return JSON.parse(p.metadata.annotations['apps.kruise.io/matched-workloadspread']).uid ?? p.metadata.name;
+      const a = JSON.parse(p.metadata.annotations['apps.kruise.io/matched-workloadspread']);
+      return a.uid ?? a.UID ?? p.metadata.name;
     };
     if (s.old)
       oldStatuses.push({

@@ -8,7 +8,7 @@
  * Pure, with an explicit clock; answers when to look again. Not wired yet.
  */
 import { isPodActive } from './deletion-cost.js';
-import { MATCHED_WORKLOADSPREAD_ANNOTATION, type SubsetStatus } from './subset.js';
+import { readInjected, type SubsetStatus } from './subset.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -27,15 +27,6 @@ function scaled(v: unknown, total: number): number | undefined {
   if (typeof v === 'number') return v;
   if (typeof v !== 'string' || !v.endsWith('%') || !/^[-+]?\d+$/.test(v.slice(0, -1))) return undefined;
   return Math.ceil((Number(v.slice(0, -1)) * total) / 100);
-}
-
-function injectedUID(pod: Json): string | undefined {
-  try {
-    const v = JSON.parse(pod?.metadata?.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION] ?? 'null');
-    return typeof v?.uid === 'string' && v.uid ? v.uid : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export interface StatusResult {
@@ -98,7 +89,8 @@ export function subsetStatuses(
     const deleting = before?.deletingPods ?? {};
     let active = 0;
     for (const pod of pods) {
-      delete creating[injectedUID(pod) ?? pod?.metadata?.name];
+      const uid = readInjected(pod)?.uid;
+      delete creating[uid ? uid : pod?.metadata?.name];
       if (!isPodActive(pod)) continue;
       active++;
       if (status.missingReplicas > 0) status.missingReplicas--;

@@ -42,6 +42,30 @@ export interface Injected {
   uid?: string;
 }
 
+/**
+ * The pod's `apps.kruise.io/matched-workloadspread` annotation read as Go's encoding/json reads it
+ * into upstream's InjectWorkloadSpread (keys case-insensitive, the last one wins), or undefined
+ * when it is absent, not a JSON object, or has a field of another type (Go's Unmarshal fails).
+ */
+export function readInjected(pod: Json): Injected | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(pod?.metadata?.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION] ?? 'null');
+  } catch {
+    return undefined;
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const out: Injected = { name: '', subset: '' };
+  for (const [k, value] of Object.entries(v)) {
+    const field = ({ name: 'name', subset: 'subset', uid: 'uid' } as const)[k.toLowerCase() as 'name'];
+    if (!field || value === null) continue;
+    // A value of another type makes Go's Unmarshal fail, and upstream then reads no annotation at all.
+    if (typeof value !== 'string') return undefined;
+    out[field] = value;
+  }
+  return out;
+}
+
 /** metav1.GetControllerOf. */
 export function controllerOf(pod: Json): Json | undefined {
   return (pod?.metadata?.ownerReferences ?? []).find((o: Json) => o?.controller === true);

@@ -11,6 +11,7 @@ import {
   injectSubset,
   ordinalOf,
   podVersion,
+  readInjected,
   VERSION_IGNORED,
   type SubsetContext,
 } from '../../../../lib/runtime/workloadspread/subset.js';
@@ -273,5 +274,23 @@ describe('TestInitializedSubsetStatuses (percentages of 10 replicas, and absolut
   });
   it('34% of 10 rounds up to 4', () => {
     expect(initialSubsetStatuses(spread(['34%']), 10)[0].missingReplicas).toBe(4);
+  });
+});
+
+describe('readInjected (getInjectWorkloadSpreadFromPod: Go encoding/json into InjectWorkloadSpread)', () => {
+  const pod = (a: string) => ({ metadata: { annotations: { 'apps.kruise.io/matched-workloadspread': a } } });
+  it('reads keys case-insensitively, the last one winning (upstream tests write {"Name":…,"Subset":…})', () => {
+    expect(readInjected(pod('{"Name":"ws","Subset":"a","UID":"u","uid":"v"}'))).toEqual({
+      name: 'ws',
+      subset: 'a',
+      uid: 'v',
+    });
+  });
+  it('reads nothing from a value of another type, a non-object or an absent annotation', () => {
+    expect(readInjected(pod('{"name":"ws","subset":3}'))).toBeUndefined();
+    expect(readInjected(pod('["ws"]'))).toBeUndefined();
+    expect(readInjected(pod('not json'))).toBeUndefined();
+    expect(readInjected({ metadata: {} })).toBeUndefined();
+    expect(readInjected(pod('{"name":null,"subset":"a","other":1}'))).toEqual({ name: '', subset: 'a' });
   });
 });
