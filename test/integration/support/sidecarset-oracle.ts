@@ -159,3 +159,10 @@ export function upstreamWorkloadSpreadStatusOracle(
 ): object[] {
   return validationOracle('wsstatus', cases);
 }
+
+/** Upstream's groupPodBySubset on a fake API holding the pods and nodes: `{ podMap, pods }` per case. */
+export function upstreamWorkloadSpreadGroupOracle(
+  cases: Array<{ ws: object; pods: object[]; nodes: object[]; replicas: number }>,
+): object[] {
+  return validationOracle('wsgroup', cases);
+}

@@ -31,6 +31,8 @@
 //	sidecarset-oracle wsstatus reads {"ws":…,"oldStatuses":[…],"podMap":{…},"replicas":n} per line;
 //	                          prints upstream's calculateWorkloadSpreadSubsetStatuses: statuses and the
 //	                          pods to reschedule (wscontroller/oracle_export.go)
+//	sidecarset-oracle wsgroup reads {"ws":…,"pods":[…],"nodes":[…],"replicas":n} per line; prints
+//	                          upstream's groupPodBySubset: pods per subset, their metadata after
 package main
 
 import (
@@ -232,8 +234,24 @@ func main() {
 		eachCase(func(c *input) (interface{}, error) {
 			return wscontroller.OracleSubsetStatuses(c.WS, c.OldStatuses, c.PodMap, c.Replicas)
 		})
+	case "wsgroup":
+		eachCase(func(c *input) (interface{}, error) {
+			scheme := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(scheme)
+			objects := []client.Object{}
+			pods := []*corev1.Pod{}
+			for i := range c.Pods {
+				objects = append(objects, c.Pods[i].DeepCopy())
+				pods = append(pods, &c.Pods[i])
+			}
+			for i := range c.Nodes {
+				objects = append(objects, &c.Nodes[i])
+			}
+			cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+			return wscontroller.OracleGroupPods(cli, c.WS, pods, c.Replicas)
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost|wsstatus")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost|wsstatus|wsgroup")
 	}
 }
 
@@ -257,6 +275,7 @@ type input struct {
 	Replicas    int32                                     `json:"replicas"`
 	Reverse     bool                                      `json:"reverse"`
 	OldStatuses []appsv1alpha1.WorkloadSpreadSubsetStatus `json:"oldStatuses"`
+	Nodes       []corev1.Node                             `json:"nodes"`
 }
 
 // wsCluster is a fake API holding the input's other WorkloadSpreads and target workloads.

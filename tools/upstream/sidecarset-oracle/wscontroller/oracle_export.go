@@ -57,3 +57,34 @@ func OracleSubsetStatuses(ws *appsv1alpha1.WorkloadSpread, old []appsv1alpha1.Wo
 	}
 	return map[string]interface{}{"statuses": statuses, "failed": names, "nil": statuses == nil}, nil
 }
+
+// OracleGroupPods runs upstream's groupPodBySubset for `pods` (which, with the nodes, are in
+// cluster `c`) and answers the pod names per subset and every pod's labels and annotations after.
+func OracleGroupPods(c client.Client, ws *appsv1alpha1.WorkloadSpread, pods []*corev1.Pod, replicas int32) (out map[string]interface{}, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	r := &ReconcileWorkloadSpread{Client: c, recorder: record.NewFakeRecorder(1000)}
+	podMap, err := r.groupPodBySubset(ws, pods, replicas)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string][]string{}
+	for subset, list := range podMap {
+		names[subset] = []string{}
+		for _, p := range list {
+			names[subset] = append(names[subset], p.Name)
+		}
+	}
+	after := &corev1.PodList{}
+	if err = c.List(context.TODO(), after); err != nil {
+		return nil, err
+	}
+	meta := map[string]interface{}{}
+	for _, p := range after.Items {
+		meta[p.Name] = map[string]interface{}{"labels": p.Labels, "annotations": p.Annotations}
+	}
+	return map[string]interface{}{"podMap": names, "pods": meta}, nil
+}
