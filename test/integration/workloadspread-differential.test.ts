@@ -97,8 +97,11 @@ async function judge(c: WorkloadSpreadCase, ns: string): Promise<Judged> {
   return { c, answer: answerOf(await api.call('POST', path, named(c.ws, 'ws', ns))) };
 }
 
-async function removeOutputObjects(): Promise<void> {
-  for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace') as KubernetesObject[])
+/** Deletes the default output's objects that exist (never Namespaces; CRDs only if `crds`) and its Lease. */
+async function removeOutputObjects(crds = true): Promise<void> {
+  for (const o of [...objects]
+    .reverse()
+    .filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[])
     await api.call('DELETE', await objectPath(o)).catch(() => undefined);
   await api.call(
     'DELETE',
@@ -119,6 +122,8 @@ beforeAll(async () => {
   await api.call('DELETE', crd);
   for (let i = 0; i < 600 && (await api.call('GET', crd)).status !== 404; i++)
     await new Promise((r) => setTimeout(r, 100));
+  // ...and the other objects earlier suites applied under the same names with another field manager.
+  await removeOutputObjects(false);
   const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), {
     serverSide: true,
     fieldManager: 'kruise-ha',
