@@ -17,6 +17,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run: () => Promise<BenchmarkRes
   webhook: () => import('./webhook.js'),
   sidecarset: () => import('./sidecarset.js'),
   compare: () => import('./compare.js'),
+  'webhook-dos': () => import('./webhook-dos.js'),
 };
 
 async function runOne(name: string): Promise<void> {

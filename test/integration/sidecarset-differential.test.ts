@@ -24,7 +24,13 @@ import {
   removeEndpoint,
   uninstallWebhooks,
 } from './support/runtime-cluster.js';
-import { generateCases, NAMESPACES, type DiffCase, type Json } from './support/sidecarset-differential-cases.js';
+import {
+  generateCases,
+  generateInvalidFieldCases,
+  NAMESPACES,
+  type DiffCase,
+  type Json,
+} from './support/sidecarset-differential-cases.js';
 import {
   ApiClient,
   compare,
@@ -244,8 +250,12 @@ async function runOurs(): Promise<Recording> {
 
 beforeAll(async () => {
   t0 = Date.now();
-  cases = generateCases(CASES, SEED, RUN);
-  log(`seed ${SEED} (SCDIFF_SEED=${SEED} reproduces this run), ${CASES} cases`);
+  const fieldCases = generateInvalidFieldCases(SEED, RUN);
+  cases = [...generateCases(CASES, SEED, RUN), ...fieldCases];
+  log(
+    `seed ${SEED} (SCDIFF_SEED=${SEED} reproduces this run), ${CASES} random cases and ${fieldCases.length} ` +
+      'with one change per validated field (support/sidecarset-invalid-fields.ts)',
+  );
   for (const [name, labels] of Object.entries(NAMESPACES)) {
     await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
   }
@@ -284,18 +294,26 @@ afterAll(async () => {
 
 describe(`SidecarSet webhooks = the real upstream kruise-manager, through the API server (seed ${SEED})`, () => {
   it('the generated cases reach the interesting paths on upstream', () => {
-    const u = recordings.upstream!;
+    // The random cases (ids c<n>) and the one-change-per-field cases (ids f<n>), judged apart.
+    const all = recordings.upstream!;
+    const u = new Map([...all].filter(([k]) => k.startsWith('c')));
+    const fieldCreates = [...all].filter(([k]) => k.startsWith('f') && k.includes(' create '));
     const pods = [...u].filter(([k]) => k.includes(' pod '));
     const injected = pods.filter(([k, o]) => o.allowed && injectedSets(o.object) > injectedSets(podSent(k)));
     const denied = (step: string) => [...u].filter(([k, o]) => k.includes(` ${step} `) && !o.allowed).length;
+    const fieldDenied = fieldCreates.filter(([, o]) => !o.allowed).length;
     log(
-      `upstream answered ${u.size} requests: ${pods.length} pods (${injected.length} injected), ` +
-        `${denied('create')} SidecarSet creates and ${denied('update')} updates denied`,
+      `upstream answered ${all.size} requests. Random cases: ${pods.length} pods (${injected.length} injected), ` +
+        `${denied('create')} SidecarSet creates and ${denied('update')} updates denied. ` +
+        `One-change-per-field cases: ${fieldCreates.length} creates, ${fieldDenied} denied`,
     );
     expect(injected.length).toBeGreaterThan(pods.length / 5);
     expect(denied('create')).toBeGreaterThan(0);
     // Both paths are exercised: some creates refused, most admitted.
     expect(denied('create')).toBeLessThan([...u.keys()].filter((k) => k.includes(' create ')).length / 2);
+    // Most changes break a rule; the "(valid)" ones do not.
+    expect(fieldDenied).toBeGreaterThan(fieldCreates.length / 2);
+    expect(fieldDenied).toBeLessThan(fieldCreates.length);
   });
 
   it("every answer of this runtime equals upstream's, except the intended differences", () => {

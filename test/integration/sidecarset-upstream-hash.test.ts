@@ -114,7 +114,8 @@ const container = fc.record(
       { maxLength: 2, selector: (p) => p.name ?? p.containerPort },
     ),
     resources,
-    volumeMounts: fc.array(
+    // Mount paths unique in a container, as core/v1 (and so upstream) requires.
+    volumeMounts: fc.uniqueArray(
       fc.record(
         {
           name,
@@ -124,7 +125,7 @@ const container = fc.record(
         },
         { requiredKeys: ['name', 'mountPath'] },
       ),
-      { maxLength: 2 },
+      { maxLength: 2, selector: (m) => m.mountPath },
     ),
     livenessProbe: probe,
     readinessProbe: probe,
@@ -167,9 +168,14 @@ const sidecarSet = fc
       containers: containers.map(({ restartPolicy: _, ...c }) => c) as SidecarSet['spec']['containers'],
       ...(initContainers.length
         ? {
-            initContainers: initContainers.filter(
-              (c) => !containers.some((o) => o.name === c.name),
-            ) as SidecarSet['spec']['containers'],
+            // Probes and lifecycle hooks only on native sidecars, as core/v1 (and so upstream) requires.
+            initContainers: initContainers
+              .filter((c) => !containers.some((o) => o.name === c.name))
+              .map((c) =>
+                c.restartPolicy === 'Always'
+                  ? c
+                  : (({ livenessProbe: _l, readinessProbe: _r, lifecycle: _h, ...rest }) => rest)(c),
+              ) as SidecarSet['spec']['containers'],
           }
         : {}),
       // A native sidecar init container needs updateStrategy NotUpdate (both validators).

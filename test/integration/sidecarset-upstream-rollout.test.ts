@@ -377,6 +377,15 @@ describe("SidecarSet rollout decisions: this runtime against upstream's controll
               `case ${i} ${key(pod)}: ${a} ${JSON.stringify(entry(after, a))} vs upstream ${JSON.stringify(entry(theirsPod, a))}`,
             );
         }
+        // Every other annotation too: upstream re-applies patchPodMetadata on the in-place update (issue 24).
+        const others = (p?: V1Pod) =>
+          JSON.stringify(
+            Object.entries(p?.metadata?.annotations ?? {})
+              .filter(([k]) => !k.startsWith('kruise.io/sidecarset-'))
+              .sort(([a], [b]) => (a < b ? -1 : 1)),
+          );
+        if (others(after) !== others(theirsPod))
+          problems.push(`case ${i} ${key(pod)}: annotations ${others(after)} vs upstream ${others(theirsPod)}`);
         const images = (p?: V1Pod) => JSON.stringify(p?.spec?.containers.map((c) => [c.name, c.image]));
         if (images(after) !== images(theirsPod))
           problems.push(`case ${i} ${key(pod)}: images ${images(after)} vs upstream ${images(theirsPod)}`);

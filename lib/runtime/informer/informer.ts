@@ -213,8 +213,19 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     return this.activityAt;
   }
 
-  /** For /healthz: unhealthy when the API server has been silent past `unhealthyAfterMs`. */
+  /**
+   * For /healthz: unhealthy when the API server has been silent past `unhealthyAfterMs` while the
+   * informer runs. One that was never started (a leader-only cache on a standby or a webhook-only
+   * replica) expects nothing from the API server, so it is healthy: judging its silence would make
+   * the kubelet restart every replica that does not lead, every few minutes.
+   */
   health(): InformerHealth {
+    if (!this.loop)
+      return {
+        healthy: true,
+        message: `${this.resource}: not started (leader-only cache)`,
+        lastActivity: this.activityAt,
+      };
     const silentMs = this.clock.now() - this.activityAt;
     const healthy = silentMs <= this.unhealthyAfterMs;
     const message = healthy

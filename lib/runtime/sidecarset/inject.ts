@@ -10,7 +10,7 @@ import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../c
 import { matchesSelector } from '../selector.js';
 import { cloneJson } from '../webhook/jsonpatch.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
-import { patchPodAnnotations } from './metadata.js';
+import { applyPodAnnotationPatches, type AnnotationAccess } from './metadata.js';
 import {
   SIDECAR_ONLY_FIELDS,
   type SidecarContainer,
@@ -82,24 +82,24 @@ function sharedMountsAndEnv(c: SidecarContainer, pod: V1Pod): { mounts: V1Volume
  * or the value of the pod label/annotation `sourceContainerNameFrom.fieldRef` points at. A rule
  * whose fieldRef is unusable is skipped, as upstream does (validation refuses such SidecarSets).
  */
-function sourceContainerName(rule: TransferEnvVar, pod: V1Pod): string | undefined {
+function sourceContainerName(rule: TransferEnvVar, pod: V1Pod, annotations: AnnotationAccess): string | undefined {
   const fieldPath = rule.sourceContainerNameFrom?.fieldRef?.fieldPath;
   if (fieldPath === undefined) return rule.sourceContainerName;
   const match = /^metadata\.(annotations|labels)\['(.*)'\]$/.exec(fieldPath);
   if (!match) return undefined;
   const key = match[1] === 'annotations' ? match[2].toLowerCase() : match[2];
   if (!isValidLabelKey(key)) return undefined;
-  return (match[1] === 'annotations' ? pod.metadata?.annotations : pod.metadata?.labels)?.[match[2]] ?? '';
+  return (match[1] === 'annotations' ? annotations.get(match[2]) : pod.metadata?.labels?.[match[2]]) ?? '';
 }
 
 /**
  * transferEnv (upstream GetSidecarTransferEnvs): named env vars of named pod containers, in rule order, names sorted
  * per rule.
  */
-function transferredEnv(c: SidecarContainer, pod: V1Pod): V1EnvVar[] {
+function transferredEnv(c: SidecarContainer, pod: V1Pod, annotations: AnnotationAccess): V1EnvVar[] {
   const out: V1EnvVar[] = [];
   for (const rule of c.transferEnv ?? []) {
-    const name = sourceContainerName(rule, pod);
+    const name = sourceContainerName(rule, pod, annotations);
     if (name === undefined) continue;
     const source = (pod.spec?.containers ?? []).find((a) => a.name === name);
     const names = [...new Set([...(rule.envName ? [rule.envName] : []), ...(rule.envNames ?? [])])].sort();
@@ -115,6 +115,20 @@ function transferredEnv(c: SidecarContainer, pod: V1Pod): V1EnvVar[] {
 export interface Injection {
   pod: V1Pod;
   injected: string[];
+  /**
+   * The annotations injection set (patchPodMetadata, the hash and injected-list annotations). With
+   * `annotationsApart`, `pod` keeps the original annotation map and these are the only changes.
+   */
+  annotationChanges: Record<string, string>;
+}
+
+export interface InjectOptions {
+  /**
+   * Leave `pod.metadata.annotations` the original map and report changes only in
+   * `annotationChanges`: the webhook patches from them, so a pod with 200,000 annotations costs no
+   * copy or walk of its map. Default false: `pod` carries the whole new map.
+   */
+  annotationsApart?: boolean;
 }
 
 /**
@@ -134,7 +148,12 @@ function injectionOrder(a: SidecarSet, b: SidecarSet): number {
  * nothing but the annotation timestamps. Throws PatchPodMetadataError for a MergePatchJson
  * into an annotation that is not JSON (upstream refuses the pod).
  */
-export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: Date): Injection {
+export function injectSidecars(
+  original: V1Pod,
+  sidecarSets: SidecarSet[],
+  now: Date,
+  options: InjectOptions = {},
+): Injection {
   // Copy only what injection replaces (metadata, spec and the lists it rebuilds); the rest is shared with
   // `original`, read-only on both sides. A deep copy of a multi-megabyte pod held the event loop for 100+ ms.
   const pod: V1Pod = { ...original, spec: { ...(original.spec ?? { containers: [] }) } };
@@ -142,13 +161,28 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
   const spec = pod.spec!;
   const ordered = [...sidecarSets].sort(injectionOrder);
   // patchPodMetadata first, as upstream: transferEnv's sourceContainerNameFrom reads the patched annotations.
-  const annotations = ordered.reduce((a, s) => patchPodAnnotations(a, s.spec.patchPodMetadata), {
-    ...(pod.metadata?.annotations ?? {}),
-  });
-  if (pod.metadata?.annotations || Object.keys(annotations).length) (pod.metadata ??= {}).annotations = annotations;
-  const hashes = readHashAnnotation(annotations, SidecarSetAnnotations.hash);
-  const hashesWithoutImage = readHashAnnotation(annotations, SidecarSetAnnotations.hashWithoutImage);
-  const setNames = new Set((annotations[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean));
+  // The original annotations are read, never copied: what injection sets is recorded apart (a pod
+  // may carry 200,000 annotations; a copy per SidecarSet held the event loop for seconds).
+  const base = original.metadata?.annotations ?? {};
+  const changes: Record<string, string> = {};
+  const annotations: AnnotationAccess = {
+    get: (k) => (Object.hasOwn(changes, k) ? changes[k] : Object.hasOwn(base, k) ? base[k] : undefined),
+    has: (k) => Object.hasOwn(changes, k) || k in base,
+    set: (k, v) => {
+      if (k === '__proto__') Object.defineProperty(changes, k, { value: v, enumerable: true, writable: true });
+      else changes[k] = v;
+    },
+  };
+  for (const s of ordered) applyPodAnnotationPatches(annotations, s.spec.patchPodMetadata);
+  const hashes = readHashAnnotation(
+    { [SidecarSetAnnotations.hash]: annotations.get(SidecarSetAnnotations.hash) ?? '' },
+    SidecarSetAnnotations.hash,
+  );
+  const hashesWithoutImage = readHashAnnotation(
+    { [SidecarSetAnnotations.hashWithoutImage]: annotations.get(SidecarSetAnnotations.hashWithoutImage) ?? '' },
+    SidecarSetAnnotations.hashWithoutImage,
+  );
+  const setNames = new Set((annotations.get(SidecarSetAnnotations.injectedList) ?? '').split(',').filter(Boolean));
   const containers: SidecarContainer[] = [];
   const inits: SidecarContainer[] = [];
   const volumes: V1Volume[] = [];
@@ -170,7 +204,7 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
       if (out.volumeMounts.length === 0) delete out.volumeMounts;
       out.env = mergeEnv(
         [...(out.env ?? []), { name: SIDECAR_INJECTED_ENV, value: 'true' }],
-        mergeEnv(transferredEnv(c, pod), shared.env),
+        mergeEnv(transferredEnv(c, pod, annotations), shared.env),
       );
       return out;
     };
@@ -205,7 +239,8 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     };
     injected.push(name);
   }
-  if (containers.length === 0 && inits.length === 0) return { pod: { ...original }, injected: [] };
+  if (containers.length === 0 && inits.length === 0)
+    return { pod: { ...original }, injected: [], annotationChanges: {} };
   inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   spec.initContainers = mergeSidecarContainers(spec.initContainers ?? [], inits);
   if (spec.initContainers.length === 0) delete spec.initContainers;
@@ -218,17 +253,20 @@ export function injectSidecars(original: V1Pod, sidecarSets: SidecarSet[], now: 
     (x) => !secretNames.has(x.name) && secretNames.add(x.name),
   );
   if (allSecrets.length) spec.imagePullSecrets = allSecrets.map((x) => ({ ...x }));
-  annotations[SidecarSetAnnotations.hash] = goHashAnnotation(
-    hashes,
-    original.metadata?.annotations?.[SidecarSetAnnotations.hash],
+  annotations.set(
+    SidecarSetAnnotations.hash,
+    goHashAnnotation(hashes, original.metadata?.annotations?.[SidecarSetAnnotations.hash]),
   );
-  annotations[SidecarSetAnnotations.hashWithoutImage] = goHashAnnotation(
-    hashesWithoutImage,
-    original.metadata?.annotations?.[SidecarSetAnnotations.hashWithoutImage],
+  annotations.set(
+    SidecarSetAnnotations.hashWithoutImage,
+    goHashAnnotation(hashesWithoutImage, original.metadata?.annotations?.[SidecarSetAnnotations.hashWithoutImage]),
   );
-  annotations[SidecarSetAnnotations.injectedList] = [...setNames].sort().join(',');
-  (pod.metadata ??= {}).annotations = annotations;
-  return { pod, injected };
+  annotations.set(SidecarSetAnnotations.injectedList, [...setNames].sort().join(','));
+  const metadata = (pod.metadata ??= {});
+  if (options.annotationsApart) {
+    if (original.metadata?.annotations) metadata.annotations = original.metadata.annotations;
+  } else metadata.annotations = { ...base, ...changes };
+  return { pod, injected, annotationChanges: changes };
 }
 
 /**

@@ -69,21 +69,47 @@ export function patchPodAnnotations(
   patches: SidecarSetPatchPodMetadata[] | undefined,
 ): Record<string, string> {
   const annotations = { ...original };
+  applyPodAnnotationPatches(
+    {
+      get: (k) => (Object.hasOwn(annotations, k) ? annotations[k] : undefined),
+      has: (k) => k in annotations,
+      set: (k, v) => {
+        annotations[k] = v;
+      },
+    },
+    patches,
+  );
+  return annotations;
+}
+
+/** Read and write access to a pod's annotations, so a caller can record changes instead of copying the map. */
+export interface AnnotationAccess {
+  get(key: string): string | undefined;
+  has(key: string): boolean;
+  set(key: string, value: string): void;
+}
+
+/** {@link patchPodAnnotations} through `annotations`: no copy of the map per SidecarSet (a pod may carry 200,000). */
+export function applyPodAnnotationPatches(
+  annotations: AnnotationAccess,
+  patches: SidecarSetPatchPodMetadata[] | undefined,
+): void {
   for (const patch of patches ?? []) {
     for (const [key, value] of Object.entries(patch.annotations ?? {})) {
       switch (patch.patchPolicy) {
         case 'Overwrite':
-          annotations[key] = value;
+          annotations.set(key, value);
           break;
-        case 'MergePatchJson':
-          annotations[key] = annotations[key] ? mergePatchJson(key, annotations[key], value) : value;
+        case 'MergePatchJson': {
+          const current = annotations.get(key);
+          annotations.set(key, current ? mergePatchJson(key, current, value) : value);
           break;
+        }
         default:
-          if (!(key in annotations)) annotations[key] = value;
+          if (!annotations.has(key)) annotations.set(key, value);
       }
     }
   }
-  return annotations;
 }
 
 /** The key of ConfigMap kruise-configuration holding the whitelist (upstream pkg/util/configuration/types.go). */

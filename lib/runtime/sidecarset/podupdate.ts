@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { SidecarSetAnnotations } from '../../contract.js';
 import { readHashAnnotation, sidecarSetHash } from './hash.js';
+import { patchPodAnnotations } from './metadata.js';
 import { INPLACE_UPDATE_STATE, sidecarContainerNames } from './rollout.js';
 import type { SidecarSet, SidecarSetHashEntry } from './types.js';
 
@@ -82,7 +83,20 @@ export function inPlaceUpdatePatch(s: SidecarSet, pod: V1Pod, now: Date, latestR
       value: goMap(entries(SidecarSetAnnotations.hashWithoutImage)),
     });
   }
-  ops.push({ op: 'add', path: pointer(INPLACE_UPDATE_STATE), value: inPlaceUpdateState(s, pod, changed, timestamp) });
+  const state = inPlaceUpdateState(s, pod, changed, timestamp);
+  ops.push({ op: 'add', path: pointer(INPLACE_UPDATE_STATE), value: state });
+  // Upstream (updatePodSidecarAndHash) re-applies the SidecarSet's patchPodMetadata to the updated pod, after the
+  // annotations above; a MergePatchJson that cannot merge fails the update (thrown: the reconcile retries).
+  if (s.spec.patchPodMetadata?.length) {
+    const written: Record<string, string> = { ...annotations };
+    for (const op of ops as Array<{ op: string; path: string; value: unknown }>) {
+      const key = op.path.startsWith('/metadata/annotations/') ? op.path.slice(22) : undefined;
+      if (key && typeof op.value === 'string') written[key.replace(/~1/g, '/').replace(/~0/g, '~')] = op.value;
+    }
+    const patched = patchPodAnnotations(written, s.spec.patchPodMetadata);
+    for (const [key, value] of Object.entries(patched))
+      if (written[key] !== value) ops.push({ op: 'add', path: pointer(key), value });
+  }
   return ops;
 }
 

@@ -15,6 +15,7 @@ import {
 } from '../../contract.js';
 import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
+import { coreSidecarErrors, coreVolumeErrors } from './core-container.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectionStrategyErrors, type SidecarSetRevisionSource } from './injection-revision.js';
 import { injectSidecars } from './inject.js';
@@ -185,7 +186,6 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
           }
         });
     }
-    coreContainerErrors(c, at, errors);
     const upgrade = c.upgradeStrategy as Record<string, unknown> | undefined;
     if (isRecord(upgrade) && upgrade.upgradeType === 'HotUpgrade')
       errors.push(
@@ -194,6 +194,24 @@ function checkContainers(list: unknown, path: string, names: Map<string, string>
     for (const field of ['shareVolumeDevicePolicy', 'resourcesPolicy']) {
       if (c[field] !== undefined) errors.push(`${at}.${field}: is not supported by this runtime; remove it`);
     }
+  });
+}
+
+/** Upstream's validateSidecarSetName (over name and generateName): letters, digits and '-', at most 63 characters. */
+function nameErrors(meta: Record<string, unknown>): string[] {
+  return (['name', 'generateName'] as const).flatMap((key) => {
+    const value = meta[key];
+    if (typeof value !== 'string' || (key === 'generateName' && value === '')) return [];
+    const out: string[] = [];
+    if (!/^[a-zA-Z0-9-]+$/.test(value))
+      out.push(
+        `metadata.${key}: ${JSON.stringify(value)} must consist of alphanumeric characters or '-' (upstream's SidecarSet name rule), e.g. "example-com"`,
+      );
+    if (value.length > 63)
+      out.push(
+        `metadata.${key}: ${JSON.stringify(value)} is ${value.length} characters; a SidecarSet name may have at most 63 (it becomes a label value)`,
+      );
+    return out;
   });
 }
 
@@ -212,11 +230,9 @@ export interface SidecarSetValidationContext {
  * stored SidecarSet (upstream cannot add a sidecar to running pods), with the same upgradeType.
  */
 function updateErrors(spec: Record<string, unknown>, previous: unknown): string[] {
-  const old =
-    isRecord(previous) && isRecord(previous.spec) && Array.isArray(previous.spec.containers)
-      ? previous.spec.containers
-      : undefined;
-  if (!old || !Array.isArray(spec.containers)) return [];
+  if (!isRecord(previous) || !isRecord(previous.spec) || !Array.isArray(spec.containers)) return [];
+  // A stored SidecarSet with init containers only has no containers: every container is then new.
+  const old = Array.isArray(previous.spec.containers) ? previous.spec.containers : [];
   const upgradeType = (c: unknown) =>
     isRecord(c) && isRecord(c.upgradeStrategy) ? c.upgradeStrategy.upgradeType : undefined;
   const before = new Map(old.filter(isRecord).map((c) => [c.name, upgradeType(c)]));
@@ -234,87 +250,6 @@ function updateErrors(spec: Record<string, unknown>, previous: unknown): string[
   });
 }
 
-const QUANTITY_SUFFIX: Record<string, number> = {
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  '': 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/** A quantity's value as a number (precise enough to compare), or undefined if it is not one. */
-function quantityValue(q: unknown): number | undefined {
-  const m = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:([eE][-+]?\d+)|([a-zA-Z]*))$/.exec(
-    typeof q === 'number' ? String(q) : String(q ?? ''),
-  );
-  if (!m) return undefined;
-  const scale = m[2] !== undefined ? 10 ** Number(m[2].slice(1)) : QUANTITY_SUFFIX[m[3]];
-  return scale === undefined ? undefined : Number(m[1]) * scale;
-}
-
-/** core/v1 validation's env var name (validation.IsEnvVarName). */
-const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
-const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
-
-/**
- * Rules of core/v1 pod validation that upstream applies to sidecars (it validates them as a fake
- * pod: pkg/webhook/sidecarset/validating validateContainersForSidecarSet -> ValidatePodCreate) and
- * that the differential test found missing here: unique port names, env var names, one handler
- * per probe, requests within limits.
- */
-function coreContainerErrors(c: Record<string, unknown>, at: string, errors: string[]): void {
-  if (Array.isArray(c.ports)) {
-    const names = new Set<string>();
-    c.ports.forEach((p: unknown, i) => {
-      const name = isRecord(p) ? p.name : undefined;
-      if (typeof name !== 'string' || name === '') return;
-      if (names.has(name))
-        errors.push(`${at}.ports[${i}].name: "${name}" is duplicated; port names must be unique in a container`);
-      names.add(name);
-    });
-  }
-  if (Array.isArray(c.env)) {
-    c.env.forEach((e: unknown, i) => {
-      const name = isRecord(e) ? e.name : undefined;
-      if (typeof name === 'string' && !ENV_NAME.test(name))
-        errors.push(
-          `${at}.env[${i}].name: ${JSON.stringify(name)} is not a valid environment variable name (letters, digits, '_', '-', '.'; not starting with a digit)`,
-        );
-    });
-  }
-  for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
-    const handlers = isRecord(c[probe])
-      ? PROBE_HANDLERS.filter((h) => (c[probe] as Record<string, unknown>)[h] !== undefined)
-      : undefined;
-    if (handlers?.length === 0)
-      errors.push(`${at}.${probe}: must specify a handler type (${PROBE_HANDLERS.join(', ')})`);
-    if (handlers && handlers.length > 1)
-      errors.push(`${at}.${probe}: may not specify more than one handler type (has ${handlers.join(', ')})`);
-  }
-  const resources = c.resources;
-  if (!isRecord(resources) || !isRecord(resources.limits) || !isRecord(resources.requests)) return;
-  for (const [name, request] of Object.entries(resources.requests)) {
-    const limit = quantityValue(resources.limits[name]);
-    const wanted = quantityValue(request);
-    if (limit !== undefined && wanted !== undefined && wanted > limit) {
-      errors.push(
-        `${at}.resources.requests.${name}: ${JSON.stringify(request)} must be less than or equal to the ${name} limit ${JSON.stringify(resources.limits[name])}`,
-      );
-    }
-  }
-}
-
 /** Every problem with a SidecarSet on its own, each naming the field and the fix. */
 export function validateSidecarSet(s: unknown, context: SidecarSetValidationContext = {}): string[] {
   if (!isRecord(s)) return ['SidecarSet: must be an object'];
@@ -322,6 +257,7 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   const errors: string[] = [];
   if (!isRecord(meta) || (typeof meta.name !== 'string' && typeof meta.generateName !== 'string'))
     errors.push('metadata.name: is required');
+  else errors.push(...nameErrors(meta));
   const spec = s.spec;
   if (!isRecord(spec)) return [...errors, 'spec: is required'];
   // First, and alone: the checks below and the injection itself assume a bounded shape.
@@ -336,8 +272,20 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
     if (isRecord(spec.selector) && isEmptySelector(spec.selector))
       errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
   }
-  if (spec.namespaceSelector !== undefined)
+  if (spec.namespaceSelector !== undefined) {
     errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
+    // Upstream's validateSelector refuses an empty one ({} would select every namespace).
+    const ns = spec.namespaceSelector;
+    if (
+      spec.namespace === undefined &&
+      isRecord(ns) &&
+      isEmptySelector(ns) &&
+      Object.keys(ns).every((k) => k === 'matchLabels' || k === 'matchExpressions')
+    )
+      errors.push(
+        'spec.namespaceSelector: is empty; upstream refuses an empty selector. Fix: remove it to inject in every namespace, or give it matchLabels',
+      );
+  }
   if (isRecord(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
     errors.push(
       'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
@@ -351,6 +299,8 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   const names = new Map<string, string>();
   checkContainers(spec.containers, 'spec.containers', names, errors);
   checkContainers(spec.initContainers, 'spec.initContainers', names, errors);
+  errors.push(...coreSidecarErrors(spec.containers, spec.initContainers));
+  errors.push(...coreVolumeErrors(spec.volumes));
   if (names.size === 0 && !errors.some((e) => e.startsWith('spec.containers') || e.startsWith('spec.initContainers'))) {
     errors.push('spec.containers: at least one container or init container is required');
   }
@@ -396,13 +346,22 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
           errors.push(`spec.updateStrategy.${key}: is not supported by this runtime; remove it`);
       if (strategy.type !== undefined && strategy.type !== 'RollingUpdate' && strategy.type !== 'NotUpdate')
         errors.push(`spec.updateStrategy.type: ${JSON.stringify(strategy.type)} must be RollingUpdate or NotUpdate`);
-      checkIntOrPercent(strategy.partition, 'spec.updateStrategy.partition', errors);
-      checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors);
-      if (strategy.type !== 'NotUpdate') checkUpdateOrder(strategy, errors);
+      // Upstream (validateSidecarSetUpdateStrategy) checks these under RollingUpdate (the default) only: a NotUpdate
+      // SidecarSet never rolls, and switching it to RollingUpdate is an update that checks them again.
+      if (strategy.type !== 'NotUpdate') {
+        checkIntOrPercent(strategy.partition, 'spec.updateStrategy.partition', errors);
+        checkIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable', errors);
+        checkUpdateOrder(strategy, errors);
+        if (strategy.selector !== undefined) {
+          errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
+          if (isRecord(strategy.selector) && isEmptySelector(strategy.selector))
+            errors.push(
+              'spec.updateStrategy.selector: is empty; upstream refuses an empty selector. Fix: remove it to update every pod, or give it matchLabels',
+            );
+        }
+      }
       if (strategy.paused !== undefined && typeof strategy.paused !== 'boolean')
         errors.push('spec.updateStrategy.paused: must be true or false');
-      if (strategy.selector !== undefined)
-        errors.push(...validateSelector(strategy.selector, 'spec.updateStrategy.selector'));
       // Upstream (validateSidecarSetUpdateStrategy): a non-zero partition and a selector exclude each other under
       // RollingUpdate.
       const partitionSet =

@@ -8,8 +8,10 @@ import {
   exemptSystemNamespaces,
   mutating,
   patch,
+  pointer,
   validating,
   type Denied,
+  type JsonPatchOperation,
   type MutatingWebhook,
   type ValidatingWebhook,
 } from '../webhook/index.js';
@@ -67,8 +69,11 @@ function podShapeError(pod: unknown): string | undefined {
       const map = meta[field];
       if (map === undefined || map === null) continue;
       if (!isRecord(map)) return `${at}.metadata.${field}: must be a map of strings, got ${describe(map)}`;
-      const bad = Object.entries(map).find(([, v]) => typeof v !== 'string');
-      if (bad) return `${at}.metadata.${field}[${JSON.stringify(bad[0])}]: must be a string, got ${describe(bad[1])}`;
+      for (const key in map) {
+        if (!Object.hasOwn(map, key) || typeof map[key] === 'string') continue;
+        const shown = key.length > 64 ? `${key.slice(0, 64)}… (${key.length} characters)` : key;
+        return `${at}.metadata.${field}[${JSON.stringify(shown)}]: must be a string, got ${describe(map[key])}`;
+      }
     }
   }
   const spec = pod.spec;
@@ -136,18 +141,41 @@ export function podInjectionWebhook(
         // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream
         // (500).
         const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
-        injection = injectSidecars(original, chosen, new Date(clock.now()));
+        injection = injectSidecars(original, chosen, new Date(clock.now()), { annotationsApart: true });
       } catch (err) {
         if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
         return deny(`SidecarSet injection failed: ${err.message}`, 500);
       }
-      const { pod: injected, injected: names } = injection;
+      const { pod: injected, injected: names, annotationChanges } = injection;
       return names.length === 0
         ? allow(warnings.length ? warnings : undefined)
-        : patch(createPatch(original, injected), warnings.length ? warnings : undefined);
+        : patch(injectionPatch(original, injected, annotationChanges), warnings.length ? warnings : undefined);
     }),
     managerNamespace,
   );
+}
+
+/**
+ * The patch of an injection: the pod's diff (its annotation map shared, so skipped) and an op per
+ * annotation injection set, so the work is the size of the change, not of the pod's annotations.
+ */
+function injectionPatch(original: V1Pod, injected: V1Pod, changes: Record<string, string>): JsonPatchOperation[] {
+  const ops = createPatch(original, injected);
+  const base = original.metadata?.annotations;
+  const annotationOps: JsonPatchOperation[] = [];
+  if (!base) {
+    if (Object.keys(changes).length)
+      annotationOps.push({ op: 'add', path: pointer('metadata', 'annotations'), value: changes });
+  } else {
+    for (const key of Object.keys(changes)) {
+      if (!Object.hasOwn(base, key))
+        annotationOps.push({ op: 'add', path: pointer('metadata', 'annotations', key), value: changes[key] });
+      else if (base[key] !== changes[key])
+        annotationOps.push({ op: 'replace', path: pointer('metadata', 'annotations', key), value: changes[key] });
+    }
+  }
+  // After an op that adds /metadata itself (a pod without metadata), before the spec's otherwise.
+  return original.metadata ? [...annotationOps, ...ops] : [...ops, ...annotationOps];
 }
 
 /** SidecarSet CREATE/UPDATE: fill upstream's defaults, so stored objects read the same as upstream's. */

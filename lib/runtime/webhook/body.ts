@@ -1,10 +1,15 @@
 /**
- * Reads a request body with a hard size cap. An oversized body is rejected as soon as the cap is
- * crossed (or up front from Content-Length) without buffering the rest; the remainder is read and
- * discarded so the 413 reaches the client instead of a connection reset, bounded by the server's
- * request timeout.
+ * Reads a request body with a hard size cap, charging a shared byte budget as the bytes arrive
+ * (never by the length the client declares) and holding the client to a minimum transfer rate and
+ * a deadline. A slow client loses its own request; it never holds budget it has not filled.
+ *
+ * An oversized body is rejected as soon as the cap is crossed (or up front from Content-Length)
+ * without buffering the rest. Waiting for budget room pauses the socket and does not count
+ * against the client's rate or deadline: that wait is ours, bounded by `budgetWaitMs`.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Clock } from '../clock.js';
+import type { ByteBudget } from './limiter.js';
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
@@ -18,42 +23,151 @@ export class ClientGoneError extends Error {
   }
 }
 
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** The client sent its body too slowly; the connection is closed (there is nobody to answer in time). */
+export class SlowBodyError extends Error {}
+
+export interface ReadBodyOptions {
+  limit: number;
+  budget: ByteBudget;
+  /** Longest wait for budget room for one chunk; past it the read fails with BudgetTimeoutError. */
+  budgetWaitMs: number;
+  /** The whole body within this (time waiting for budget excluded). */
+  deadlineMs: number;
+  /** From `graceMs` on, the body so far must have arrived at this average rate at least. */
+  minBytesPerSecond: number;
+  graceMs: number;
+  clock: Clock;
+  /** How often the rate and deadline are checked (default 250 ms). */
+  checkEveryMs?: number;
+  /**
+   * Called once with a probe saying whether the client is behind the minimum rate right now (after
+   * its first 500 ms): the connection gate may then give its slot to a newcomer.
+   */
+  onReading?(behind: () => boolean): void;
+  /** Called at each check when whether the client is behind the minimum rate changed. */
+  onPace?(behind: boolean): void;
+}
+
+export interface Body {
+  data: Buffer;
+  /** Gives the body's bytes back to the budget; call once the body and what was parsed from it are done with. */
+  release(): void;
+}
+
+export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
+    if (Number.isFinite(declared) && declared > o.limit) {
       req.resume();
-      reject(new BodyTooLargeError(limit));
+      reject(new BodyTooLargeError(o.limit));
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
+    let charged = 0;
+    let settled = false;
+    const start = o.clock.now();
+    let waitedMs = 0;
+    let waitingSince: number | undefined;
+    const budgetAbort = new AbortController();
+    const giveBack = () => {
+      const bytes = charged;
+      charged = 0;
+      if (bytes > 0) o.budget.give(bytes);
+    };
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      chunks.length = 0;
+      giveBack();
+      reject(err);
+    };
+    const accept = (chunk: Buffer) => {
+      charged += chunk.length;
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        chunks.length = 0;
-        req.resume(); // keep draining without keeping anything
-        reject(new BodyTooLargeError(limit));
-        return;
-      }
       chunks.push(chunk);
     };
+    const onData = (chunk: Buffer) => {
+      if (size + chunk.length > o.limit) {
+        fail(new BodyTooLargeError(o.limit));
+        req.resume(); // keep draining without keeping anything
+        return;
+      }
+      if (o.budget.tryTake(chunk.length)) {
+        accept(chunk);
+        return;
+      }
+      req.pause();
+      waitingSince = o.clock.now();
+      o.budget.take(chunk.length, o.budgetWaitMs, budgetAbort.signal).then(
+        () => {
+          waitedMs += o.clock.now() - waitingSince!;
+          waitingSince = undefined;
+          if (settled) {
+            o.budget.give(chunk.length);
+            return;
+          }
+          accept(chunk);
+          req.resume();
+        },
+        (err: Error) => fail(err),
+      );
+    };
+    // 'end' can only follow the last chunk's grant: the stream is paused while a chunk waits.
     const onEnd = () => {
+      if (settled) return;
+      settled = true;
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      let released = false;
+      resolve({
+        data: Buffer.concat(chunks, size),
+        release: () => {
+          if (released) return;
+          released = true;
+          giveBack();
+        },
+      });
     };
-    const onGone = () => {
-      cleanup();
-      reject(new ClientGoneError());
-    };
-    const cleanup = () => {
-      req.off('data', onData).off('end', onEnd).off('aborted', onGone).off('error', onGone).off('close', onClose);
-    };
+    const onGone = () => fail(new ClientGoneError());
     // 'close' before 'end' means the peer went away mid-body.
     const onClose = () => {
       if (!req.complete) onGone();
     };
+    const activeMs = (now: number) => now - start - waitedMs - (waitingSince === undefined ? 0 : now - waitingSince);
+    const behind = () => {
+      if (settled || waitingSince !== undefined) return false;
+      const ms = activeMs(o.clock.now());
+      return ms > 500 && size < (o.minBytesPerSecond * ms) / 1000;
+    };
+    o.onReading?.(behind);
+    let wasBehind = false;
+    let cancelCheck = () => {};
+    const check = () => {
+      if (settled) return;
+      const active = activeMs(o.clock.now());
+      if (active > o.deadlineMs) {
+        fail(new SlowBodyError(`request body did not arrive within ${o.deadlineMs}ms (${size} bytes received)`));
+        return;
+      }
+      if (waitingSince === undefined && active > o.graceMs && size < (o.minBytesPerSecond * active) / 1000) {
+        fail(
+          new SlowBodyError(
+            `request body arrived slower than ${o.minBytesPerSecond} bytes/s (${size} bytes in ${Math.round(active)}ms)`,
+          ),
+        );
+        return;
+      }
+      const now = behind();
+      if (now !== wasBehind) o.onPace?.((wasBehind = now));
+      cancelCheck = o.clock.after(o.checkEveryMs ?? 250, check);
+    };
+    const cleanup = () => {
+      cancelCheck();
+      budgetAbort.abort(new ClientGoneError());
+      req.off('data', onData).off('end', onEnd).off('aborted', onGone).off('error', onGone).off('close', onClose);
+    };
     req.on('data', onData).on('end', onEnd).on('aborted', onGone).on('error', onGone).on('close', onClose);
+    cancelCheck = o.clock.after(o.checkEveryMs ?? 250, check);
   });
 }

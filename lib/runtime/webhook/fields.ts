@@ -7,8 +7,19 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * Longest message a denial carries (the API server shows it to the user and may log it): input
+ * quoted in a message is the client's, and must not come back as megabytes.
+ */
+export const MAX_MESSAGE_CHARS = 4096;
+
+/** `message`, cut to {@link MAX_MESSAGE_CHARS} with a note of how much was left out. */
+export function boundMessage(message: string, max = MAX_MESSAGE_CHARS): string {
+  return message.length <= max ? message : `${message.slice(0, max)}… (${message.length - max} more characters)`;
+}
+
 export function formatFieldError(e: FieldError): string {
-  return `${e.field}: ${e.message}`;
+  return boundMessage(`${e.field}: ${e.message}`);
 }
 
 function kindOf(value: unknown): string {

@@ -1,41 +1,98 @@
 /**
- * Bounded concurrency for the webhook server, so a flood degrades latency, not memory:
- * - {@link ConnectionGate}: at most `maxConnections` sockets get TLS and HTTP state (the costly
- *   part: tens of KiB each, native buffers included); more wait, as bare sockets, in a FIFO queue
- *   of bounded length and wait, the way a kernel backlog would hold them;
- * - {@link ByteBudget}: request bodies are read only while their declared size fits a shared
- *   budget, so the bodies (and the objects parsed from them) in memory at once stay bounded.
+ * Bounded concurrency for the webhook server, so a flood degrades latency, not memory, and no
+ * client can hold what it does not use:
+ * - {@link ConnectionGate}: at most `maxConnections` connections work at once (a TLS handshake or a
+ *   request in progress: the costly part), and at most `maxOpenConnections` are open, idle ones
+ *   included (~36 KiB each). An idle or slowloris connection holds no working slot, a client
+ *   sending its body too slowly gives its slot to a newcomer, and past the open cap a newcomer
+ *   takes an idle connection's slot, so such clients cannot keep the API server out; otherwise it
+ *   waits as a bare socket in a bounded queue, newest first.
+ * - {@link ByteBudget}: request bodies are charged as their bytes arrive (never by the length a
+ *   client declares), so the bodies (and the objects parsed from them) in memory stay bounded and
+ *   a slow client holds only what it has sent.
  */
 import type { Socket } from 'node:net';
 import type { Clock } from '../clock.js';
 
+export type DropReason = 'queue-full' | 'queue-timeout' | 'evicted';
+
 export interface ConnectionGateOptions {
+  /**
+   * Connections doing work at once: in their TLS handshake, or with a request in progress whose
+   * client keeps up. This is what costs CPU and memory (handshakes, requests, responses).
+   */
   maxConnections: number;
+  /**
+   * Connections open at all, idle ones included (an idle TLS connection costs ~36 KiB): past it a
+   * newcomer takes the slot of an idle one, or waits.
+   */
+  maxOpenConnections: number;
   maxQueued: number;
   /** A queued socket not admitted within this is closed (the caller has given up by then). */
   queueTimeoutMs: number;
+  /**
+   * An idle connection is a candidate for eviction (past maxOpenConnections) once idle this long
+   * (default 1 s): connected without a request since its handshake, or unused since its last response.
+   */
+  evictIdleAfterMs?: number;
   clock: Clock;
   /** Hands an admitted socket to the TLS/HTTP server. */
   admit(socket: Socket): void;
-  onDropped?(reason: 'queue-full' | 'queue-timeout'): void;
+  onDropped?(reason: DropReason): void;
+}
+
+/** An admitted connection: what it is doing and since when. */
+interface Slot {
+  socket: Socket;
+  /** The TLS handshake completed (before it, the server is the one working on the connection). */
+  secure: boolean;
+  /** A request is in progress (headers received, response not yet ended). */
+  busy: boolean;
+  /** Holds a working slot: in its handshake, or serving a request whose client keeps up. */
+  working: boolean;
+  /** Its request waits for a working slot. */
+  waiting?: { grant: (ok: boolean) => void; cancel: () => void };
+  served: number;
+  /** Admission, the end of the handshake, then the end of its last response. */
+  since: number;
+  /** While its request body is read: true when the client is sending it below the minimum rate. */
+  behind?: () => boolean;
 }
 
 export class ConnectionGate {
-  private active = 0;
+  private readonly slots = new Map<Socket, Slot>();
+  private working = 0;
   private readonly queue: Array<{ socket: Socket; cancel: () => void }> = [];
+  /** Requests on open connections waiting for a working slot (served before queued sockets). */
+  private readonly waitingRequests: Slot[] = [];
   private idleWaiters: Array<() => void> = [];
+  private closing = false;
 
   constructor(private readonly o: ConnectionGateOptions) {
-    if (!(o.maxConnections >= 1) || !(o.maxQueued >= 0)) {
+    if (!(o.maxConnections >= 1) || !(o.maxOpenConnections >= o.maxConnections) || !(o.maxQueued >= 0)) {
       throw new RangeError(
-        `webhook server: maxConnections must be >= 1 and maxQueuedConnections >= 0 (got ${o.maxConnections}, ${o.maxQueued})`,
+        `webhook server: maxConnections must be >= 1, maxOpenConnections >= maxConnections and maxQueuedConnections >= 0 (got ${o.maxConnections}, ${o.maxOpenConnections}, ${o.maxQueued})`,
       );
     }
   }
 
   /** The raw listener's 'connection' handler. */
   readonly onConnection = (socket: Socket): void => {
-    if (this.active < this.o.maxConnections) {
+    socket.on('error', () => undefined); // a peer that resets must not crash the process
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    if (this.working >= this.o.maxConnections) {
+      // Every working slot is taken: one whose client sends its body too slowly gives its slot up.
+      const slow = this.slowest();
+      if (slow) this.evict(slow);
+    }
+    if (this.working < this.o.maxConnections && this.slots.size >= this.o.maxOpenConnections) {
+      const idle = this.idlest();
+      if (idle) this.evict(idle);
+    }
+    if (this.hasRoom()) {
       this.admit(socket);
       return;
     }
@@ -57,42 +114,199 @@ export class ConnectionGate {
       this.remove(entry);
       entry.cancel();
     });
-    socket.on('error', () => undefined); // a queued peer that resets must not crash the process
     this.queue.push(entry);
   };
 
-  /** Connections holding TLS/HTTP state now, and sockets waiting for a slot. */
-  counts(): { active: number; queued: number } {
-    return { active: this.active, queued: this.queue.length };
+  /** The TLS handshake on `socket` (the raw socket under the TLS one) completed: it gives up its working slot. */
+  handshakeDone(socket: Socket | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return;
+    slot.secure = true;
+    slot.since = this.o.clock.now();
+    if (!slot.busy) this.stopWorking(slot);
+  }
+
+  /**
+   * A request started on `socket`: resolves true once it holds a working slot (at once when one is
+   * free), false if none freed within `waitMs` (the caller answers 429).
+   */
+  requestStarted(socket: Socket | undefined, waitMs: number): Promise<boolean> {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return Promise.resolve(true);
+    slot.busy = true;
+    slot.served++;
+    if (slot.working) return Promise.resolve(true);
+    if (this.working < this.o.maxConnections && this.waitingRequests.length === 0) {
+      this.startWorking(slot);
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const cancel = this.o.clock.after(waitMs, () => {
+        this.unwait(slot);
+        resolve(false);
+      });
+      slot.waiting = { grant: resolve, cancel };
+      this.waitingRequests.push(slot);
+    });
+  }
+
+  /**
+   * While the body of the request on `socket` is read: `behind` says whether the client sends it
+   * too slowly. Such a request gives its working slot up (it costs its connection and the bytes it
+   * sent, nothing more) and takes one again if the client catches up.
+   */
+  readingBody(socket: Socket | undefined, behind: (() => boolean) | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (slot) slot.behind = behind;
+  }
+
+  /** The request's client fell behind the minimum rate, or caught up. */
+  pace(socket: Socket | undefined, behind: boolean): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot || !slot.busy || slot.waiting) return;
+    if (behind) this.stopWorking(slot);
+    else if (!slot.working) this.startWorking(slot); // already reading: over the cap briefly rather than stalled
+  }
+
+  /** The response on `socket` ended: the connection is idle from now (and closed at once while stopping). */
+  requestEnded(socket: Socket | undefined): void {
+    const slot = socket && this.slots.get(socket);
+    if (!slot) return;
+    slot.busy = false;
+    slot.behind = undefined;
+    slot.since = this.o.clock.now();
+    this.unwait(slot);
+    this.stopWorking(slot);
+    if (this.closing) socket.destroy();
+  }
+
+  /** Connections working now (handshake or request), open and idle, and sockets waiting for a slot. */
+  counts(): { active: number; idle: number; queued: number } {
+    return { active: this.working, idle: this.slots.size - this.working, queued: this.queue.length };
   }
 
   /** Resolves once no admitted connection is open. */
   whenIdle(): Promise<void> {
-    return this.active === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.slots.size === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Closes every queued socket (shutdown). */
-  dropQueued(): void {
+  /**
+   * Shutdown: closes every queued socket and every admitted connection with no request in
+   * progress (kept-alive, or connected and never used); the others close as their response ends.
+   */
+  close(): void {
+    this.closing = true;
     for (const entry of this.queue.splice(0)) {
       entry.cancel();
       entry.socket.destroy();
     }
+    for (const slot of [...this.slots.values()]) if (!slot.busy) slot.socket.destroy();
+  }
+
+  /** Cuts every connection (the end of the stop grace period). */
+  destroyAll(): void {
+    this.close();
+    for (const slot of [...this.slots.values()]) slot.socket.destroy();
+  }
+
+  private hasRoom(): boolean {
+    return this.working < this.o.maxConnections && this.slots.size < this.o.maxOpenConnections;
   }
 
   private admit(socket: Socket): void {
-    this.active++;
+    const slot: Slot = { socket, secure: false, busy: false, working: true, served: 0, since: this.o.clock.now() };
+    this.slots.set(socket, slot);
+    this.working++;
     socket.once('close', () => {
-      this.active--;
-      this.next();
-      if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+      if (this.slots.get(socket) === slot) this.release(slot);
     });
     this.o.admit(socket);
     socket.resume();
   }
 
+  private startWorking(slot: Slot): void {
+    if (slot.working) return;
+    slot.working = true;
+    this.working++;
+  }
+
+  private stopWorking(slot: Slot): void {
+    if (!slot.working) return;
+    slot.working = false;
+    this.working--;
+    this.next();
+  }
+
+  private unwait(slot: Slot): void {
+    if (!slot.waiting) return;
+    slot.waiting.cancel();
+    slot.waiting = undefined;
+    const i = this.waitingRequests.indexOf(slot);
+    if (i >= 0) this.waitingRequests.splice(i, 1);
+  }
+
+  private release(slot: Slot): void {
+    this.slots.delete(slot.socket);
+    if (slot.waiting) {
+      const { grant } = slot.waiting;
+      this.unwait(slot);
+      grant(false);
+    }
+    if (slot.working) this.working--;
+    this.next();
+    if (this.slots.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Frees `slot` now (for the newcomer being admitted) and closes its connection. */
+  private evict(slot: Slot): void {
+    this.o.onDropped?.('evicted');
+    this.slots.delete(slot.socket);
+    if (slot.working) this.working--;
+    if (slot.waiting) {
+      const { grant } = slot.waiting;
+      this.unwait(slot);
+      grant(false);
+    }
+    slot.socket.destroy();
+  }
+
+  /** A working connection whose client sends its request body below the minimum rate. */
+  private slowest(): Slot | undefined {
+    for (const slot of this.slots.values()) if (slot.busy && slot.working && slot.behind?.()) return slot;
+    return undefined;
+  }
+
+  /**
+   * The idle connection to close for a newcomer: one that completed its handshake and has sent no
+   * request since, longest first; else the kept-alive connection unused the longest (an HTTP
+   * client such as Go's reuses the connection it used last, so that one is the least likely to
+   * carry the next request). Either only once idle for evictIdleAfterMs.
+   */
+  private idlest(): Slot | undefined {
+    const cutoff = this.o.clock.now() - (this.o.evictIdleAfterMs ?? 1_000);
+    let fresh: Slot | undefined;
+    let kept: Slot | undefined;
+    for (const slot of this.slots.values()) {
+      if (slot.working || slot.busy || slot.since > cutoff) continue;
+      if (slot.served === 0) {
+        if (!fresh || slot.since < fresh.since) fresh = slot;
+      } else if (!kept || slot.since < kept.since) kept = slot;
+    }
+    return fresh ?? kept;
+  }
+
+  /** Admits queued sockets while there is room, newest first: the oldest have waited longest and are likeliest gone. */
   private next(): void {
-    while (this.active < this.o.maxConnections && this.queue.length > 0) {
-      const entry = this.queue.shift()!;
+    while (this.working < this.o.maxConnections && this.waitingRequests.length > 0) {
+      const slot = this.waitingRequests.shift()!;
+      const { grant, cancel } = slot.waiting!;
+      cancel();
+      slot.waiting = undefined;
+      this.startWorking(slot);
+      grant(true);
+    }
+    while (this.hasRoom() && this.queue.length > 0) {
+      const entry = this.queue.pop()!;
       entry.cancel();
       if (entry.socket.destroyed) continue;
       this.admit(entry.socket);
@@ -100,12 +314,15 @@ export class ConnectionGate {
   }
 
   private remove(entry: { socket: Socket }): void {
-    const i = this.queue.findIndex((e) => e === entry);
+    const i = this.queue.indexOf(entry as (typeof this.queue)[number]);
     if (i >= 0) this.queue.splice(i, 1);
   }
 }
 
-/** Waits for a slot (FIFO); rejects with `timeoutError` after `timeoutMs`. */
+/**
+ * A shared budget of bytes. {@link take} waits for room; any waiter whose bytes fit is granted,
+ * not only the first, so one large waiter never blocks smaller ones behind it.
+ */
 export class ByteBudget {
   private used = 0;
   private readonly waiters: Array<{ bytes: number; grant: () => void }> = [];
@@ -115,36 +332,36 @@ export class ByteBudget {
     private readonly clock: Clock,
   ) {}
 
-  /** Reserves `bytes` (at most the whole budget); resolves with the release function. */
-  acquire(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<() => void> {
-    const want = Math.min(Math.max(1, bytes), this.limit);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.used -= want;
-      this.grantWaiting();
-    };
-    if (this.waiters.length === 0 && this.used + want <= this.limit) {
-      this.used += want;
-      return Promise.resolve(release);
-    }
+  /** Takes `bytes` now if they fit; false otherwise. */
+  tryTake(bytes: number): boolean {
+    const want = this.clamp(bytes);
+    if (this.used + want > this.limit) return false;
+    this.used += want;
+    return true;
+  }
+
+  /** Takes `bytes`, waiting up to `timeoutMs` for room; rejects with BudgetTimeoutError, or the signal's reason. */
+  take(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.tryTake(bytes)) return Promise.resolve();
+    const want = this.clamp(bytes);
     return new Promise((resolve, reject) => {
       const waiter = {
         bytes: want,
         grant: () => {
           cancel();
           signal?.removeEventListener('abort', onAbort);
-          resolve(release);
+          resolve();
         },
       };
       const drop = (err: unknown) => {
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
-        this.grantWaiting();
         reject(err);
       };
-      const cancel = this.clock.after(timeoutMs, () => drop(new BudgetTimeoutError(timeoutMs)));
+      const cancel = this.clock.after(timeoutMs, () => {
+        signal?.removeEventListener('abort', onAbort);
+        drop(new BudgetTimeoutError(timeoutMs));
+      });
       const onAbort = () => {
         cancel();
         drop(signal?.reason);
@@ -154,13 +371,39 @@ export class ByteBudget {
     });
   }
 
+  /** Returns `bytes` taken earlier (each take's amount as passed). */
+  give(bytes: number): void {
+    this.used -= this.clamp(bytes);
+    this.grantWaiting();
+  }
+
+  /** Takes `bytes` (waiting as {@link take}); resolves with a function that gives them back once. */
+  async acquire(bytes: number, timeoutMs: number, signal?: AbortSignal): Promise<() => void> {
+    await this.take(bytes, timeoutMs, signal);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.give(bytes);
+    };
+  }
+
   inUse(): number {
     return this.used;
   }
 
+  private clamp(bytes: number): number {
+    return Math.min(Math.max(1, bytes), this.limit);
+  }
+
   private grantWaiting(): void {
-    while (this.waiters.length > 0 && this.used + this.waiters[0].bytes <= this.limit) {
-      const w = this.waiters.shift()!;
+    for (let i = 0; i < this.waiters.length && this.used < this.limit;) {
+      const w = this.waiters[i];
+      if (this.used + w.bytes > this.limit) {
+        i++;
+        continue;
+      }
+      this.waiters.splice(i, 1);
       this.used += w.bytes;
       w.grant();
     }

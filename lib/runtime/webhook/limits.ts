@@ -29,7 +29,13 @@ interface Frame {
   next: number;
 }
 
-/** `request.object.spec.containers[0]`; deep paths keep their first and last segments. */
+/** Characters of one key shown in a path; the rest is summarized by its length. */
+const MAX_KEY_IN_PATH = 64;
+
+/**
+ * `request.object.spec.containers[0]`; deep paths keep their first and last segments, long keys
+ * their first {@link MAX_KEY_IN_PATH} characters.
+ */
 function pathOf(frame: Frame, root: string): string {
   const parts: Array<string | number> = [];
   for (let f: Frame | undefined = frame; f && f.key !== undefined; f = f.parent) parts.push(f.key);
@@ -39,7 +45,11 @@ function pathOf(frame: Frame, root: string): string {
   for (const p of show) {
     if (typeof p === 'number') path += `[${p}]`;
     else if (p === '…') path += '.…';
-    else path += /^[A-Za-z_$][\w$-]*$/.test(p) ? `${path ? '.' : ''}${p}` : `[${JSON.stringify(p)}]`;
+    else {
+      // A key is the client's input: a denial names it, but never echoes megabytes of it.
+      const key = p.length > MAX_KEY_IN_PATH ? `${p.slice(0, MAX_KEY_IN_PATH)}… (${p.length} characters)` : p;
+      path += /^[A-Za-z_$][\w$-]*$/.test(key) ? `${path ? '.' : ''}${key}` : `[${JSON.stringify(key)}]`;
+    }
   }
   return path || '(body)';
 }

@@ -3,6 +3,7 @@
  * work unchanged. The `webhook` label is the registered path: unknown paths are never recorded,
  * which keeps label cardinality bounded no matter what clients send.
  */
+import type { DropReason } from './limiter.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export class WebhookMetrics {
@@ -10,7 +11,11 @@ export class WebhookMetrics {
   private readonly requests: Counter<'webhook' | 'code'>;
   private readonly inFlight: Gauge<'webhook'>;
   private readonly dropped: Counter<'reason'>;
-  private connections: () => { active: number; queued: number } = () => ({ active: 0, queued: 0 });
+  private connections: () => { active: number; idle: number; queued: number } = () => ({
+    active: 0,
+    idle: 0,
+    queued: 0,
+  });
 
   constructor(registry: Registry) {
     this.latency =
@@ -43,7 +48,7 @@ export class WebhookMetrics {
       existing(registry, 'webhook_connections_dropped_total') ??
       new Counter({
         name: 'webhook_connections_dropped_total',
-        help: 'Connections closed unserved because the connection queue was full or they waited past its timeout.',
+        help: 'Connections closed by the server to protect others: queue-full, queue-timeout, evicted (held a slot unused when a newcomer needed it), slow-body (sent its body below the minimum rate or past the body deadline).',
         labelNames: ['reason'],
         registers: [registry],
       });
@@ -51,12 +56,13 @@ export class WebhookMetrics {
     if (!existing(registry, 'webhook_connections')) {
       new Gauge({
         name: 'webhook_connections',
-        help: 'Webhook connections: active (TLS and HTTP state held) and queued (waiting for a slot as bare sockets).',
+        help: 'Webhook connections: active (in a TLS handshake or a request), idle (open, neither) and queued (waiting for a slot as bare sockets).',
         labelNames: ['state'],
         registers: [registry],
         collect() {
-          const { active, queued } = counts();
+          const { active, idle, queued } = counts();
           this.set({ state: 'active' }, active);
+          this.set({ state: 'idle' }, idle);
           this.set({ state: 'queued' }, queued);
         },
       });
@@ -64,11 +70,11 @@ export class WebhookMetrics {
   }
 
   /** Where the connection gauge reads from (the running server's gate). */
-  trackConnections(counts: () => { active: number; queued: number }): void {
+  trackConnections(counts: () => { active: number; idle: number; queued: number }): void {
     this.connections = counts;
   }
 
-  connectionDropped(reason: 'queue-full' | 'queue-timeout'): void {
+  connectionDropped(reason: DropReason | 'slow-body'): void {
     this.dropped.inc({ reason });
   }
 

@@ -5,6 +5,7 @@
  */
 import type { AdmissionResponseBody } from './admission.js';
 import { describeValue } from './admission.js';
+import { boundMessage } from './fields.js';
 import type { Webhook } from './handler.js';
 import { encodePatch, validatePatch, type JsonPatchOperation } from './jsonpatch.js';
 
@@ -17,7 +18,9 @@ export function toResponse(uid: string, type: Webhook['type'], result: unknown):
   const r = result as Record<string, unknown>;
   const warnings = checkWarnings(r.warnings);
   if (r.allowed === false) {
-    const message = typeof r.message === 'string' && r.message !== '' ? r.message : 'denied by admission webhook';
+    const message = boundMessage(
+      typeof r.message === 'string' && r.message !== '' ? r.message : 'denied by admission webhook',
+    );
     const code =
       Number.isInteger(r.code) && (r.code as number) >= 400 && (r.code as number) <= 599 ? (r.code as number) : 403;
     const reason = typeof r.reason === 'string' ? r.reason : undefined;
@@ -36,7 +39,7 @@ export function toResponse(uid: string, type: Webhook['type'], result: unknown):
 
 /** A handler failure (exception, timeout, bad result) as a denial, as controller-runtime's `Errored`. */
 export function errorResponse(uid: string, message: string): AdmissionResponseBody {
-  return { uid, allowed: false, status: { code: 500, reason: 'InternalError', message } };
+  return { uid, allowed: false, status: { code: 500, reason: 'InternalError', message: boundMessage(message) } };
 }
 
 function checkWarnings(warnings: unknown): { warnings?: string[] } {

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { realClock, sleep, type Clock } from '../clock.js';
@@ -13,9 +14,9 @@ import { boundPort, listen } from '../http-listener.js';
 import { Ports } from '../../contract.js';
 import type { Logger } from '../log.js';
 import { parseAdmissionReview, reviewResponse } from './admission.js';
-import { BodyTooLargeError, ClientGoneError, readBody } from './body.js';
+import { BodyTooLargeError, ClientGoneError, readBody, SlowBodyError, type Body } from './body.js';
 import { CertReloader, type TlsMaterial } from './cert-reloader.js';
-import { formatFieldError } from './fields.js';
+import { boundMessage, formatFieldError } from './fields.js';
 import { checkJsonShape, checkJsonShapeCooperatively, MAX_JSON_DEPTH } from './limits.js';
 import { parseJsonCooperatively } from './parse.js';
 import { BudgetTimeoutError, ByteBudget, ConnectionGate, yieldToLoop } from './limiter.js';
@@ -47,9 +48,28 @@ export interface WebhookServerOptions {
    * default 10s webhook timeout so the caller gets our reason instead of a timeout.
    */
   handlerTimeoutMs?: number;
+  /**
+   * A connection must complete its TLS handshake within this (default 5 s), and then send a
+   * request's headers whole within headersTimeoutMs (default 5 s) of connecting or of its last
+   * response: a connection that sends nothing, or its headers a byte at a time (slowloris), is
+   * closed then. Checked every second (Node's own default check is every 30 s).
+   */
+  handshakeTimeoutMs?: number;
   headersTimeoutMs?: number;
-  /** Whole request, body included: slow-body clients cannot hold a socket forever. */
+  /** Whole request, body included (default 30 s): a backstop; the body's own limits below bite first. */
   requestTimeoutMs?: number;
+  /**
+   * A request body must arrive within this (default 10 s, the API server's default webhook
+   * timeout: a review that arrives later is one the API server has given up on).
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * From bodyGraceMs (default 5 s) on, a body must have arrived at this average rate at least
+   * (default 64 KiB/s; the API server sends a 7 MiB review in milliseconds over any real link).
+   * A slower client's connection is closed: it loses its own request and nobody else's.
+   */
+  minBodyBytesPerSecond?: number;
+  bodyGraceMs?: number;
   /**
    * Longer than the API server's idle-connection timeout (90s in client-go), so the client always
    * closes an idle connection first. A server-side close races with the client reusing the
@@ -62,21 +82,37 @@ export interface WebhookServerOptions {
   /** Watch the cert dir for changes (default); polling alone where inotify is unreliable. */
   watchCertDir?: boolean;
   /**
-   * Connections with TLS and HTTP state at once (default 256). The API server keeps a pool of a
-   * few dozen kept-alive connections per replica; the cap only bites in a flood, where each TLS
-   * connection costs tens of KiB plus native buffers.
+   * Connections working at once (default 256): in their TLS handshake, or with a request in
+   * progress whose client keeps up. That is what costs CPU and memory in a flood (2,000 concurrent
+   * reviews peaked at 495 MiB with 1,396 working, against 263-354 MiB at 256), so more wait as bare
+   * sockets. A connection sending its body below the minimum rate gives its slot to a newcomer.
    */
   maxConnections?: number;
-  /** Further connections wait as bare sockets, up to this many (default 4096), FIFO; beyond it they are closed. */
+  /**
+   * Connections open at all, idle ones included (default 4096): an idle TLS connection costs
+   * ~36 KiB (2,000 took 73 MB), so idle and slowloris clients hold no working slot, and at most
+   * ~150 MB. Past it, a newcomer takes the slot of the connection idle the longest.
+   */
+  maxOpenConnections?: number;
+  /** How long a connection must have been idle to be closed for a newcomer past maxOpenConnections (default 1 s). */
+  evictIdleAfterMs?: number;
+  /**
+   * Further connections wait as bare sockets, up to this many (default 4096), admitted newest
+   * first; beyond it they are closed.
+   */
   maxQueuedConnections?: number;
   /** A queued connection not admitted within this is closed (default 10s, the API server's webhook timeout). */
   connectionQueueTimeoutMs?: number;
   /**
-   * Request bodies being read, parsed or handled at once, by their declared size (default 32 MiB).
-   * A request that does not fit waits (FIFO); one that waited past handlerTimeoutMs gets a 429.
+   * Bytes of request bodies in memory at once (default 32 MiB), charged as they arrive and held
+   * until the response. A chunk that does not fit pauses its connection until room frees (any
+   * waiter that fits goes first); one that waited past handlerTimeoutMs gets a 429.
    */
   maxInFlightBodyBytes?: number;
-  /** Bodies above this are read, parsed and handled one at a time, yielding between steps (default 1 MiB). */
+  /**
+   * Bodies above this are parsed and handled one at a time once read whole, yielding between
+   * steps (default 1 MiB).
+   */
   largeBodyBytes?: number;
 }
 
@@ -128,21 +164,27 @@ export class WebhookServer {
     const server = createServer(
       {
         ...tlsOptions(material),
-        handshakeTimeout: 10_000,
-        headersTimeout: this.opts.headersTimeoutMs ?? 10_000,
+        handshakeTimeout: this.opts.handshakeTimeoutMs ?? 5_000,
+        headersTimeout: this.opts.headersTimeoutMs ?? 5_000,
         requestTimeout: this.opts.requestTimeoutMs ?? 30_000,
         keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 120_000,
+        // Node checks the header and request timeouts on this interval (default 30 s, so a
+        // 5 s timeout held up to 35 s).
+        connectionsCheckingInterval: 1_000,
       },
       (req, res) => this.onRequest(req, res),
     );
     server.on('tlsClientError', (err) => this.log.debug('TLS handshake failed', { err }));
+    server.on('secureConnection', (socket: Socket) => this.gate?.handshakeDone(rawSocket(socket)));
     server.on('error', (err) => this.log.error('webhook server error', { err }));
     // The TLS server never listens itself: a plain TCP listener hands it connections through the
     // gate, so a flood waits as bare sockets instead of each one costing a TLS session.
     const gate = new ConnectionGate({
       maxConnections: this.opts.maxConnections ?? 256,
+      maxOpenConnections: Math.max(this.opts.maxOpenConnections ?? 4096, this.opts.maxConnections ?? 256),
       maxQueued: this.opts.maxQueuedConnections ?? 4096,
       queueTimeoutMs: this.opts.connectionQueueTimeoutMs ?? 10_000,
+      evictIdleAfterMs: this.opts.evictIdleAfterMs ?? 1_000,
       clock: this.clock,
       admit: (socket) => server.emit('connection', socket),
       onDropped: (reason) => this.metrics.connectionDropped(reason),
@@ -185,8 +227,10 @@ export class WebhookServer {
   }
 
   /**
-   * Stops accepting, closes idle keep-alive sockets and waits for in-flight requests (bounded by `graceMs`, default
-   * stopGraceMs).
+   * Stops accepting, closes every connection without a request in progress (kept-alive, or
+   * connected and never used), and waits for in-flight requests, each connection closing as its
+   * response ends; after `graceMs` (default stopGraceMs) it cuts whatever is left, so the stop is
+   * bounded whatever clients do.
    */
   async stop(graceMs = this.opts.stopGraceMs ?? 25_000): Promise<void> {
     const server = this.server;
@@ -197,9 +241,9 @@ export class WebhookServer {
     this.draining = true;
     this.reloader.stop();
     const listenerClosed = new Promise<void>((resolve) => listener.close(() => resolve()));
-    gate.dropQueued();
     server.close(); // stops the timeout checks and closes idle keep-alive connections
     server.closeIdleConnections();
+    gate.close(); // and the connections Node does not count as idle (connected, no request yet)
     const grace = new AbortController();
     const outcome = await Promise.race([
       gate.whenIdle().then(() => 'closed' as const),
@@ -212,17 +256,42 @@ export class WebhookServer {
     if (outcome === 'timeout') {
       this.log.warn('in-flight webhook requests outlived the stop grace period; closing their connections');
       server.closeAllConnections();
+      gate.destroyAll();
+      await gate.whenIdle();
     }
     await listenerClosed;
     this.log.info('webhook server stopped');
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    this.serve(req, res).catch((err: Error) => {
-      this.log.error('unexpected error serving a webhook request', { err, url: req.url });
-      if (!res.headersSent) this.fail(res, 500, 'InternalError', 'internal error');
-      else res.destroy();
-    });
+    const raw = rawSocket(req.socket);
+    const gate = this.gate;
+    res.once('close', () => gate?.requestEnded(raw));
+    const waitMs = this.opts.handlerTimeoutMs ?? 9_000;
+    // A request on an open connection waits for a working slot (most requests get one at once).
+    (gate ? gate.requestStarted(raw, waitMs) : Promise.resolve(true))
+      .then(async (admitted) => {
+        if (admitted) {
+          await this.serve(req, res);
+          return;
+        }
+        if (res.destroyed) return;
+        req.resume();
+        this.fail(
+          res,
+          429,
+          'TooManyRequests',
+          `the webhook is at its concurrency limit and could not take this request within ${waitMs}ms; retry`,
+          {
+            'Retry-After': '1',
+          },
+        );
+      })
+      .catch((err: Error) => {
+        this.log.error('unexpected error serving a webhook request', { err, url: req.url });
+        if (!res.headersSent) this.fail(res, 500, 'InternalError', 'internal error');
+        else res.destroy();
+      });
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -254,54 +323,72 @@ export class WebhookServer {
       );
       return;
     }
-    const declared = Number(req.headers['content-length']);
     const maxBody = this.opts.maxBodyBytes ?? 7 * MiB;
-    const size = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, maxBody) : maxBody;
-    const large = size > (this.opts.largeBodyBytes ?? MiB);
     const waitMs = this.opts.handlerTimeoutMs ?? 9_000;
-    const gone = new AbortController();
-    const onGone = () => gone.abort(new ClientGoneError());
-    res.once('close', onGone);
-    const releases: Array<() => void> = [];
+    const started = this.clock.now();
+    let body: Body;
     try {
-      // Memory in flight stays bounded: wait for room (FIFO) before reading the body.
-      if (large) releases.push(await this.largeLane.acquire(1, waitMs, gone.signal));
-      releases.push(await this.budget.acquire(size, waitMs, gone.signal));
+      // Memory in flight stays bounded, charged for the bytes that arrived, not the length declared.
+      body = await readBody(req, {
+        limit: maxBody,
+        budget: this.budget,
+        budgetWaitMs: waitMs,
+        deadlineMs: this.opts.bodyTimeoutMs ?? 10_000,
+        minBytesPerSecond: this.opts.minBodyBytesPerSecond ?? 64 * 1024,
+        graceMs: this.opts.bodyGraceMs ?? 5_000,
+        clock: this.clock,
+        onReading: (behind) => this.gate?.readingBody(rawSocket(req.socket), behind),
+        onPace: (behind) => this.gate?.pace(rawSocket(req.socket), behind),
+      });
     } catch (e) {
-      releases.forEach((r) => r());
-      res.off('close', onGone);
-      if (e instanceof BudgetTimeoutError) {
-        req.resume();
-        this.fail(res, 429, 'TooManyRequests', `${e.message}; retry`, { 'Retry-After': '1' });
-        return;
-      }
-      if (e instanceof ClientGoneError) return;
-      throw e;
+      if (e instanceof BodyTooLargeError) this.fail(res, 413, 'RequestEntityTooLarge', e.message);
+      else if (e instanceof BudgetTimeoutError) {
+        this.fail(res, 429, 'TooManyRequests', `${e.message}; retry`, { 'Retry-After': '1', Connection: 'close' });
+      } else if (e instanceof SlowBodyError) {
+        this.log.debug('closing a connection that sent its body too slowly', { reason: e.message });
+        this.metrics.connectionDropped('slow-body');
+        req.socket.destroy();
+      } else if (!(e instanceof ClientGoneError)) throw e;
+      return;
     }
     try {
-      await this.handleBody(path, webhook, req, res, maxBody, large);
+      const large = body.data.length > (this.opts.largeBodyBytes ?? MiB);
+      if (large) {
+        // One large body at a time, taken once it is in memory (a client still uploading holds nothing).
+        const gone = new AbortController();
+        const onGone = () => gone.abort(new ClientGoneError());
+        res.once('close', onGone);
+        let release: () => void;
+        try {
+          release = await this.largeLane.acquire(1, Math.max(1, waitMs - (this.clock.now() - started)), gone.signal);
+        } catch (e) {
+          if (e instanceof BudgetTimeoutError) {
+            this.fail(res, 429, 'TooManyRequests', `${e.message}; retry`, { 'Retry-After': '1' });
+            return;
+          }
+          if (e instanceof ClientGoneError) return;
+          throw e;
+        } finally {
+          res.off('close', onGone);
+        }
+        try {
+          await this.handleBody(path, webhook, body.data, res, true);
+        } finally {
+          release();
+        }
+      } else await this.handleBody(path, webhook, body.data, res, false);
     } finally {
-      res.off('close', onGone);
-      releases.forEach((r) => r());
+      body.release();
     }
   }
 
   private async handleBody(
     path: string,
     webhook: Webhook,
-    req: IncomingMessage,
+    body: Buffer,
     res: ServerResponse,
-    maxBody: number,
     large: boolean,
   ): Promise<void> {
-    let body: Buffer;
-    try {
-      body = await readBody(req, maxBody);
-    } catch (e) {
-      if (e instanceof BodyTooLargeError) this.fail(res, 413, 'RequestEntityTooLarge', e.message);
-      else if (!(e instanceof ClientGoneError)) throw e;
-      return;
-    }
     // A large body is parsed and checked in slices (one JSON.parse or walk of 7 MB holds the
     // event loop for hundreds of ms, seconds for a huge array), and handled after a yield, so other
     // requests' work runs in between instead of after all of it.
@@ -363,7 +450,12 @@ export class WebhookServer {
     message: string,
     headers: Record<string, string> = {},
   ): void {
-    this.send(res, code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message }, headers);
+    this.send(
+      res,
+      code,
+      { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: boundMessage(message) },
+      headers,
+    );
   }
 
   private send(res: ServerResponse, code: number, body: object, headers: Record<string, string> = {}): void {
@@ -376,6 +468,11 @@ export class WebhookServer {
     });
     res.end(text);
   }
+}
+
+/** The TCP socket under a TLS socket (what the connection gate tracks). */
+function rawSocket(socket: Socket): Socket {
+  return (socket as Socket & { _parent?: Socket })._parent ?? socket;
 }
 
 function tlsOptions(material: TlsMaterial) {

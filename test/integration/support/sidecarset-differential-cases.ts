@@ -11,6 +11,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
+import { INVALID_FIELDS } from './sidecarset-invalid-fields.js';
 
 export const CASE_LABEL = 'scdiff-case';
 export const RUN_LABEL = 'scdiff-run';
@@ -218,60 +219,68 @@ const MUTATIONS: Record<string, (spec: Json) => void> = {
   },
 };
 
-const specArb = fc
-  .record({
-    matchLabels: fc.constantFrom<Record<string, string>>({}, { app: 'web' }, { app: 'db' }),
-    matchExpressions: fc.uniqueArray(expressionArb, { maxLength: 2, selector: (e) => e.key }),
-    containers: fc.uniqueArray(sidecarArb, { minLength: 1, maxLength: 2, selector: (c) => c.name }),
-    initContainers: fc.uniqueArray(initArb, { maxLength: 2, selector: (c) => c.name }),
-    volumes: fc.uniqueArray(volumeArb, { maxLength: 3, selector: (v) => v.name }),
-    imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'other') }), {
-      maxLength: 2,
-      selector: (s) => s.name,
-    }),
-    // Where it injects: anywhere (4 in 10), a namespace (3), a namespace selector (2), or both (1, refused).
-    scope: fc.integer({ min: 0, max: 9 }),
-    // One SidecarSet in ten has injection paused.
-    pausedPick: fc.integer({ min: 0, max: 9 }),
-    updateStrategy: fc.constantFrom(
-      undefined,
-      { type: 'NotUpdate' },
-      { type: 'RollingUpdate', partition: 1, maxUnavailable: 2 },
-      { type: 'RollingUpdate', partition: '30%', maxUnavailable: '50%' },
-      { selector: { matchLabels: { canary: 'true' } } },
-      { paused: true },
-      { partition: 2, selector: { matchLabels: { canary: 'true' } } },
-    ),
-    revisionHistoryLimit: rarely(fc.constantFrom(0, 5)),
-    // Mostly valid: sometimes a mount without its volume, or a native sidecar without NotUpdate.
-    keepBroken: fc.integer({ min: 0, max: 9 }),
-    // One spec in ten breaks one more rule (the schema's, the validator's, or core/v1's).
-    mutation: fc.oneof(
-      { arbitrary: fc.constant(undefined), weight: 9 },
-      { arbitrary: fc.constantFrom(...Object.keys(MUTATIONS)), weight: 1 },
-    ),
-  })
-  .map((g) => {
-    const spec: Json = {
-      containers: g.containers,
-      ...(g.initContainers.length ? { initContainers: g.initContainers } : {}),
-      ...(g.imagePullSecrets.length ? { imagePullSecrets: g.imagePullSecrets } : {}),
-      ...SCOPES[g.scope],
-      ...(g.pausedPick === 0 ? { injectionStrategy: { paused: true } } : {}),
-      ...(g.updateStrategy ? { updateStrategy: g.updateStrategy } : {}),
-      ...(g.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: g.revisionHistoryLimit } : {}),
-    };
-    const volumes = [...g.volumes];
-    const broken = g.keepBroken === 0;
-    if (!broken) {
-      for (const m of [...g.containers, ...g.initContainers].flatMap((c) => c.volumeMounts ?? []))
-        if (!volumes.some((v) => v.name === m.name)) volumes.push({ name: m.name, emptyDir: {} });
-      if (g.initContainers.some((c) => c.restartPolicy === 'Always')) spec.updateStrategy = { type: 'NotUpdate' };
-    }
-    if (volumes.length) spec.volumes = volumes;
-    if (g.mutation) MUTATIONS[g.mutation](spec);
-    return { spec, matchLabels: g.matchLabels, matchExpressions: g.matchExpressions };
-  });
+const specRecord = fc.record({
+  matchLabels: fc.constantFrom<Record<string, string>>({}, { app: 'web' }, { app: 'db' }),
+  matchExpressions: fc.uniqueArray(expressionArb, { maxLength: 2, selector: (e) => e.key }),
+  containers: fc.uniqueArray(sidecarArb, { minLength: 1, maxLength: 2, selector: (c) => c.name }),
+  initContainers: fc.uniqueArray(initArb, { maxLength: 2, selector: (c) => c.name }),
+  volumes: fc.uniqueArray(volumeArb, { maxLength: 3, selector: (v) => v.name }),
+  imagePullSecrets: fc.uniqueArray(fc.record({ name: fc.constantFrom('regcred', 'other') }), {
+    maxLength: 2,
+    selector: (s) => s.name,
+  }),
+  // Where it injects: anywhere (4 in 10), a namespace (3), a namespace selector (2), or both (1, refused).
+  scope: fc.integer({ min: 0, max: 9 }),
+  // One SidecarSet in ten has injection paused.
+  pausedPick: fc.integer({ min: 0, max: 9 }),
+  updateStrategy: fc.constantFrom(
+    undefined,
+    { type: 'NotUpdate' },
+    { type: 'RollingUpdate', partition: 1, maxUnavailable: 2 },
+    { type: 'RollingUpdate', partition: '30%', maxUnavailable: '50%' },
+    { selector: { matchLabels: { canary: 'true' } } },
+    { paused: true },
+    { partition: 2, selector: { matchLabels: { canary: 'true' } } },
+  ),
+  revisionHistoryLimit: rarely(fc.constantFrom(0, 5)),
+  // Mostly valid: sometimes a mount without its volume, or a native sidecar without NotUpdate.
+  keepBroken: fc.integer({ min: 0, max: 9 }),
+  // One spec in ten breaks one more rule (the schema's, the validator's, or core/v1's).
+  mutation: fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 9 },
+    { arbitrary: fc.constantFrom(...Object.keys(MUTATIONS)), weight: 1 },
+  ),
+});
+
+type SpecShape = typeof specRecord extends fc.Arbitrary<infer T> ? T : never;
+
+function buildSpec(g: SpecShape) {
+  const spec: Json = {
+    containers: g.containers,
+    ...(g.initContainers.length ? { initContainers: g.initContainers } : {}),
+    ...(g.imagePullSecrets.length ? { imagePullSecrets: g.imagePullSecrets } : {}),
+    ...SCOPES[g.scope],
+    ...(g.pausedPick === 0 ? { injectionStrategy: { paused: true } } : {}),
+    ...(g.updateStrategy ? { updateStrategy: g.updateStrategy } : {}),
+    ...(g.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: g.revisionHistoryLimit } : {}),
+  };
+  const volumes = [...g.volumes];
+  const broken = g.keepBroken === 0;
+  if (!broken) {
+    for (const m of [...g.containers, ...g.initContainers].flatMap((c) => c.volumeMounts ?? []))
+      if (!volumes.some((v) => v.name === m.name)) volumes.push({ name: m.name, emptyDir: {} });
+    if (g.initContainers.some((c) => c.restartPolicy === 'Always')) spec.updateStrategy = { type: 'NotUpdate' };
+  }
+  if (volumes.length) spec.volumes = volumes;
+  if (g.mutation) MUTATIONS[g.mutation](spec);
+  return { spec, matchLabels: g.matchLabels, matchExpressions: g.matchExpressions };
+}
+
+const specArb = specRecord.map(buildSpec);
+/** Valid SidecarSets only: nothing kept broken, no mutation, injection not paused, no namespace scope. */
+const validSpecArb = specRecord.map((g) =>
+  buildSpec({ ...g, keepBroken: 1, mutation: undefined, pausedPick: 1, scope: 0 }),
+);
 
 const appContainer = (name: string) =>
   fc.record(
@@ -390,6 +399,24 @@ function pod(id: string, name: string, p: PodShape): V1Pod {
       ...(p.imagePullSecrets.length ? { imagePullSecrets: p.imagePullSecrets } : {}),
     },
   };
+}
+
+/**
+ * One case per change of support/sidecarset-invalid-fields.ts (every field upstream's validation
+ * reads), each applied to a valid generated SidecarSet, with one pod: the generator reaches every
+ * rule, not only those the random mutations above happen to hit.
+ */
+export function generateInvalidFieldCases(seed: number, run: string): DiffCase[] {
+  const fields = Object.entries(INVALID_FIELDS);
+  const valid = fc.sample(validSpecArb, { numRuns: fields.length, seed });
+  const pods = fc.sample(podArb, { numRuns: fields.length, seed: seed + 1 });
+  return fields.map(([, change], i) => {
+    const id = `f${i}`;
+    const g = valid[i];
+    const set = sidecarSet(id, `${id}-a`, structuredClone(g), run);
+    change(set);
+    return { id, sets: [set], pods: [pod(id, `${id}-p0`, pods[i])] };
+  });
 }
 
 /** `count` cases from `seed` (same seed, same cases), every name prefixed so a run is recognisable. */

@@ -99,19 +99,17 @@ export function upstreamStateOracle(cases: Array<{ sidecarSet: object; pod: obje
   return results;
 }
 
-/** Upstream's SidecarSet validation (its validating webhook's checks, conflicts with `existing` included). */
-export function upstreamValidationOracle(
-  cases: Array<{ existing: object[]; namespaces: object[]; object: object; older?: object }>,
-): Array<{ errors?: string[]; error?: string }> {
+/** Runs the oracle's `mode` on one JSON line per case; one `{ errors }` (or `{ error }`) per case. */
+function validationOracle(mode: string, cases: object[]): Array<{ errors?: string[]; error?: string }> {
   binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const run = spawnSync(binary, ['validate'], {
+  const run = spawnSync(binary, [mode], {
     input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n',
     encoding: 'utf8',
     maxBuffer: 256 << 20,
   });
   if (run.status !== 0)
     throw new Error(
-      `sidecarset-oracle validate failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`,
+      `sidecarset-oracle ${mode} failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`,
     );
   const results = run.stdout
     .trim()
@@ -119,4 +117,52 @@ export function upstreamValidationOracle(
     .map((l) => JSON.parse(l) as { errors?: string[]; error?: string });
   if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
   return results;
+}
+
+/** Upstream's SidecarSet validation (its validating webhook's checks, conflicts with `existing` included). */
+export function upstreamValidationOracle(
+  cases: Array<{ existing: object[]; namespaces: object[]; object: object; older?: object }>,
+): Array<{ errors?: string[]; error?: string }> {
+  return validationOracle('validate', cases);
+}
+
+/**
+ * Upstream's WorkloadSpread validating webhook (validatingWorkloadSpreadFn, and on UPDATE
+ * validateWorkloadSpreadUpdate) on a fake API holding `wsExisting` WorkloadSpreads and `workloads`.
+ */
+export function upstreamWorkloadSpreadValidationOracle(
+  cases: Array<{ ws: object; wsOlder?: object; wsExisting?: object[]; workloads?: object[] }>,
+): Array<{ errors?: string[]; error?: string }> {
+  return validationOracle('wsvalidate', cases);
+}
+
+/**
+ * Upstream's pod-webhook steps for WorkloadSpread (acquireSuitableSubset's StatefulSet branch or
+ * updateSubsetForPod, then injectWorkloadSpreadIntoPod) on a fake API holding `workloads`.
+ */
+export function upstreamWorkloadSpreadSubsetOracle(
+  cases: Array<{ ws: object; pod: object; operation: string; injectWS?: object; workloads?: object[] }>,
+): object[] {
+  return validationOracle('wssubset', cases);
+}
+
+/** Upstream's updateDeletionCostBySubset on a fake API holding the pods: each pod's cost afterwards ("" for none). */
+export function upstreamWorkloadSpreadDeletionCostOracle(
+  cases: Array<{ ws: object; podMap: Record<string, object[]>; replicas: number; reverse: boolean }>,
+): object[] {
+  return validationOracle('wscost', cases);
+}
+
+/** Upstream's calculateWorkloadSpreadSubsetStatuses: `{ statuses, failed, nil }` per case. */
+export function upstreamWorkloadSpreadStatusOracle(
+  cases: Array<{ ws: object; oldStatuses: object[]; podMap: Record<string, object[]>; replicas: number }>,
+): object[] {
+  return validationOracle('wsstatus', cases);
+}
+
+/** Upstream's groupPodBySubset on a fake API holding the pods and nodes: `{ podMap, pods }` per case. */
+export function upstreamWorkloadSpreadGroupOracle(
+  cases: Array<{ ws: object; pods: object[]; nodes: object[]; replicas: number }>,
+): object[] {
+  return validationOracle('wsgroup', cases);
 }

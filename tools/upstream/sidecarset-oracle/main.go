@@ -19,6 +19,20 @@
 //	sidecarset-oracle validate reads {"existing":[…],"namespaces":[…],"object":…,"older":…} per
 //	                          line; prints {"errors":[…]} from upstream's SidecarSet validation
 //	                          (validating/oracle_export.go wires the inputs to it)
+//	sidecarset-oracle wsvalidate reads {"wsExisting":[…],"workloads":[…],"ws":…,"wsOlder":…} per
+//	                          line; prints {"errors":[…]} from upstream's WorkloadSpread validation
+//	                          (wsvalidating/oracle_export.go wires the inputs to it)
+//	sidecarset-oracle wssubset reads {"ws":…,"pod":…,"operation":…,"injectWS":…,"workloads":[…]}
+//	                          per line; prints what upstream's pod webhook does for WorkloadSpread:
+//	                          the subset chosen, the status after, the pod injected (wsutil/oracle_export.go)
+//	sidecarset-oracle wscost  reads {"ws":…,"podMap":{subset:[pod…]},"replicas":n,"reverse":bool} per line;
+//	                          prints each pod's deletion cost after upstream's updateDeletionCostBySubset
+//	                          (wscontroller/oracle_export.go)
+//	sidecarset-oracle wsstatus reads {"ws":…,"oldStatuses":[…],"podMap":{…},"replicas":n} per line;
+//	                          prints upstream's calculateWorkloadSpreadSubsetStatuses: statuses and the
+//	                          pods to reschedule (wscontroller/oracle_export.go)
+//	sidecarset-oracle wsgroup reads {"ws":…,"pods":[…],"nodes":[…],"replicas":n} per line; prints
+//	                          upstream's groupPodBySubset: pods per subset, their metadata after
 package main
 
 import (
@@ -34,17 +48,22 @@ import (
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
 	"github.com/openkruise/kruise/pkg/controller/sidecarset"
+	wscontroller "github.com/openkruise/kruise/pkg/controller/workloadspread"
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
+	wsutil "github.com/openkruise/kruise/pkg/util/workloadspread"
 	"github.com/openkruise/kruise/pkg/webhook/pod/mutating"
 	"github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
+	wsvalidating "github.com/openkruise/kruise/pkg/webhook/workloadspread/validating"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/capabilities"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -144,6 +163,8 @@ func fields(t reflect.Type, types map[string]typ) []field {
 }
 
 func main() {
+	// As upstream's main with its default --allow-privileged=true: core validation reads it.
+	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: true})
 	switch os.Args[1] {
 	case "schema":
 		types := map[string]typ{}
@@ -188,21 +209,88 @@ func main() {
 		eachCase(func(c *input) (interface{}, error) {
 			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), c.Object, c.Older)}, nil
 		})
+	case "wsvalidate":
+		eachCase(func(c *input) (interface{}, error) {
+			return map[string][]string{"errors": wsvalidating.OracleValidateWorkloadSpread(c.wsCluster(), c.WS, c.WSOlder)}, nil
+		})
+	case "wssubset":
+		eachCase(func(c *input) (interface{}, error) {
+			return wsutil.OracleSubsetForPod(c.wsCluster(), c.WS, c.Pod, c.InjectWS, wsutil.Operation(c.Operation))
+		})
+	case "wscost":
+		eachCase(func(c *input) (interface{}, error) {
+			scheme := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(scheme)
+			objects := []client.Object{}
+			for _, pods := range c.PodMap {
+				for _, p := range pods {
+					objects = append(objects, p.DeepCopy())
+				}
+			}
+			cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+			return wscontroller.OracleDeletionCost(cli, c.WS, c.PodMap, c.Replicas, c.Reverse)
+		})
+	case "wsstatus":
+		eachCase(func(c *input) (interface{}, error) {
+			return wscontroller.OracleSubsetStatuses(c.WS, c.OldStatuses, c.PodMap, c.Replicas)
+		})
+	case "wsgroup":
+		eachCase(func(c *input) (interface{}, error) {
+			scheme := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(scheme)
+			objects := []client.Object{}
+			pods := []*corev1.Pod{}
+			for i := range c.Pods {
+				objects = append(objects, c.Pods[i].DeepCopy())
+				pods = append(pods, &c.Pods[i])
+			}
+			for i := range c.Nodes {
+				objects = append(objects, &c.Nodes[i])
+			}
+			cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+			return wscontroller.OracleGroupPods(cli, c.WS, pods, c.Replicas)
+		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate")
+		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost|wsstatus|wsgroup")
 	}
 }
 
 // input is one stdin line of the inject, state and validate modes (each reads its own fields).
 type input struct {
-	SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets"`
-	Existing    []appsv1alpha1.SidecarSet `json:"existing"`
-	Namespaces  []corev1.Namespace        `json:"namespaces"`
-	Pod         *corev1.Pod               `json:"pod"`
-	SidecarSet  *appsv1alpha1.SidecarSet  `json:"sidecarSet"`
-	Object      *appsv1alpha1.SidecarSet  `json:"object"`
-	Older       *appsv1alpha1.SidecarSet  `json:"older"`
-	Pods        []corev1.Pod              `json:"pods"`
+	SidecarSets []appsv1alpha1.SidecarSet                 `json:"sidecarSets"`
+	Existing    []appsv1alpha1.SidecarSet                 `json:"existing"`
+	Namespaces  []corev1.Namespace                        `json:"namespaces"`
+	Pod         *corev1.Pod                               `json:"pod"`
+	SidecarSet  *appsv1alpha1.SidecarSet                  `json:"sidecarSet"`
+	Object      *appsv1alpha1.SidecarSet                  `json:"object"`
+	Older       *appsv1alpha1.SidecarSet                  `json:"older"`
+	Pods        []corev1.Pod                              `json:"pods"`
+	WS          *appsv1alpha1.WorkloadSpread              `json:"ws"`
+	WSOlder     *appsv1alpha1.WorkloadSpread              `json:"wsOlder"`
+	WSExisting  []appsv1alpha1.WorkloadSpread             `json:"wsExisting"`
+	Workloads   []unstructured.Unstructured               `json:"workloads"`
+	InjectWS    *wsutil.InjectWorkloadSpread              `json:"injectWS"`
+	Operation   string                                    `json:"operation"`
+	PodMap      map[string][]*corev1.Pod                  `json:"podMap"`
+	Replicas    int32                                     `json:"replicas"`
+	Reverse     bool                                      `json:"reverse"`
+	OldStatuses []appsv1alpha1.WorkloadSpreadSubsetStatus `json:"oldStatuses"`
+	Nodes       []corev1.Node                             `json:"nodes"`
+}
+
+// wsCluster is a fake API holding the input's other WorkloadSpreads and target workloads.
+func (c *input) wsCluster() client.Client {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = appsv1alpha1.AddToScheme(scheme)
+	objects := []client.Object{}
+	for i := range c.WSExisting {
+		objects = append(objects, &c.WSExisting[i])
+	}
+	for i := range c.Workloads {
+		objects = append(objects, &c.Workloads[i])
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 }
 
 // rollout runs one reconcile of upstream's own SidecarSet controller (Processor.UpdateSidecarSet)

@@ -428,6 +428,22 @@ describe('Informer', () => {
     expect(informer.health().healthy).toBe(true);
   });
 
+  it('is healthy while never started (a leader-only cache on a replica that does not lead), and judged once started', async () => {
+    // Found on real kubelets: a webhook-only replica's unstarted pods cache failed /healthz after
+    // unhealthyAfterMs, so the kubelet restarted every webhook replica at the same moment.
+    const { api, clock, informer } = setup({ unhealthyAfterMs: 200_000, backoff: { initialMs: 1000, maxMs: 30_000 } });
+    await clock.advance(600_000);
+    expect(informer.health()).toMatchObject({ healthy: true, message: expect.stringMatching(/not started/) });
+    expect(() => informer.checkHealth()).not.toThrow();
+    expect(api.listCalls).toHaveLength(0);
+    await informer.start();
+    await synced(informer);
+    for (let i = 0; i < 100; i++) api.watchFailures.push(new Error('ECONNREFUSED'));
+    api.breakWatches();
+    await clock.advance(200_001);
+    expect(informer.health().healthy).toBe(false);
+  });
+
   it('stop() ends the watch, and a pending waitForSync rejects', async () => {
     const { api, informer } = setup();
     api.hangLists = true;

@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 describe('ByteBudget', () => {
-  it('admits in FIFO order while the bytes fit, and times a waiter out with a clear error', async () => {
+  it('grants any waiter whose bytes fit, never holding small ones behind a large one, and times a waiter out', async () => {
     const clock = new FakeClock();
     const budget = new ByteBudget(100, clock);
     const first = await budget.acquire(60, 1_000);
@@ -29,14 +29,21 @@ describe('ByteBudget', () => {
     const third = budget.acquire(10, 1_000).then((release) => {
       order.push('third');
       return release;
-    }); // fits, but waits its turn
+    }); // fits now: not held behind the 60 bytes waiting before it
     await settle();
-    expect(order).toEqual([]);
+    expect(order).toEqual(['third']);
+    const fourth = budget.take(20, 1_000).then(() => order.push('fourth')); // 90 + 20 > 100: waits
+    await settle();
+    (await third)(); // 80 in use: the fourth fits, the second does not yet
+    await settle();
+    expect(order).toEqual(['third', 'fourth']);
+    await fourth;
+    budget.give(20);
     first();
     (await second)();
-    (await third)();
-    expect(order).toEqual(['second', 'third']);
+    expect(order).toEqual(['third', 'fourth', 'second']);
     const hog = await budget.acquire(1_000, 1_000); // larger than the budget: takes all of it
+    expect(budget.tryTake(1)).toBe(false);
     const late = budget.acquire(1, 500).catch((e: unknown) => e);
     await clock.advance(500);
     expect(await late).toBeInstanceOf(BudgetTimeoutError);
@@ -59,7 +66,9 @@ describe('WebhookServer under a connection flood', () => {
       port: 0,
       host: '127.0.0.1',
       maxConnections: 2,
+      maxOpenConnections: 2,
       maxQueuedConnections: 2,
+      evictIdleAfterMs: 60_000, // no eviction here: the test below covers it
     });
     server.register(
       '/v',
@@ -108,8 +117,9 @@ describe('WebhookServer under a connection flood', () => {
     });
     expect(refused).toBe('closed');
     const metrics = await registry.metrics();
-    expect(metrics).toMatch(/webhook_connections\{state="active"\} 2/);
+    expect(metrics).toMatch(/webhook_connections\{state="idle"\} 2/); // open, between requests
     expect(metrics).toMatch(/webhook_connections_dropped_total\{reason="queue-full"\} 1/);
+    raw.destroy(); // the queue is served newest first: leave the request as its only entry
     agents[0].destroy(); // a slot frees up: the queued request is served
     await waiting;
     expect(third).toBe(200);

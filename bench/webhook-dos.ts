@@ -1,0 +1,272 @@
+/**
+ * `npm run bench -- webhook-dos`: the attacks of #25 (test/integration/support/attacks.ts) against
+ * the real upstream kruise-manager v1.8.3 webhook and against our runtime as its image runs it, one
+ * after the other on ONE envtest API server, the same machine, the same attack code. Each replica
+ * is the only endpoint of its webhook Service; pods are created through the API server with a
+ * SidecarSet selecting them. Per attack: pod creates ok/failed and their p99 before vs during,
+ * reviews on new connections ok/failed, the 1.1 MB pod, RSS at most, the load average. Upstream
+ * runs as the synthesized Deployment runs it (test/integration/support/upstream-manager.ts).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { Paths } from '../lib/contract.js';
+import { ControlPlane } from '../test/envtest/control-plane.js';
+import { STATE_ENV } from '../test/envtest/state.js';
+import { kubectlApply } from '../test/integration/support/apply.js';
+import {
+  appPod,
+  createWithSidecar,
+  idleTcp,
+  idleTls,
+  largePod,
+  legitimateTraffic,
+  loadAverage,
+  manyAnnotationsPod,
+  p99,
+  podReviewBody,
+  postOnNewConnection,
+  rssWatcher,
+  slowBodies,
+  slowloris,
+  together,
+  type Attack,
+  type Target,
+} from '../test/integration/support/attacks.js';
+import { createSidecarSet, until, type SidecarSetParams } from '../test/integration/support/ha.js';
+import { ManagerProcess } from '../test/integration/support/manager-process.js';
+import { addEndpoint, installRuntime, uninstallWebhooks } from '../test/integration/support/runtime-cluster.js';
+import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
+import type { BenchmarkResult } from './run.js';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
+
+const MiB = 1024 * 1024;
+const WINDOW_MS = Number(process.env.BENCH_DOS_WINDOW_MS ?? 15_000);
+const BASELINE_MS = 5_000;
+const PODS = 'dos-bench-pods';
+const OURS_NS = 'kruise-dos-ours';
+const APP = 'dos-bench';
+const SIDECAR: SidecarSetParams = {
+  name: 'dos-bench',
+  namespace: PODS,
+  appLabel: APP,
+  container: 'dos-sidecar',
+  image: 'registry.invalid/sidecar:v1',
+};
+
+const log = (m: string) => process.stderr.write(`[webhook-dos] ${m}\n`);
+const round = (n: number) => Math.round(n * 10) / 10;
+
+interface Subject {
+  name: 'ours' | 'upstream';
+  pid: number;
+  target: Target;
+  /** SIGTERM; resolves with how long it took to exit. */
+  terminate(): Promise<{ ms: number; code: number | null }>;
+}
+
+const ATTACKS: Array<{ name: string; make: (t: Target) => Attack; bigPods?: boolean }> = [
+  { name: 'slow uploads: 1,000 clients, 1 MiB declared, 1 byte/s', make: (t) => slowBodies(t, 1_000, MiB) },
+  {
+    name: 'one slow large upload: 2 MiB declared + one chunked, 1 byte/s',
+    make: (t) => together(slowBodies(t, 1, 2 * MiB), slowBodies(t, 1, 'chunked')),
+  },
+  {
+    name: '1,000 idle TLS + 300 slowloris TLS + 300 idle TCP',
+    make: (t) => together(idleTls(t, 1_000), slowloris(t, 300), idleTcp(t, 300)),
+  },
+  {
+    name: 'pods with 200,000 annotations, straight to the webhook in a loop',
+    make: () => ({ name: 'big pods', stop: () => Promise.resolve({ opened: 0, closedByServer: 0 }) }),
+    bigPods: true,
+  },
+  {
+    name: 'all together',
+    make: (t) =>
+      together(
+        slowBodies(t, 1_000, MiB),
+        slowBodies(t, 1, 2 * MiB),
+        slowBodies(t, 1, 'chunked'),
+        idleTls(t, 1_000),
+        slowloris(t, 300),
+        idleTcp(t, 300),
+      ),
+    bigPods: true,
+  },
+];
+
+async function measure(kc: KubeConfig, s: Subject): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const a of ATTACKS) {
+    const before = legitimateTraffic({
+      kc,
+      namespace: PODS,
+      appLabel: APP,
+      sidecar: SIDECAR.container,
+      target: s.target,
+      newConnections: false,
+    });
+    await sleep(BASELINE_MS);
+    await before.stop();
+    const rss = rssWatcher(s.pid);
+    const loadBefore = loadAverage();
+    const traffic = legitimateTraffic({
+      kc,
+      namespace: PODS,
+      appLabel: APP,
+      sidecar: SIDECAR.container,
+      target: s.target,
+    });
+    const attack = a.make(s.target);
+    let big = a.bigPods;
+    const bigBody = podReviewBody(PODS, manyAnnotationsPod('big', APP));
+    const bigLoop = (async () => {
+      let answered = 0;
+      while (big)
+        if ((await postOnNewConnection(s.target, bigBody, 30_000).catch(() => undefined))?.status === 200) answered++;
+      return answered;
+    })();
+    await sleep(1_500);
+    const large = await createWithSidecar(kc, PODS, largePod(`large-${s.name}-${Date.now()}`, APP), SIDECAR.container);
+    await sleep(Math.max(0, WINDOW_MS - 1_500 - 1_000));
+    big = false;
+    const stats = await attack.stop();
+    await traffic.stop();
+    const bigAnswered = await bigLoop;
+    rss.stop();
+    const figures = {
+      createsOk: traffic.creates.ok,
+      createsFailed: traffic.creates.failed,
+      createP99MsBefore: round(p99(before.creates.latenciesMs)),
+      createP99MsDuring: round(p99(traffic.creates.latenciesMs)),
+      newConnectionReviewsOk: traffic.newConnections.ok,
+      newConnectionReviewsFailed: traffic.newConnections.failed,
+      newConnectionReviewP99Ms: round(p99(traffic.newConnections.latenciesMs)),
+      largePod: large ?? 'created with its sidecar',
+      ...(a.bigPods ? { bigPodReviewsAnswered: bigAnswered } : {}),
+      attackerConnections: stats,
+      rssMaxMiB: round(rss.max() / MiB),
+      loadAverage1m: { before: loadBefore, after: loadAverage() },
+      firstErrors: [...traffic.creates.errors, ...traffic.newConnections.errors].slice(0, 3),
+    };
+    log(`${s.name} / ${a.name}: ${JSON.stringify(figures)}`);
+    out[a.name] = figures;
+    await sleep(3_000); // the attack's connections are gone before the next baseline
+  }
+  // A denial naming a 5 MiB key.
+  const key = 'k'.repeat(5 * MiB);
+  const pod = {
+    ...appPod('huge-key', APP),
+    metadata: { name: 'huge-key', labels: { app: APP }, annotations: { [key]: 'DEEP' } },
+  };
+  const denial = await postOnNewConnection(
+    s.target,
+    podReviewBody(PODS, pod).replace('"DEEP"', `${'{"a":'.repeat(120)}1${'}'.repeat(120)}`),
+    30_000,
+  ).catch((e: Error) => ({ status: 0, body: e.message }));
+  out['review with a 5 MiB key nested 120 levels'] = { status: denial.status, answerBytes: denial.body.length };
+  // Drain with an unused TLS connection, a TCP-only one and a slowloris one open.
+  const held = together(idleTls(s.target, 1, 1), idleTcp(s.target, 1, 1), slowloris(s.target, 1, 1_000, 1));
+  await sleep(1_500);
+  const exit = await s.terminate();
+  await held.stop();
+  out['SIGTERM with unused, TCP-only and slowloris connections open'] = { exitMs: exit.ms, code: exit.code };
+  return out;
+}
+
+async function waitInjecting(t: Target): Promise<void> {
+  await until(
+    'the webhook to inject the sidecar',
+    async () => {
+      const res = await postOnNewConnection(t, podReviewBody(PODS, appPod('warm', APP))).catch(() => undefined);
+      const patch = res && /"patch":"([^"]+)"/.exec(res.body)?.[1];
+      return (patch && Buffer.from(patch, 'base64').toString().includes(SIDECAR.container)) || undefined;
+    },
+    180_000,
+    500,
+  );
+}
+
+export async function run(): Promise<BenchmarkResult> {
+  const cp = new ControlPlane({ log: () => undefined });
+  const dir = mkdtempSync(join(tmpdir(), 'bench-dos-'));
+  const kc = new KubeConfig();
+  const figures: Record<string, unknown> = { date: new Date().toISOString(), windowMs: WINDOW_MS };
+  try {
+    const info = await cp.start();
+    const statePath = join(dir, 'state.json');
+    writeFileSync(statePath, JSON.stringify({ ...info, controlUrl: '' }));
+    process.env[STATE_ENV] = statePath;
+    kc.loadFromFile(info.kubeconfigPath);
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: PODS } } });
+
+    // ---- upstream
+    const objects = synthesizeDefault();
+    const rendered = renderedManager(objects);
+    const applied = await kubectlApply(objects, join(dir, 'install.yaml'), {
+      serverSide: true,
+      fieldManager: 'kruise-ha',
+    });
+    if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
+    const upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-dos`, dir);
+    await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
+    await upstream.waitReady(300_000);
+    await createSidecarSet(kc, SIDECAR, 120_000);
+    const upTarget = { port: upstream.webhookPort, path: Paths.mutatePod };
+    await waitInjecting(upTarget);
+    log(`upstream ${info.kruiseVersion} ready`);
+    figures.upstream = await measure(kc, {
+      name: 'upstream',
+      pid: upstream.child.pid!,
+      target: upTarget,
+      terminate: async () => {
+        const t0 = performance.now();
+        const exit = await upstream.stop('SIGTERM', 40_000);
+        return { ms: Math.round(performance.now() - t0), code: exit.code };
+      },
+    });
+    await uninstallWebhooks(kc);
+
+    // ---- ours, as the image runs it
+    await installRuntime(kc, OURS_NS);
+    const ours = await ManagerProcess.start({
+      name: 'dos-ours',
+      kubeconfigPath: info.kubeconfigPath,
+      namespace: OURS_NS,
+      bundle: writeRuntimeBundle(dir),
+      nodeArgs: IMAGE_NODE_FLAGS,
+      env: IMAGE_ENV,
+      args: ['--role=webhook', '--drain-timeout=1s'],
+    });
+    await ours.waitReady(120_000);
+    await addEndpoint(kc, OURS_NS, ours.name, ours.ports.webhook);
+    const ourTarget = { port: ours.ports.webhook, path: Paths.mutatePod };
+    await waitInjecting(ourTarget);
+    log('ours ready');
+    figures.ours = await measure(kc, {
+      name: 'ours',
+      pid: ours.child.pid!,
+      target: ourTarget,
+      terminate: async () => {
+        const t0 = performance.now();
+        const exit = await ours.stop(40_000);
+        return { ms: Math.round(performance.now() - t0), code: exit.code };
+      },
+    });
+  } finally {
+    await cp.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    figures,
+    notes: [
+      `each attack runs ${WINDOW_MS / 1000} s against one replica, the only endpoint of its webhook Service, after ${BASELINE_MS / 1000} s of the same pod creates without it; upstream first, then ours, on the same API server`,
+      'pod creates: 2 loops through the API server, a create every 200 ms each, ok only with the sidecar; reviews on new connections: one every 200 ms, 10 s timeout (the API server default)',
+      'upstream: kruise-manager v1.8.3 built from the pinned Go module, run as the synthesized Deployment runs it; ours: the esbuild bundle with the image flags and environment, --role=webhook',
+      'drain: SIGTERM with an unused TLS connection, a TCP-only one and a slowloris one open; upstream with its rendered flags, ours with --drain-timeout=1s',
+      'the machine is shared (2 cores): the load average is recorded with every figure',
+    ],
+  };
+}

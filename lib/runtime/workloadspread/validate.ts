@@ -1,0 +1,41 @@
+/**
+ * WorkloadSpread admission checks as upstream OpenKruise v1.8.3's validating webhook
+ * (pkg/webhook/workloadspread/validating): the spec rules of the contract
+ * (lib/contract/workloadspread.ts, shared with the construct), the conflict with another
+ * WorkloadSpread of the namespace on the same workload, and on UPDATE the immutable target.
+ *
+ * Not yet: upstream also merges each subset's patch into the target workload's pod template (when
+ * the workload exists) and validates the resulting pod spec; this runtime does not serve
+ * WorkloadSpread yet, so nothing admits one on this check alone.
+ */
+import { isRecord } from '../../contract.js';
+import {
+  workloadSpreadConflict,
+  workloadSpreadSpecProblems,
+  workloadSpreadTargetChanged,
+} from '../../contract/workloadspread.js';
+
+export interface WorkloadSpreadValidationContext {
+  /** The other WorkloadSpreads of the namespace (name and targetRef). */
+  others?: ReadonlyArray<{ name: string; targetRef?: unknown }>;
+  /** On UPDATE, the stored WorkloadSpread. */
+  previous?: unknown;
+}
+
+/** Every problem with a WorkloadSpread, each naming the field. */
+export function validateWorkloadSpread(ws: unknown, context: WorkloadSpreadValidationContext = {}): string[] {
+  if (!isRecord(ws)) return ['WorkloadSpread: must be an object'];
+  const spec = ws.spec;
+  const errors = workloadSpreadSpecProblems(spec).map(([field, message]) => `${field}: ${message}`);
+  const name = isRecord(ws.metadata) && typeof ws.metadata.name === 'string' ? ws.metadata.name : '';
+  const targetRef = isRecord(spec) ? spec.targetRef : undefined;
+  const other = workloadSpreadConflict({ name, targetRef }, context.others ?? []);
+  if (other)
+    errors.push(
+      `spec.targetRef: WorkloadSpread ${JSON.stringify(other)} already spreads this workload; one workload has at most one WorkloadSpread`,
+    );
+  const previous = context.previous;
+  if (isRecord(previous) && isRecord(previous.spec) && workloadSpreadTargetChanged(targetRef, previous.spec.targetRef))
+    errors.push('spec.targetRef: cannot be changed (upstream refuses it); create another WorkloadSpread');
+  return errors;
+}

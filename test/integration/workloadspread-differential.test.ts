@@ -1,0 +1,202 @@
+// WorkloadSpread validation against the REAL upstream kruise-manager v1.8.3 (built from the pinned
+// module by test/envtest/binaries/build.sh), through the real API server: the synthesized default
+// output installs upstream's CRDs and webhooks (vworkloadspread.kb.io), upstream's manager serves
+// them, and the generated WorkloadSpreads (support/workloadspread-cases.ts: one change per
+// validated field, conflicts, updates, random ones) are created (and updated) there. Each answer
+// of upstream's webhook must equal this runtime's validateWorkloadSpread on the same object, with
+// the same other WorkloadSpreads and the same stored one. Requests upstream's CRD schema refuses
+// never reach a webhook (the runtime flavour will serve the same CRD): they are counted, not
+// compared. This runtime does not serve WorkloadSpread yet, so its side runs in-process.
+//
+// Seeded: WSDIFF_SEED=<n>, WSDIFF_CASES=<n> (random cases).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateWorkloadSpread } from '../../lib/runtime/workloadspread/validate.js';
+import { kubectlApply, objectPath } from './support/apply.js';
+import { addEndpoint, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
+import { ApiClient } from './support/sidecarset-differential.js';
+import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
+import { generateWorkloadSpreadCases, type WorkloadSpreadCase } from './support/workloadspread-cases.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const SEED = Number(process.env.WSDIFF_SEED ?? 24);
+const RANDOM = Number(process.env.WSDIFF_CASES ?? 300);
+const NS = 'wsdiff';
+const WEBHOOK = 'vworkloadspread.kb.io';
+const kc = kubeConfig();
+const api = new ApiClient();
+const objects = synthesizeDefault();
+const rendered = renderedManager(objects);
+const runDir = mkdtempSync(join(tmpdir(), 'wsdiff-'));
+const log = (msg: string) => process.stderr.write(`workloadspread-differential: ${msg}\n`);
+
+type Answer = { kind: 'allowed' } | { kind: 'webhook'; message: string } | { kind: 'schema'; message: string };
+
+interface Judged {
+  c: WorkloadSpreadCase;
+  answer: Answer;
+}
+
+let upstream: UpstreamManager | undefined;
+let judged: Judged[] = [];
+const namespaces: string[] = [];
+
+/** What the API server answered: allowed, denied by the webhook, or refused before it (schema, metadata). */
+function answerOf(res: { status: number; body: Json }): Answer {
+  if (res.status >= 200 && res.status < 300) return { kind: 'allowed' };
+  const message = String(res.body?.message ?? JSON.stringify(res.body));
+  if (message.includes(`admission webhook "${WEBHOOK}"`)) return { kind: 'webhook', message };
+  if (res.status === 422 || res.status === 400) return { kind: 'schema', message };
+  throw new Error(`unexpected answer ${res.status}: ${message}`);
+}
+
+/** The case's object under `name` in namespace `ns`. */
+const named = (o: Json, name: string, ns = NS) => ({ ...structuredClone(o), metadata: { name, namespace: ns } });
+const pathOf = (ns: string) => `/apis/apps.kruise.io/v1alpha1/namespaces/${ns}/workloadspreads`;
+
+/**
+ * Upstream's webhook reads the other WorkloadSpreads from its informer cache: before asking, wait
+ * until it sees `other` (a dry-run twin of it, same target, is then denied as a conflict).
+ */
+async function awaitSeen(ns: string, other: Json): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const res = await api.call('POST', `${pathOf(ns)}?dryRun=All`, named(other, 'probe', ns));
+    if (res.status >= 300 && String(res.body?.message).includes('in conflict with other WorkloadSpread')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`upstream's webhook never saw WorkloadSpread ${ns}/other`);
+}
+
+/** One case in its own namespace (the conflict check is per namespace; nothing of an earlier case lingers). */
+async function judge(c: WorkloadSpreadCase, ns: string): Promise<Judged> {
+  const path = pathOf(ns);
+  namespaces.push(ns);
+  await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  for (const other of c.wsExisting ?? []) {
+    const res = await api.call('POST', path, named(other, 'other', ns));
+    if (res.status >= 300) return judge({ ...c, wsExisting: undefined, label: `${c.label} (alone)` }, `${ns}-alone`);
+    await awaitSeen(ns, other);
+  }
+  if (c.wsOlder) {
+    const res = await api.call('POST', path, named(c.wsOlder, 'ws', ns));
+    if (res.status >= 300)
+      return judge({ ...c, wsOlder: undefined, label: `${c.label} (as a create)` }, `${ns}-create`);
+    // Upstream's controller writes the status meanwhile: read the latest resourceVersion, retry on a conflict.
+    for (let attempt = 0; ; attempt++) {
+      const update = named(c.ws, 'ws', ns);
+      update.metadata.resourceVersion = (await api.call('GET', `${path}/ws`)).body.metadata.resourceVersion;
+      const put = await api.call('PUT', `${path}/ws`, update);
+      if (put.status !== 409 || attempt >= 20) return { c, answer: answerOf(put) };
+    }
+  }
+  return { c, answer: answerOf(await api.call('POST', path, named(c.ws, 'ws', ns))) };
+}
+
+/** Deletes the default output's objects that exist (never Namespaces; CRDs only if `crds`) and its Lease. */
+async function removeOutputObjects(crds = true): Promise<void> {
+  for (const o of [...objects]
+    .reverse()
+    .filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[])
+    await api.call('DELETE', await objectPath(o)).catch(() => undefined);
+  await api.call(
+    'DELETE',
+    `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`,
+  );
+}
+
+beforeAll(async () => {
+  const { fieldCases, pairCases, randomCases } = generateWorkloadSpreadCases(RANDOM, SEED);
+  const cases = [...fieldCases, ...pairCases, ...randomCases];
+  log(
+    `seed ${SEED}: ${fieldCases.length} per-field, ${pairCases.length} conflict/update, ${randomCases.length} random cases`,
+  );
+  await uninstallWebhooks(kc);
+  // Earlier suites may have left the runtime flavour's SidecarSet CRD (another field manager): as the SidecarSet
+  // differential test does, remove it and wait until it is gone before installing upstream's.
+  const crd = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sidecarsets.apps.kruise.io';
+  await api.call('DELETE', crd);
+  for (let i = 0; i < 600 && (await api.call('GET', crd)).status !== 404; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  // ...and the other objects earlier suites applied under the same names with another field manager.
+  await removeOutputObjects(false);
+  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), {
+    serverSide: true,
+    fieldManager: 'kruise-ha',
+  });
+  if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
+  upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-wsdiff`, runDir);
+  await removeEndpoint(kc, rendered.namespace, upstream.name);
+  await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
+  await upstream.waitReady(120_000);
+  try {
+    judged = [];
+    for (const [i, c] of cases.entries()) judged.push(await judge(c, `${NS}-${i}`));
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
+  }
+}, 600_000);
+
+afterAll(async () => {
+  await uninstallWebhooks(kc);
+  if (upstream) {
+    await upstream.stop('SIGTERM', 10_000);
+    await removeEndpoint(kc, rendered.namespace, upstream.name);
+  }
+  for (const ns of namespaces) await api.call('DELETE', `/api/v1/namespaces/${ns}`);
+  await removeOutputObjects();
+  api.close();
+  rmSync(runDir, { recursive: true, force: true });
+}, 120_000);
+
+describe(`WorkloadSpread validation = the real upstream kruise-manager's webhook, through the API server (seed ${SEED})`, () => {
+  it('reaches the webhook with cases it admits and cases it denies', () => {
+    const count = (k: Answer['kind']) => judged.filter((j) => j.answer.kind === k).length;
+    log(
+      `${judged.length} cases: ${count('allowed')} admitted, ${count('webhook')} denied by ${WEBHOOK}, ` +
+        `${count('schema')} refused by upstream's CRD schema (${judged.filter((j) => / \((alone|as a create)\)$/.test(j.c.label)).length} ` +
+        'asked alone or as a create: their other or stored WorkloadSpread was refused)',
+    );
+    const reasons = new Map<string, number>();
+    for (const j of judged)
+      if (j.answer.kind === 'schema') {
+        const reason = j.answer.message
+          .replace(/^.*?: /, '')
+          .replace(/"[^"]*"/g, '"…"')
+          .slice(0, 120);
+        reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      }
+    log(
+      `schema refusals, most frequent: ${[...reasons]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([r, n]) => `${n} x ${r}`)
+        .join(' | ')}`,
+    );
+    expect(count('allowed')).toBeGreaterThan(10);
+    expect(count('webhook')).toBeGreaterThan(100);
+  });
+
+  it("admits and denies exactly what upstream's webhook does", () => {
+    const differences = judged
+      .filter((j) => j.answer.kind === 'allowed' || j.answer.kind === 'webhook')
+      .flatMap(({ c, answer }) => {
+        const ours = validateWorkloadSpread(named(c.ws, 'ws'), {
+          others: (c.wsExisting ?? []).map((o) => ({ name: 'other', targetRef: o.spec.targetRef })),
+          previous: c.wsOlder && named(c.wsOlder, 'ws'),
+        });
+        const theirs = answer.kind === 'webhook';
+        return ours.length > 0 === theirs
+          ? []
+          : [
+              `${c.label}: ours ${JSON.stringify(ours.slice(0, 2))}, upstream ${answer.kind === 'webhook' ? answer.message.slice(0, 300) : 'admitted'}`,
+            ];
+      });
+    log(`${differences.length} differences`);
+    expect(differences.slice(0, 15)).toEqual([]);
+  });
+});
