@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { podReview } from './ha.js';
 
 export interface Target {
   port: number;
@@ -235,27 +236,8 @@ export function postOnNewConnection(
   });
 }
 
-/** A small pod-create AdmissionReview, as the API server sends it. */
-export function podReviewBody(namespace: string, pod: V1Pod): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: randomUUID(),
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      requestKind: { group: '', version: 'v1', kind: 'Pod' },
-      requestResource: { group: '', version: 'v1', resource: 'pods' },
-      namespace,
-      operation: 'CREATE',
-      userInfo: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
-      object: { apiVersion: 'v1', kind: 'Pod', ...pod },
-      oldObject: null,
-      dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
-    },
-  });
-}
+/** A small pod-create AdmissionReview, as the API server sends it (ha.ts's podReview, as a body). */
+export const podReviewBody = (namespace: string, pod: V1Pod): string => JSON.stringify(podReview(pod, namespace));
 
 export interface Traffic {
   /** Pod creates through the API server: ok only when created with the sidecar. */
