@@ -5,14 +5,15 @@
  * machine cannot run, the case says what and why, and checks that exactly that is what is missing.
  */
 import { afterAll, beforeAll, describe, expect, test, jest } from '@jest/globals';
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { readdirSync } from 'node:fs';
 import { EXAMPLES_DIR } from '../support/example-charts.js';
 import { copyImage } from './support/copy-image.js';
 import { clusterImages, e2eEnv } from './support/e2e-env.js';
 import { managerPods, NS, uninstallKruise } from './support/install.js';
 import { describePods, getJson, kubectl, until } from './support/kube.js';
-import { synthExample } from './support/synth.js';
+import { objectsIn, type OutputObject, synthExample } from './support/synth.js';
+import { asList } from './support/workloads.js';
+import { webhookEndpointsReady } from './support/checks.js';
 
 // Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
 jest.setTimeout(600_000);
@@ -20,19 +21,13 @@ jest.setTimeout(600_000);
 const env = e2eEnv();
 const kc = env.kubeconfig;
 
-interface Doc {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
-}
-
 interface Case {
   /** Judged by another e2e file (named): not installed again here. */
   readonly coveredBy?: string;
   /** Objects left out of the apply, each with the reason (something this machine cannot run). */
-  readonly leaveOut?: (d: Doc) => string | undefined;
+  readonly leaveOut?: (d: OutputObject) => string | undefined;
   /** What the example's docs say must exist first; returns the objects to remove afterwards. */
-  readonly prepare?: () => Promise<Doc[]>;
+  readonly prepare?: () => Promise<OutputObject[]>;
   /**
    * The example needs more nodes than this cluster has: the named Deployments must be fully Ready,
    * and every pod left Pending must be unschedulable for exactly `pendingBecause`.
@@ -54,10 +49,6 @@ interface Case {
 
 /** The name the examples give their runtime image (`ManagerImage.runtime(...)` at registry.example.com, mirrored). */
 const EXAMPLE_RUNTIME_IMAGE = 'kruise-ha/manager:0.1.0';
-
-const docsOf = (files: readonly string[]): Doc[] =>
-  files.flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as Doc)).filter(Boolean);
-const list = (items: readonly object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 
 const CASES: Record<string, Case> = {
   'default-ha.ts': {
@@ -88,7 +79,7 @@ const CASES: Record<string, Case> = {
   'offline-registry.ts': {
     // As the example says: create `regcred` in the install namespace out of band, before the pods pull.
     prepare: async () => {
-      const objects: Doc[] = [
+      const objects: OutputObject[] = [
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
         {
           apiVersion: 'v1',
@@ -100,9 +91,9 @@ const CASES: Record<string, Case> = {
               JSON.stringify({ auths: { 'registry.internal.example:5000': {} } }),
             ).toString('base64'),
           },
-        } as Doc,
+        } as OutputObject,
       ];
-      await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: list(objects) });
+      await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: asList(...objects) });
       return [];
     },
   },
@@ -115,10 +106,10 @@ const CASES: Record<string, Case> = {
           : undefined,
     // crds: CrdSource.none(), "installed by another pipeline": here, the default output's CRDs.
     prepare: async () => {
-      const crds = docsOf((await synthExample('default-ha.ts')).files).filter(
+      const crds = objectsIn((await synthExample('default-ha.ts')).files).filter(
         (d) => d.kind === 'CustomResourceDefinition',
       );
-      await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: list(crds), timeoutMs: 180_000 });
+      await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: asList(...crds), timeoutMs: 180_000 });
       return crds;
     },
   },
@@ -155,26 +146,11 @@ async function expectPartlyUp(ready: readonly string[], because: RegExp): Promis
   );
 }
 
-/** The webhook Service's EndpointSlices (the real controller's) list every manager pod as ready. */
-async function webhookEndpointsReady(): Promise<void> {
-  await until('the webhook Service to route to every ready replica', async () => {
-    const want = (await managerPods(kc)).length;
-    const slices = await getJson<{ items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean } }> }> }>(kc, [
-      'endpointslices',
-      '-n',
-      NS,
-      '-l',
-      'kubernetes.io/service-name=kruise-webhook-service',
-    ]);
-    return slices.items.flatMap((x) => x.endpoints ?? []).filter((e) => e.conditions?.ready).length === want;
-  });
-}
-
 const examples = readdirSync(EXAMPLES_DIR)
   .filter((f) => f.endsWith('.ts'))
   .sort();
 
-let cleanup: Doc[] | undefined;
+let cleanup: OutputObject[] | undefined;
 
 beforeAll(async () => {
   const images = await clusterImages();
@@ -194,7 +170,7 @@ describe('every example on the real cluster', () => {
         process.stderr.write(`examples: ${file} is judged by ${c.coveredBy}\n`);
         return;
       }
-      const docs = docsOf((await synthExample(file)).files);
+      const docs = objectsIn((await synthExample(file)).files);
       const left: string[] = [];
       const kept = docs.filter((d) => {
         const why = c.leaveOut?.(d);
@@ -210,7 +186,7 @@ describe('every example on the real cluster', () => {
       ];
       try {
         const apply = await kubectl(kc, ['apply', '--server-side', '-f', '-'], {
-          input: list(kept),
+          input: asList(...kept),
           timeoutMs: 180_000,
           allowFailure: !!c.cannotRun || !!c.applyAgainOnceUp,
         });
@@ -221,12 +197,12 @@ describe('every example on the real cluster', () => {
             `examples: ${file}: first apply refused by the not-yet-served webhooks; applying again once up\n`,
           );
           await managerPods(kc, 420_000);
-          await webhookEndpointsReady();
+          await webhookEndpointsReady(kc);
           // Bounded and logged: once (in a CI run) the first call right after the replicas turned
           // Ready timed out (10 s) and a rerun did not reproduce it; [ha-drills] measures that window.
           for (let attempt = 1; ; attempt++) {
             const again = await kubectl(kc, ['apply', '--server-side', '-f', '-'], {
-              input: list(kept),
+              input: asList(...kept),
               timeoutMs: 180_000,
               allowFailure: attempt < 3,
             });

@@ -4,7 +4,7 @@
  * manager pods, passing the same placement, routing and SidecarSet checks as upstream.
  */
 import { afterAll, beforeAll, describe, expect, test, jest } from '@jest/globals';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'cdk8s';
@@ -16,7 +16,7 @@ import { expectManagerPlacement, expectSidecarSetInPlace, expectWebhookEndpoints
 import { clusterImages, e2eEnv } from './support/e2e-env.js';
 import { installKruise, managerPods, NS, uninstallKruise } from './support/install.js';
 import { kubectl } from './support/kube.js';
-import type { Synthesized } from './support/synth.js';
+import { outputFiles, type Synthesized } from './support/synth.js';
 import { appNamespace, asList } from './support/workloads.js';
 
 // Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
@@ -34,11 +34,7 @@ function synthRuntime(baseImage: string): Synthesized {
   const app = new App({ outdir: dir });
   new RuntimeImageChart(app, 'kruise-runtime', runtimeImageProps(env.registry, baseImage));
   app.synth();
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()
-    .map((f) => join(dir, f));
-  return { dir, files, yaml: '' };
+  return { dir, files: outputFiles(dir) };
 }
 
 beforeAll(async () => {

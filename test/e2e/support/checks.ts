@@ -28,18 +28,32 @@ export async function expectManagerPlacement(kc: string, replicas: number): Prom
   return ready;
 }
 
-/** The webhook Service's EndpointSlices (kept by the real EndpointSlice controller) list exactly the Ready replicas. */
-export async function expectWebhookEndpoints(kc: string): Promise<void> {
-  const ready = await managerPods(kc);
+/** Names of the pods the webhook Service's EndpointSlices (the real controller's) list as ready, sorted. */
+export async function readyWebhookEndpoints(kc: string): Promise<string[]> {
   const slices = await getJson<{
     items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean }; targetRef?: { name: string } }> }>;
   }>(kc, ['endpointslices', '-n', NS, '-l', 'kubernetes.io/service-name=kruise-webhook-service']);
-  const readyTargets = slices.items
+  return slices.items
     .flatMap((s) => s.endpoints ?? [])
     .filter((e) => e.conditions?.ready)
-    .map((e) => e.targetRef?.name)
+    .map((e) => e.targetRef?.name ?? '')
     .sort();
-  expect(readyTargets).toEqual(ready.map((p) => p.metadata.name).sort());
+}
+
+const names = (pods: readonly PodLike[]) => pods.map((p) => p.metadata.name).sort();
+
+/** The webhook Service's EndpointSlices list exactly the Ready replicas. */
+export async function expectWebhookEndpoints(kc: string): Promise<void> {
+  const ready = await managerPods(kc);
+  expect(await readyWebhookEndpoints(kc)).toEqual(names(ready));
+}
+
+/** Waits until the webhook Service's EndpointSlices list exactly the Ready replicas. */
+export async function webhookEndpointsReady(kc: string): Promise<void> {
+  await until('the webhook Service to route to every ready replica', async () => {
+    const want = names(await managerPods(kc));
+    return JSON.stringify(await readyWebhookEndpoints(kc)) === JSON.stringify(want);
+  });
 }
 
 /**

@@ -3,11 +3,9 @@
  * `kubectl apply --server-side` of the output, then waiting on what the cluster reports; removal
  * deletes Kruise's own objects first (the CRDs are delete-protected while they hold any).
  */
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
-import type { Synthesized } from './synth.js';
-import { APP_NAMESPACE } from './workloads.js';
+import { objectsIn, type OutputObject, type Synthesized } from './synth.js';
+import { APP_NAMESPACE, asList } from './workloads.js';
 
 export const NS = 'kruise-system';
 export const MANAGER_SELECTOR = 'control-plane=controller-manager';
@@ -52,22 +50,6 @@ export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Prom
   );
 }
 
-interface Obj {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-}
-
-/** The objects of an output: its files parsed, or the objects that were applied. */
-function objectsOf(out: Synthesized | readonly object[]): Obj[] {
-  if (Array.isArray(out)) return out as Obj[];
-  return (out as Synthesized).files
-    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as Obj))
-    .filter(Boolean);
-}
-
-const list = (items: readonly object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
-
 /**
  * Removes an install as an operator must with Kruise's delete protection on: the app namespace;
  * the manager and daemon workloads (so nothing recreates Kruise objects, such as a NodeImage per
@@ -82,10 +64,10 @@ export async function uninstallKruise(
     timeoutMs: 300_000,
   });
   if (!out) return;
-  const objects = objectsOf(out);
+  const objects = Array.isArray(out) ? (out as OutputObject[]) : objectsIn((out as Synthesized).files);
   const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet');
   await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
-    input: list(workloads),
+    input: asList(...workloads),
     timeoutMs: 300_000,
   });
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
@@ -95,7 +77,7 @@ export async function uninstallKruise(
     });
   }
   await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
-    input: list(objects.filter((o) => !workloads.includes(o))),
+    input: asList(...objects.filter((o) => !workloads.includes(o))),
     timeoutMs: 300_000,
   });
   await until('the install namespace to be gone', async () => {

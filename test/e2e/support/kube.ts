@@ -3,6 +3,7 @@
  * get -o json, delete), and polling that reports what it last saw when it gives up.
  */
 import { execFile } from 'node:child_process';
+import { until as pollUntil } from '../../integration/support/ha.js';
 
 export interface KubectlOptions {
   /** Sent on stdin (for `-f -`). */
@@ -56,11 +57,8 @@ export async function getJsonIfExists<T>(kubeconfig: string, args: readonly stri
   return r.stdout.trim() ? (JSON.parse(r.stdout) as T) : undefined;
 }
 
-/**
- * Polls `probe` until it returns something other than undefined/false; fails after `timeoutMs`
- * naming `what` and the last value `describe` made of the state (so a failure says what was seen).
- */
-export async function until<T>(
+/** The integration tier's polling loop with the e2e tier's patience: minutes, once a second. */
+export function until<T>(
   what: string,
   probe: () => Promise<T | undefined | false>,
   {
@@ -69,25 +67,7 @@ export async function until<T>(
     describe,
   }: { timeoutMs?: number; intervalMs?: number; describe?: () => Promise<string> } = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    if (Date.now() > deadline) {
-      const seen = describe ? await describe().catch((e: Error) => `(describe failed: ${e.message})`) : '';
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}` +
-          (lastError ? `; last error: ${(lastError as Error).message}` : '') +
-          (seen ? `\n--- state ---\n${seen}` : ''),
-      );
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+  return pollUntil(what, probe, timeoutMs, intervalMs, describe);
 }
 
 export interface PodLike {

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -15,8 +16,28 @@ export interface Synthesized {
   readonly dir: string;
   /** The YAML files written, absolute paths, sorted. */
   readonly files: string[];
-  /** All of them concatenated, as one apply stream. */
-  readonly yaml: string;
+}
+
+/** An object of a synthesized output, as far as the tier reads it. */
+export interface OutputObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+}
+
+/** Every object in `files`, in order. */
+export function objectsIn(files: readonly string[]): OutputObject[] {
+  return files
+    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS() as OutputObject))
+    .filter(Boolean);
+}
+
+/** The YAML files of an output directory, absolute paths, sorted. */
+export function outputFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(dir, f));
 }
 
 /** Runs `examples/<file>` as the cdk8s app; `env` adds variables the example reads. */
@@ -32,11 +53,7 @@ export function synthExample(file: string, env: Record<string, string> = {}): Pr
           reject(new Error(`synth of examples/${file} failed: ${stderr || err.message}`));
           return;
         }
-        const files = readdirSync(dir)
-          .filter((f) => f.endsWith('.yaml'))
-          .sort()
-          .map((f) => join(dir, f));
-        resolve({ dir, files, yaml: files.map((f) => readFileSync(f, 'utf8')).join('\n---\n') });
+        resolve({ dir, files: outputFiles(dir) });
       },
     );
   });

@@ -21,12 +21,16 @@ import { Informer, resourcePath } from '../../../lib/runtime/informer/index.js';
 import { Logger } from '../../../lib/runtime/log.js';
 import type { Exit, ManagerProcess } from './manager-process.js';
 
-/** Polls `cond` every `everyMs` until it holds; throws naming `what` after `timeoutMs`. */
+/**
+ * Polls `cond` every `everyMs` until it holds; throws naming `what` after `timeoutMs`, with what
+ * `describe` makes of the state then (so a failure says what was seen).
+ */
 export async function until<T>(
   what: string,
   cond: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs: number,
   everyMs = 50,
+  describe?: () => Promise<string>,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -37,10 +41,13 @@ export async function until<T>(
     } catch (e) {
       lastError = e;
     }
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      const seen = describe ? await describe().catch((e: Error) => `(describe failed: ${e.message})`) : '';
       throw new Error(
-        `timed out after ${timeoutMs}ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
+        `timed out after ${timeoutMs}ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}` +
+          (seen ? `\n--- state ---\n${seen}` : ''),
       );
+    }
     await sleep(everyMs);
   }
 }
