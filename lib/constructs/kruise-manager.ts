@@ -9,7 +9,7 @@ import { DisruptionBudget, ManagerDisruptionBudget } from './disruption-budget.j
 import { checkDnsLabel, checkPositiveInt, propError } from './errors.js';
 import { ManagerImage } from './image.js';
 import { resolveLeaderElection } from './manager-args.js';
-import { ManagerRole, ManagerWorkload, ResolvedPorts, resolvePorts } from './manager-workload.js';
+import { ManagerRole, ManagerWorkload, ResolvedPorts, resolveControllerPorts, resolvePorts } from './manager-workload.js';
 import { ManagerMonitoring, MonitoringOptions } from './monitoring.js';
 import { LeaderElectionOptions, ManagerPodOptions } from './options.js';
 import { ManagerRbac } from './rbac.js';
@@ -162,9 +162,13 @@ export class KruiseManager extends Construct {
     };
     this.checkProps(props, topology, replicas);
     flavourProfile._check(flavourInput);
+    const hostNetwork = props.hostNetwork ?? true;
     const ports = resolvePorts(props);
+    const controllerPorts = topology.split
+      ? resolveControllerPorts(ports, { controllerPorts: topology.controllerPorts, pprof: props.pprof, hostNetwork })
+      : undefined;
     if (props.expectedNodes !== undefined)
-      this.checkNodes(props.expectedNodes, props.hostNetwork ?? true, topology, replicas, rollout);
+      this.checkNodes(props.expectedNodes, hostNetwork, topology, replicas, rollout);
     const flavour = flavourProfile._resolve(flavourInput);
     this.upstreamProfile = flavour.upstreamProfile;
     const leaderElection = resolveLeaderElection(props.leaderElection, ns);
@@ -211,7 +215,7 @@ export class KruiseManager extends Construct {
         serviceAccount: this.rbac.serviceAccount,
         replicas: count,
         leaderElection,
-        ports,
+        ports: role === ManagerRole.CONTROLLERS ? controllerPorts! : ports,
         featureGates: flavour.featureGates,
         zoneSpread,
         rollout,
@@ -258,7 +262,7 @@ export class KruiseManager extends Construct {
       this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
     }
     if (props.networkPolicy) {
-      this.networkPolicy = this.renderNetworkPolicy(ns, ports);
+      this.networkPolicy = this.renderNetworkPolicy(ns, this.workloads.map((w) => w.ports));
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
     // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
@@ -310,8 +314,10 @@ export class KruiseManager extends Construct {
   }
 
   /**
-   * Every pod of a Deployment repels the others (hostname anti-affinity), surge pods included;
-   * with host network all manager pods also collide on their ports.
+   * Every pod of a Deployment repels the others (hostname anti-affinity), surge pods included,
+   * and with host network they also collide on their ports. The roles of the split topology
+   * share no port (resolveControllerPorts), so each Deployment needs its own replicas plus its
+   * surge in nodes, and the largest of those is the cluster's need.
    */
   private checkNodes(
     nodes: number,
@@ -324,12 +330,7 @@ export class KruiseManager extends Construct {
     const counts = topology.split
       ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2]
       : [replicas];
-    const steady = counts.reduce((a, b) => a + b, 0);
-    // One apply that changes the image rolls every Deployment at once, and with host network
-    // all their surge pods need nodes beside the old ones.
-    const needed = hostNetwork
-      ? steady + counts.reduce((sum, n) => sum + rollout.surgePods(n), 0)
-      : Math.max(...counts.map((n) => n + rollout.surgePods(n)));
+    const needed = Math.max(...counts.map((n) => n + rollout.surgePods(n)));
     if (nodes < needed) {
       throw propError(
         'expectedNodes',
@@ -340,8 +341,8 @@ export class KruiseManager extends Construct {
     }
   }
 
-  private renderNetworkPolicy(ns: string, resolved: ResolvedPorts): kplus.NetworkPolicy {
-    const ports = [...new Set([resolved.webhook, resolved.metrics, resolved.health])];
+  private renderNetworkPolicy(ns: string, resolved: ResolvedPorts[]): kplus.NetworkPolicy {
+    const ports = [...new Set(resolved.flatMap((r) => [r.webhook, r.metrics, r.health]))];
     // The API server and Prometheus addresses are unknown to a manifest, and CNIs disagree on
     // whether an ipBlock matches node addresses (host-network API servers), so the manager's
     // ports are open to every source (no `from`) and every other port is denied.

@@ -5,7 +5,7 @@ import { kplus } from './api.js';
 import type { ManagerImage } from './image.js';
 import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
 import { IMAGE_PULL_POLICY, ManagerPodOptions } from './options.js';
-import { Rollout, ZoneSpread } from './scheduling.js';
+import { ControllerPorts, Rollout, ZoneSpread } from './scheduling.js';
 
 /** What one manager Deployment runs. */
 export enum ManagerRole {
@@ -75,6 +75,44 @@ export function resolvePorts(options: Pick<ManagerPodOptions, 'ports' | 'pprof'>
     ...(options.pprof ? { pprof: options.ports?.pprof ?? DEFAULT_PPROF_PORT } : {}),
   };
   checkDistinctPorts(ports, 'give every listener of the manager its own port');
+  return ports;
+}
+
+/** Default ports of the controller pods in split mode: next to the webhook pods', never on them. */
+const CONTROLLER_PORTS = { metrics: 8081, health: 8001, pprof: 8091 } as const;
+
+/**
+ * Ports of the controller pods in split mode. With host network a node holds one pod of each
+ * role only if no port is shared, so every controller port must differ from every webhook-pod
+ * port. `webhook` stays the webhook pods' (the controllers neither bind nor declare it).
+ */
+export function resolveControllerPorts(
+  webhookPods: ResolvedPorts,
+  options: { readonly controllerPorts?: ControllerPorts; readonly pprof?: boolean; readonly hostNetwork: boolean },
+): ResolvedPorts {
+  const own = options.controllerPorts ?? {};
+  const ports: ResolvedPorts = {
+    webhook: webhookPods.webhook,
+    metrics: own.metrics ?? CONTROLLER_PORTS.metrics,
+    health: own.health ?? CONTROLLER_PORTS.health,
+    ...(options.pprof ? { pprof: own.pprof ?? CONTROLLER_PORTS.pprof } : {}),
+  };
+  const named = (prefix: string, p: ResolvedPorts, withWebhook: boolean) =>
+    Object.fromEntries(
+      Object.entries(p)
+        .filter(([key, value]) => value !== undefined && (withWebhook || key !== 'webhook'))
+        .map(([key, value]) => [`${prefix}${key}`, value as number]),
+    );
+  checkDistinctPorts(
+    {
+      ...(options.hostNetwork ? named('ports.', webhookPods, true) : {}),
+      ...named('topology.controllerPorts.', ports, false),
+    },
+    options.hostNetwork
+      ? 'give the controller pods ports of their own (topology: ManagerTopology.split({ controllerPorts })): with host network a node holds a webhook pod and a controller pod only if they share no port'
+      : 'give every listener of the controller pods its own port',
+    '',
+  );
   return ports;
 }
 

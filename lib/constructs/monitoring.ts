@@ -1,8 +1,8 @@
-import { ApiObject, Duration } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Names, Paths } from '../contract.js';
 import { AlertOptions, ManagerAlerts } from './alerts.js';
-import { kplus } from './api.js';
+import { k8s, kplus } from './api.js';
 import { DashboardOptions, ManagerDashboard } from './dashboard.js';
 import { wholeSeconds } from './errors.js';
 
@@ -78,6 +78,11 @@ export class ManagerMonitoring extends Construct {
       ports: [{ name: 'metrics', port: props.metricsPort, targetPort: props.metricsPort }],
     });
     for (const [key, value] of Object.entries(props.selectorLabels)) this.service.selectLabel(key, value);
+    // By name: the roles of the split topology serve metrics on different ports (cdk8s-plus
+    // takes a number only; the typed L1 object re-serializes the patch, so an IntOrString).
+    ApiObject.of(this.service).addJsonPatch(
+      JsonPatch.replace('/spec/ports/0/targetPort', k8s.IntOrString.fromString('metrics')),
+    );
     this.apiObjects = [ApiObject.of(this.service)];
     if (props.serviceMonitor) {
       this.apiObjects.push(

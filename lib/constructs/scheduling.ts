@@ -208,7 +208,7 @@ export class ManagerTopology {
    * leader-elected controllers, each with its own probes and disruption budget.
    */
   public static split(options: SplitTopologyOptions = {}): ManagerTopology {
-    return new ManagerTopology(true, options.webhookReplicas, options.controllerReplicas);
+    return new ManagerTopology(true, options.webhookReplicas, options.controllerReplicas, options.controllerPorts);
   }
 
   private constructor(
@@ -218,7 +218,31 @@ export class ManagerTopology {
     public readonly webhookReplicas?: number,
     /** Controller replicas in split mode. */
     public readonly controllerReplicas?: number,
+    /** Ports of the controller pods in split mode. */
+    public readonly controllerPorts?: ControllerPorts,
   ) {}
+}
+
+/**
+ * Ports of the controller pods in split mode. They differ from the webhook pods' ports so that,
+ * with host network, one node can hold a pod of each role.
+ */
+export interface ControllerPorts {
+  /**
+   * Prometheus metrics port.
+   * @default 8081
+   */
+  readonly metrics?: number;
+  /**
+   * Health port serving `/readyz` and `/healthz`.
+   * @default 8001
+   */
+  readonly health?: number;
+  /**
+   * pprof listener, bound only when `pprof` is true.
+   * @default 8091
+   */
+  readonly pprof?: number;
 }
 
 /** Options for {@link ManagerTopology.split}. */
@@ -233,4 +257,11 @@ export interface SplitTopologyOptions {
    * @default 2
    */
   readonly controllerReplicas?: number;
+  /**
+   * Ports of the controller pods. With host network they must differ from every port of the
+   * webhook pods (`ports`), so that a node holds one pod of each role: 3 webhook and 2 controller
+   * replicas start on 3 nodes, not 5.
+   * @default - metrics 8081, health 8001, pprof 8091
+   */
+  readonly controllerPorts?: ControllerPorts;
 }

@@ -115,37 +115,6 @@ const CASES: Record<string, Case> = {
   },
 };
 
-interface DeploymentLike {
-  metadata: { name: string };
-  spec: { replicas: number };
-  status: { readyReplicas?: number };
-}
-interface PendingPod {
-  metadata: { name: string };
-  status: { phase: string; conditions?: Array<{ type: string; status: string; message?: string }> };
-}
-
-/** `ready` Deployments fully Ready; every other manager pod Pending, unschedulable for `because`. */
-async function expectPartlyUp(ready: readonly string[], because: RegExp): Promise<void> {
-  await until(
-    `${ready.join(', ')} Ready and the rest unschedulable`,
-    async () => {
-      const d = await getJson<{ items: DeploymentLike[] }>(kc, ['deployments', '-n', NS]);
-      const full = ready.every((n) =>
-        d.items.some((x) => x.metadata.name === n && x.status.readyReplicas === x.spec.replicas),
-      );
-      const pending = (
-        await getJson<{ items: PendingPod[] }>(kc, ['pods', '-n', NS, '--field-selector=status.phase=Pending'])
-      ).items;
-      const reasons = pending.map(
-        (p) => p.status.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')?.message,
-      );
-      return full && pending.length > 0 && reasons.every((r) => r !== undefined && because.test(r));
-    },
-    { timeoutMs: 420_000, describe: () => describePods(kc, NS) },
-  );
-}
-
 const examples = readdirSync(EXAMPLES_DIR)
   .filter((f) => f.endsWith('.ts'))
   .sort();
@@ -217,11 +186,6 @@ describe('every example on the real cluster', () => {
           process.stderr.write(`examples: ${file} cannot run here: ${c.cannotRun.why}\n`);
           expect(apply.code).not.toBe(0);
           expect(apply.stderr).toMatch(c.cannotRun.applyError);
-          return;
-        }
-        if (c.needsMoreNodes) {
-          process.stderr.write(`examples: ${file} needs more nodes: ${c.needsMoreNodes.why}\n`);
-          await expectPartlyUp(c.needsMoreNodes.ready, c.needsMoreNodes.pendingBecause);
           return;
         }
         await managerPods(kc, 420_000);

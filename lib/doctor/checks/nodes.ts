@@ -145,38 +145,69 @@ export function checkRolloutCapacity(s: ClusterSnapshot): CheckResult {
   const id = 'rollout-capacity';
   if (!s.nodes) return { id, status: 'skip', message: 'cannot list nodes' };
   if (s.deployments.length === 0) return { id, status: 'skip', message: 'no manager Deployment' };
-  const mine = new Set(managerPods(s).map((p) => p.metadata!.name));
-  const hostNetwork = s.deployments.some((d) => d.spec?.template?.spec?.hostNetwork);
-  const ports = new Set(s.deployments.flatMap((d) => hostPorts({ spec: d.spec!.template!.spec } as V1Pod)));
-  const occupied = new Map<string, string[]>(); // node -> why it cannot take a surge pod
-  for (const p of managerPods(s))
-    if (p.spec?.nodeName)
-      occupied.set(p.spec.nodeName, [...(occupied.get(p.spec.nodeName) ?? []), `manager pod ${p.metadata!.name}`]);
-  for (const p of s.hostPortPods) {
-    if (!p.spec?.nodeName || mine.has(p.metadata!.name) || p.metadata?.deletionTimestamp) continue;
-    const clash = hostPorts(p).filter((x) => ports.has(x));
-    if (clash.length > 0)
-      occupied.set(p.spec.nodeName, [
-        ...(occupied.get(p.spec.nodeName) ?? []),
-        `${p.metadata!.namespace}/${p.metadata!.name} holds port ${clash.join(', ')}`,
-      ]);
-  }
-  const surges = s.deployments.map((d) => ({ name: d.metadata!.name!, surge: surgePods(d) }));
-  // One apply rolls every Deployment at once; with host network all their surge pods need free nodes.
-  const needed = hostNetwork ? surges.reduce((n, x) => n + x.surge, 0) : Math.max(...surges.map((x) => x.surge));
-  const free = eligibleNodes(s)
-    .filter((n) => !occupied.has(n.metadata!.name!))
-    .map((n) => n.metadata!.name!);
-  const text = `${needed} surge pod${needed === 1 ? '' : 's'} need a node without a manager pod${hostNetwork ? ` and with ports ${[...ports].join(', ')} free` : ''}; ${free.length} such node${free.length === 1 ? '' : 's'}${free.length ? ` (${list(free, 4)})` : ''}`;
+  const groups = portSharingGroups(s.deployments);
+  const results = groups.map((g) => groupCapacity(s, g));
+  const needed = results.reduce((n, r) => n + r.needed, 0);
   if (needed === 0) return { id, status: 'pass', message: 'no surge pods (Recreate or maxSurge 0)' };
-  if (free.length < needed) {
+  const named = (r: GroupCapacity) => (groups.length > 1 ? `${r.names.join(', ')}: ${r.text}` : r.text);
+  const short = results.filter((r) => r.free.length < r.needed);
+  if (short.length > 0) {
     return {
       id,
       status: 'fail',
-      message: `a rollout cannot complete: ${text}; the surge pods stay Pending and the rollout stalls`,
+      message: `a rollout cannot complete: ${short.map(named).join('; ')}; the surge pods stay Pending and the rollout stalls`,
       fix: 'reduce the surge (KruiseManager rollout: Rollout.surge(1)), add nodes, or free the ports on more nodes',
-      details: [...occupied].map(([n, why]) => `${n}: ${why.join('; ')}`),
+      details: short.flatMap((r) => [...r.occupied].map(([n, why]) => `${n}: ${why.join('; ')}`)),
     };
   }
-  return { id, status: 'pass', message: text };
+  return { id, status: 'pass', message: results.map(named).join('; ') };
+}
+
+/**
+ * Deployments whose pods declare a common host port compete for the same free nodes during a
+ * rollout (one apply rolls them all at once); the others do not (the split topology gives each
+ * role its own ports). Pods of one Deployment always repel each other (hostname anti-affinity).
+ */
+function portSharingGroups(deployments: V1Deployment[]): { deployment: V1Deployment; ports: Set<number> }[][] {
+  const groups: { deployment: V1Deployment; ports: Set<number> }[][] = [];
+  for (const d of deployments) {
+    const entry = { deployment: d, ports: new Set(hostPorts({ spec: d.spec!.template!.spec } as V1Pod)) };
+    const joined = groups.filter((g) => g.some((e) => [...e.ports].some((p) => entry.ports.has(p))));
+    const merged = [...joined.flat(), entry];
+    groups.splice(0, groups.length, ...groups.filter((g) => !joined.includes(g)), merged);
+  }
+  return groups;
+}
+
+interface GroupCapacity {
+  readonly names: string[];
+  readonly needed: number;
+  readonly free: string[];
+  readonly occupied: Map<string, string[]>;
+  readonly text: string;
+}
+
+function groupCapacity(s: ClusterSnapshot, group: { deployment: V1Deployment; ports: Set<number> }[]): GroupCapacity {
+  const ports = new Set(group.flatMap((e) => [...e.ports]));
+  const hostNetwork = group.some((e) => e.deployment.spec?.template?.spec?.hostNetwork);
+  const occupied = new Map<string, string[]>(); // node -> why it cannot take a surge pod
+  const block = (node: string, why: string) => occupied.set(node, [...(occupied.get(node) ?? []), why]);
+  const own = new Set<string>();
+  for (const e of group)
+    for (const p of podsOf(s, e.deployment)) {
+      own.add(p.metadata!.name!);
+      if (p.spec?.nodeName) block(p.spec.nodeName, `manager pod ${p.metadata!.name}`);
+    }
+  for (const p of [...managerPods(s), ...s.hostPortPods]) {
+    if (!p.spec?.nodeName || own.has(p.metadata!.name!) || p.metadata?.deletionTimestamp) continue;
+    own.add(p.metadata!.name!); // listed once even when it is both a manager pod and a host-port pod
+    const clash = hostPorts(p).filter((x) => ports.has(x));
+    if (clash.length > 0) block(p.spec.nodeName, `${p.metadata!.namespace}/${p.metadata!.name} holds port ${clash.join(', ')}`);
+  }
+  const needed = group.reduce((n, e) => n + surgePods(e.deployment), 0);
+  const free = eligibleNodes(s, group[0].deployment)
+    .filter((n) => !occupied.has(n.metadata!.name!))
+    .map((n) => n.metadata!.name!);
+  const text = `${needed} surge pod${needed === 1 ? '' : 's'} need a node without a manager pod${hostNetwork ? ` and with ports ${[...ports].join(', ')} free` : ''}; ${free.length} such node${free.length === 1 ? '' : 's'}${free.length ? ` (${list(free, 4)})` : ''}`;
+  return { names: group.map((e) => e.deployment.metadata!.name!), needed, free, occupied, text };
 }

@@ -347,15 +347,46 @@ describe('KruiseManager validation', () => {
     expect(find(synthManager({ replicas: 1, allowSingleReplica: true }), 'Deployment').spec.replicas).toBe(1);
   });
 
-  it('counts strict spread and split pods in the node check', () => {
-    expect(() =>
+  it('counts each split role on its own in the node check (the roles share no host port)', () => {
+    const split = (expectedNodes: number) =>
       synthManager({
         image: runtime,
         topology: ManagerTopology.split({ webhookReplicas: 3 }),
-        expectedNodes: 7,
+        expectedNodes,
         zoneSpread: ZoneSpread.required(),
+      });
+    // 3 webhook pods + 3 surge pods each need a node of their own; the 2 + 2 controller pods fit beside them.
+    expect(() => split(5)).toThrow(/expectedNodes: cannot fit a rollout: 6 nodes are needed/);
+    expect(() => split(6)).not.toThrow();
+  });
+
+  it('gives the split controller pods host ports of their own, and refuses ones the webhook pods hold', () => {
+    const objects = synthManager({ image: runtime, topology: ManagerTopology.split({ webhookReplicas: 3 }) });
+    const ports = (name: string) =>
+      podSpec(objects, name).containers[0].ports.map((p: { containerPort: number }) => p.containerPort);
+    expect(ports('kruise-webhook')).toEqual([9876, 8080, 8000]);
+    expect(ports('kruise-controllers')).toEqual([8081, 8001]);
+    expect(managerArgs(objects, 'kruise-controllers')).toEqual(
+      expect.arrayContaining(['--metrics-addr=:8081', '--health-probe-addr=:8001']),
+    );
+    const probe = podSpec(objects, 'kruise-controllers').containers[0].readinessProbe;
+    expect(probe.httpGet.port).toBe(8001);
+    // Prometheus finds both roles through one Service: its target is the port's name.
+    expect(find(objects, 'Service', 'kruise-manager-metrics').spec.ports[0].targetPort).toBe('metrics');
+    expect(() =>
+      synthManager({
+        image: runtime,
+        topology: ManagerTopology.split({ controllerPorts: { metrics: 8080 } }),
       }),
-    ).toThrow(/10 nodes are needed/);
+    ).toThrow(/topology\.controllerPorts\.metrics.*8080.*ManagerTopology\.split\(\{ controllerPorts \}\)/s);
+    // Without host network each pod has its own network namespace: the same numbers are fine.
+    expect(() =>
+      synthManager({
+        image: runtime,
+        hostNetwork: false,
+        topology: ManagerTopology.split({ controllerPorts: { metrics: 8080, health: 8000 } }),
+      }),
+    ).not.toThrow();
   });
 
   it('fails synth when two managers share an App (cluster-scoped names collide)', () => {

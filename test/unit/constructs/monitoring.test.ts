@@ -19,7 +19,7 @@ describe('ManagerMonitoring', () => {
   it('renders a metrics Service over every replica', () => {
     const [service] = synth(false);
     expect(service.spec.selector).toEqual({ app: 'm' });
-    expect(service.spec.ports).toEqual([expect.objectContaining({ name: 'metrics', port: 8080, targetPort: 8080 })]);
+    expect(service.spec.ports).toEqual([expect.objectContaining({ name: 'metrics', port: 8080, targetPort: 'metrics' })]);
   });
 
   it('renders a ServiceMonitor selecting that Service', () => {

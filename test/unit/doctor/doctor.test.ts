@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { Chart, Testing } from 'cdk8s';
 import { Names, SecretKeys } from '../../../lib/contract.js';
 import { KRUISE_RELEASE } from '../../../lib/constructs/upstream/kruise.generated.js';
 import { evaluate } from '../../../lib/doctor/doctor.js';
@@ -7,6 +9,7 @@ import type { CheckResult } from '../../../lib/doctor/model.js';
 import { renderJson, renderTable } from '../../../lib/doctor/report.js';
 import { generateCA, generateServingCert, servingDnsNames } from '../../../lib/runtime/certs/generate.js';
 import { b64, healthy, managerPod, nodes, NOW, setPods, type Fixture } from './fixture.js';
+import { KruiseManager, ManagerImage, ManagerTopology } from '../../../lib/index.js';
 
 const failing = (checks: CheckResult[]) => checks.filter((c) => c.status === 'fail').map((c) => c.id);
 const run = (f: Fixture) => evaluate(f.snapshot, f.permissions);
@@ -346,6 +349,51 @@ describe('doctor: other findings', () => {
     const check = find(run(f).checks, 'rollout-capacity');
     expect(check.status).toBe('fail');
     expect(check.details).toContain('node-a2: web/ingress holds port 9876');
+  });
+});
+
+describe('rollout capacity of the split topology', () => {
+  const splitDeployments = () => {
+    const chart = new Chart(Testing.app(), 'split');
+    new KruiseManager(chart, 'kruise', {
+      image: ManagerImage.runtime('example.com/kruise-ha:1'),
+      topology: ManagerTopology.split({ webhookReplicas: 2, controllerReplicas: 2 }),
+    });
+    return (Testing.synth(chart) as V1Deployment[]).filter((o) => o.kind === 'Deployment');
+  };
+  /** Both roles' pods on node-a1 and node-b1 (4 nodes in all). */
+  const splitOnTwoNodes = async () => {
+    const f = await healthy('runtime');
+    const [webhook, controllers] = (f.snapshot.deployments = splitDeployments());
+    setPods(f, [
+      managerPod(webhook, 'kruise-webhook-abc-1', 'node-a1'),
+      managerPod(webhook, 'kruise-webhook-abc-2', 'node-b1'),
+      managerPod(controllers, 'kruise-controllers-abc-1', 'node-a1'),
+      managerPod(controllers, 'kruise-controllers-abc-2', 'node-b1'),
+    ]);
+    return f;
+  };
+
+  it('lets a webhook pod and a controller pod share a node: each role needs its own free nodes only', async () => {
+    const f = await splitOnTwoNodes();
+    const check = find(run(f).checks, 'rollout-capacity');
+    expect(check.status).toBe('pass');
+    expect(check.message).toMatch(/^kruise-webhook: 2 surge pods need .* ports 9876, 8080, 8000 free; 2 such nodes/);
+    expect(check.message).toMatch(/kruise-controllers: 2 surge pods need .* ports 8081, 8001 free; 2 such nodes/);
+  });
+
+  it('blames only the role whose ports are taken', async () => {
+    const f = await splitOnTwoNodes();
+    const blocker = {
+      metadata: { name: 'exporter', namespace: 'mon' },
+      spec: { nodeName: 'node-a2', containers: [{ name: 'c', ports: [{ containerPort: 1, hostPort: 8081 }] }] },
+    };
+    f.snapshot.hostPortPods = [...f.snapshot.hostPortPods, blocker];
+    const check = find(run(f).checks, 'rollout-capacity');
+    expect(check.status).toBe('fail');
+    expect(check.message).toMatch(/^a rollout cannot complete: kruise-controllers: 2 surge pods .* 1 such node \(node-b2\)/);
+    expect(check.message).not.toContain('kruise-webhook:');
+    expect(check.details).toContain('node-a2: mon/exporter holds port 8081');
   });
 });
 
