@@ -10,8 +10,9 @@ import {
 } from '../contract.js';
 import { kplus } from './api.js';
 import type { CrdManifest } from './crds.js';
-import { propError } from './errors.js';
+import { propError, wholeSeconds } from './errors.js';
 import { RUNTIME_RESOURCES, runtimeWebhooks } from './kruise-api.js';
+import { LogFormat, LogLevel, UPSTREAM_DEFAULT_VERBOSITY } from './logging.js';
 import type { AggregatedResource } from './rbac.js';
 import { runtimeCrds } from './runtime-crds.js';
 import { UninstallProtection } from './uninstall-guard.js';
@@ -36,6 +37,9 @@ export interface FlavourInput {
   /** Props only one flavour supports, checked by {@link ManagerFlavourProfile._check}. */
   readonly split: boolean;
   readonly daemon?: boolean;
+  /** Whether `daemonOptions` is set. */
+  readonly daemonOptions?: boolean;
+  readonly kubeCacheMutationDetector?: boolean;
 }
 
 /** Everything a flavour renders outside the manager container, resolved once by KruiseManager. */
@@ -54,6 +58,16 @@ export interface ResolvedFlavour {
   readonly daemon: boolean;
   /** Upstream image only: what the binary runs, from upstream's own definitions. */
   readonly upstreamProfile?: UpstreamProfile;
+}
+
+/** What a flavour renders its own flags from. */
+export interface FlavourArgsInput {
+  readonly role: string;
+  readonly certMode: string;
+  readonly pprofPort?: number;
+  readonly logLevel?: LogLevel;
+  readonly logFormat?: LogFormat;
+  readonly resyncPeriod?: Duration;
 }
 
 /** A writable emptyDir under the read-only root filesystem. */
@@ -80,7 +94,7 @@ export interface ManagerFlavourProfile {
   _check(input: FlavourInput): void;
   _resolve(input: FlavourInput): ResolvedFlavour;
   /** The flags only this flavour's binary parses. */
-  _args(input: { readonly role: string; readonly certMode: string; readonly pprofPort?: number }): string[];
+  _args(input: FlavourArgsInput): string[];
   _liveness(healthPort: number): kplus.Probe;
 }
 
@@ -91,6 +105,7 @@ export interface ManagerFlavourProfile {
 const UpstreamFlags = {
   enablePprof: 'enable-pprof',
   pprofAddr: 'pprof-addr',
+  loggingFormat: 'logging-format',
 } as const;
 
 /**
@@ -159,11 +174,14 @@ export const UPSTREAM_FLAVOUR: ManagerFlavourProfile = {
     };
   },
   _args(input) {
+    // 0 (the chart's default): no periodic resync, the watches alone drive reconciles.
+    const resync = input.resyncPeriod === undefined ? 0 : wholeSeconds('resyncPeriod', input.resyncPeriod);
     return [
       `--${Flags.leaderElectionResourceLock}=leases`,
       `--${Flags.logToStderr}=true`,
-      `--${Flags.verbosity}=4`,
-      `--${Flags.syncPeriod}=0`,
+      ...(input.logLevel ?? LogLevel.verbosity(UPSTREAM_DEFAULT_VERBOSITY))._upstreamArgs(),
+      `--${Flags.syncPeriod}=${resync === 0 ? '0' : `${resync}s`}`,
+      ...(input.logFormat ? [`--${UpstreamFlags.loggingFormat}=${input.logFormat}`] : []),
       ...pprofArgs(input.pprofPort),
     ];
   },
@@ -191,6 +209,15 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
         'remove customResourceAccess',
       );
     if (input.daemon) onlyUpstream('daemon', true, 'kruise-daemon ships only in the upstream image', 'remove daemon');
+    if (input.daemonOptions)
+      onlyUpstream('daemonOptions', 'set', 'kruise-daemon ships only in the upstream image', 'remove daemonOptions');
+    if (input.kubeCacheMutationDetector)
+      onlyUpstream(
+        'kubeCacheMutationDetector',
+        true,
+        "is client-go's debug switch; this project's runtime has no such detector",
+        'remove kubeCacheMutationDetector',
+      );
     // The runtime refuses any other gate at start (a crash loop): refuse it here, by name.
     const readable: readonly string[] = Object.values(FeatureGates);
     for (const [gate, enabled] of Object.entries(input.featureGates ?? {})) {
@@ -236,7 +263,27 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
         'remove pprof, or use ManagerImage.upstream() (profile the runtime with node --cpu-prof / --heap-prof instead)',
       );
     }
-    return [`--${Flags.role}=${input.role}`, `--${Flags.certMode}=${input.certMode}`];
+    if (input.logFormat === LogFormat.TEXT) {
+      throw propError(
+        'logFormat',
+        'LogFormat.TEXT',
+        "is upstream's klog format; this project's runtime writes JSON lines only",
+        'remove logFormat (or use LogFormat.JSON), or use ManagerImage.upstream()',
+      );
+    }
+    if (input.resyncPeriod !== undefined) {
+      throw propError(
+        'resyncPeriod',
+        input.resyncPeriod.toHumanString(),
+        "sets upstream's periodic resync of its informers; this project's runtime has none (its watches drive every reconcile, and a stale cache fails readiness)",
+        'remove resyncPeriod, or use ManagerImage.upstream()',
+      );
+    }
+    return [
+      `--${Flags.role}=${input.role}`,
+      `--${Flags.certMode}=${input.certMode}`,
+      ...(input.logLevel ? input.logLevel._runtimeArgs() : []),
+    ];
   },
   // The runtime's /healthz fails when the event loop stalls or a watch is stuck.
   _liveness(port) {

@@ -4,12 +4,19 @@ import { LabelValues, Labels, Names, Ports } from '../contract.js';
 import { kplus } from './api.js';
 import { CertificateResources, WebhookCertificates } from './certificates.js';
 import { CrdSource, KruiseCrds } from './crds.js';
-import { KruiseDaemon } from './daemon.js';
+import { checkDaemonOptions, DaemonOptions, KruiseDaemon } from './daemon.js';
+import { labelEveryObject } from './labels.js';
 import { DisruptionBudget, ManagerDisruptionBudget } from './disruption-budget.js';
 import { checkDnsLabel, checkPositiveInt, propError } from './errors.js';
 import { ManagerImage } from './image.js';
 import { resolveLeaderElection } from './manager-args.js';
-import { ManagerRole, ManagerWorkload, ResolvedPorts, resolveControllerPorts, resolvePorts } from './manager-workload.js';
+import {
+  ManagerRole,
+  ManagerWorkload,
+  ResolvedPorts,
+  resolveControllerPorts,
+  resolvePorts,
+} from './manager-workload.js';
 import { ManagerMonitoring, MonitoringOptions } from './monitoring.js';
 import { LeaderElectionOptions, ManagerPodOptions } from './options.js';
 import { ManagerRbac } from './rbac.js';
@@ -73,6 +80,27 @@ export interface KruiseManagerProps extends ManagerPodOptions {
   readonly disruptionBudget?: DisruptionBudget;
   /** Deploy kruise-daemon (upstream image only). @default - true for upstream */
   readonly daemon?: boolean;
+  /**
+   * kruise-daemon's placement, resources, environment, runtime socket, ports, logging and
+   * registry credential plugins (the chart's `daemon.*`). Upstream image only.
+   * @default - see DaemonOptions
+   */
+  readonly daemonOptions?: DaemonOptions;
+  /**
+   * Annotations on the manager's and kruise-daemon's ServiceAccounts (the chart's
+   * `serviceAccount.annotations`): IRSA's `eks.amazonaws.com/role-arn`, GKE Workload Identity's
+   * `iam.gke.io/gcp-service-account`. `daemonOptions.serviceAccountAnnotations` adds to or
+   * overrides them for the daemon.
+   * @default - none
+   */
+  readonly serviceAccountAnnotations?: { [key: string]: string };
+  /**
+   * client-go's cache mutation detector on the manager and kruise-daemon
+   * (`KUBE_CACHE_MUTATION_DETECTOR`, the chart's `enableKubeCacheMutationDetector`): for
+   * debugging only, memory doubles and a mutated cache panics. Upstream image only.
+   * @default false
+   */
+  readonly kubeCacheMutationDetector?: boolean;
   /**
    * CRDs, rendered first so that one apply creates a working install. Pass
    * `CrdSource.none()` when the CRDs are managed elsewhere.
@@ -159,6 +187,8 @@ export class KruiseManager extends Construct {
       uninstallProtection: props.uninstallProtection,
       split: topology.split,
       daemon: props.daemon,
+      daemonOptions: props.daemonOptions !== undefined,
+      kubeCacheMutationDetector: props.kubeCacheMutationDetector,
     };
     this.checkProps(props, topology, replicas);
     flavourProfile._check(flavourInput);
@@ -198,6 +228,7 @@ export class KruiseManager extends Construct {
       leaderElectionRules: flavour.leaderElectionRules,
       conversionCrds: flavour.conversionCrds,
       aggregated: flavour.aggregated,
+      serviceAccountAnnotations: props.serviceAccountAnnotations,
     });
     this.certificates = new CertificateResources(this, 'Certificates', { namespace: ns, certificates });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
@@ -221,6 +252,7 @@ export class KruiseManager extends Construct {
         rollout,
         selfManagedCertificates,
         pod: props,
+        kubeCacheMutationDetector: props.kubeCacheMutationDetector,
       });
       this.workloads.push(workload);
       const pdb = new ManagerDisruptionBudget(this, `Pdb-${role}`, {
@@ -258,11 +290,22 @@ export class KruiseManager extends Construct {
         image,
         featureGates: flavour.featureGates,
         imagePullSecrets: props.imagePullSecrets,
+        kubeCacheMutationDetector: props.kubeCacheMutationDetector,
+        labels: props.labels,
+        ...props.daemonOptions,
+        // As the chart's serviceAccount.annotations: on both ServiceAccounts (the daemon's may add or override).
+        serviceAccountAnnotations: {
+          ...props.serviceAccountAnnotations,
+          ...props.daemonOptions?.serviceAccountAnnotations,
+        },
       });
       this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
     }
     if (props.networkPolicy) {
-      this.networkPolicy = this.renderNetworkPolicy(ns, this.workloads.map((w) => w.ports));
+      this.networkPolicy = this.renderNetworkPolicy(
+        ns,
+        this.workloads.map((w) => w.ports),
+      );
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
     // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
@@ -284,6 +327,7 @@ export class KruiseManager extends Construct {
     if (props.argoCdSyncWaves) {
       for (const [obj, wave] of this.waves) obj.metadata.addAnnotation('argocd.argoproj.io/sync-wave', String(wave));
     }
+    labelEveryObject(this, props.labels);
     this.node.addValidation({ validate: () => this.validateUniqueInApp() });
   }
 
@@ -293,6 +337,15 @@ export class KruiseManager extends Construct {
 
   private checkProps(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
     checkPositiveInt('replicas', replicas);
+    if (props.daemonOptions && props.daemon === false) {
+      throw propError(
+        'daemonOptions',
+        'set',
+        'configures kruise-daemon, which daemon: false leaves out',
+        'remove daemonOptions, or remove daemon: false',
+      );
+    }
+    if (props.daemonOptions) checkDaemonOptions(props.daemonOptions);
     if (replicas < 2 && !props.allowSingleReplica) {
       throw propError(
         'replicas',

@@ -14,6 +14,7 @@ import {
 import { k8s } from './api.js';
 import { checkDnsSubdomain, propError, throwProblems, wholeSeconds } from './errors.js';
 import { ManagerFlavourProfile, RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from './flavour.js';
+import type { LogFormat, LogLevel } from './logging.js';
 import { LeaderElectionOptions } from './options.js';
 
 /** Leader election with every default filled in and the timing invariant checked. */
@@ -108,6 +109,12 @@ export interface ManagerArgsInput {
   readonly extraArgs: string[];
   /** Port of the pprof listener; undefined turns pprof off (upstream's default is on, `:8090`). */
   readonly pprofPort?: number;
+  /** @default - upstream: verbosity 4 (the chart's); runtime: info */
+  readonly logLevel?: LogLevel;
+  /** @default - each binary's own (upstream text, runtime JSON) */
+  readonly logFormat?: LogFormat;
+  /** Upstream only. @default - no periodic resync (`--sync-period=0`, the chart's) */
+  readonly resyncPeriod?: Duration;
 }
 
 /** The manager's command line. Upstream flag names for both images; see lib/contract.ts. */
@@ -130,7 +137,16 @@ export function renderFlavourArgs(flavour: ManagerFlavourProfile, input: Omit<Ma
     );
   }
   args.push(`--${Flags.metricsAddr}=:${input.metricsPort}`, `--${Flags.healthProbeAddr}=:${input.healthPort}`);
-  args.push(...flavour._args({ role: input.role, certMode: input.certMode, pprofPort: input.pprofPort }));
+  args.push(
+    ...flavour._args({
+      role: input.role,
+      certMode: input.certMode,
+      pprofPort: input.pprofPort,
+      logLevel: input.logLevel,
+      logFormat: input.logFormat,
+      resyncPeriod: input.resyncPeriod,
+    }),
+  );
   const gates = Object.keys(input.featureGates).sort();
   for (const gate of gates) throwProblems(featureGateNameProblems('featureGates', gate));
   if (gates.length > 0)

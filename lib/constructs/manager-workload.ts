@@ -4,7 +4,7 @@ import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Po
 import { kplus } from './api.js';
 import type { ManagerImage } from './image.js';
 import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
-import { IMAGE_PULL_POLICY, ManagerPodOptions } from './options.js';
+import { IMAGE_PULL_POLICY, KUBE_CACHE_MUTATION_DETECTOR, ManagerPodOptions } from './options.js';
 import { ControllerPorts, Rollout, ZoneSpread } from './scheduling.js';
 
 /** What one manager Deployment runs. */
@@ -52,6 +52,8 @@ export interface ManagerWorkloadProps {
   readonly selfManagedCertificates: boolean;
   /** Pod settings. @default - see ManagerPodOptions */
   readonly pod?: ManagerWorkloadPodOptions;
+  /** Upstream image only: client-go's cache mutation detector. @default false */
+  readonly kubeCacheMutationDetector?: boolean;
 }
 
 /** Resolved container ports. */
@@ -179,6 +181,9 @@ export class ManagerWorkload extends Construct {
         certMode: props.selfManagedCertificates ? CertModes.selfManaged : CertModes.external,
         extraArgs: pod.extraArgs ?? [],
         pprofPort: ports.pprof,
+        logLevel: pod.logLevel,
+        logFormat: pod.logFormat,
+        resyncPeriod: pod.resyncPeriod,
       }),
       envVariables: {
         [Env.podNamespace]: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAMESPACE),
@@ -187,6 +192,9 @@ export class ManagerWorkload extends Construct {
         [Env.webhookCertDir]: kplus.EnvValue.fromValue(DEFAULT_CERT_DIR),
         [Env.secretName]: kplus.EnvValue.fromValue(Names.webhookSecret),
         [Env.serviceName]: kplus.EnvValue.fromValue(Names.webhookService),
+        ...(props.kubeCacheMutationDetector
+          ? { [KUBE_CACHE_MUTATION_DETECTOR]: kplus.EnvValue.fromValue('true') }
+          : {}),
       },
       ports: [
         ...(props.role === ManagerRole.CONTROLLERS ? [] : [{ name: 'webhook-server', number: ports.webhook }]),
@@ -225,15 +233,19 @@ export class ManagerWorkload extends Construct {
     // One replica per node: with host network the ports collide anyway; without it a node
     // failure must never take two replicas.
     this.deployment.scheduling.separate(this.deployment, { topology: kplus.Topology.HOSTNAME });
-    for (const [key, value] of Object.entries(pod.nodeSelector ?? {})) {
-      this.deployment.scheduling.attract(kplus.Node.labeled(kplus.NodeLabelQuery.is(key, value)));
-    }
     this.renderL1Only(pod, props.zoneSpread);
   }
 
-  /** Fields cdk8s-plus does not model: topology spread, priority class, several pull secrets. */
+  /**
+   * Fields cdk8s-plus does not model: topology spread, priority class, several pull secrets, node
+   * affinity beside its own anti-affinity, and the plain `nodeSelector` (cdk8s-plus's `attract`
+   * would render it as a required node affinity, which a user's `nodeAffinity` would replace).
+   */
   private renderL1Only(pod: ManagerWorkloadPodOptions, spread: ZoneSpread): void {
     const path = '/spec/template/spec';
+    if (pod.nodeSelector && Object.keys(pod.nodeSelector).length > 0)
+      this.apiObject.addJsonPatch(JsonPatch.add(`${path}/nodeSelector`, { ...pod.nodeSelector }));
+    if (pod.nodeAffinity) this.apiObject.addJsonPatch(JsonPatch.add(`${path}/affinity/nodeAffinity`, pod.nodeAffinity));
     this.apiObject.addJsonPatch(
       JsonPatch.add(`${path}/priorityClassName`, pod.priorityClassName ?? 'system-cluster-critical'),
     );

@@ -1,6 +1,7 @@
 import { Duration } from 'cdk8s';
 import { k8s, kplus } from './api.js';
 import type { LeaseTiming } from './lease-timing.js';
+import type { LogFormat, LogLevel } from './logging.js';
 
 /**
  * Pull policy of every container this library renders. Its images are pinned (a release tag, or
@@ -9,6 +10,12 @@ import type { LeaseTiming } from './lease-timing.js';
  * restart of the admission webhook, which pod creation waits on, depend on the registry.
  */
 export const IMAGE_PULL_POLICY = kplus.ImagePullPolicy.IF_NOT_PRESENT;
+
+/**
+ * client-go's debug switch (upstream kruise-manager and kruise-daemon): every informer keeps a
+ * deep copy of each cached object and panics when code mutates the cache. Memory doubles.
+ */
+export const KUBE_CACHE_MUTATION_DETECTOR = 'KUBE_CACHE_MUTATION_DETECTOR';
 
 /** Ports of the manager container; all three must differ. */
 export interface ManagerPorts {
@@ -114,12 +121,35 @@ export interface ManagerPodOptions {
    */
   readonly nodeSelector?: { [label: string]: string };
   /**
+   * Node affinity of the pods (the chart's `manager.nodeAffinity`), beside `nodeSelector`: a
+   * node must match both. Hostname anti-affinity between the replicas is always rendered.
+   * @default - none
+   */
+  readonly nodeAffinity?: k8s.NodeAffinity;
+  /**
    * Tolerations of the pods.
    * @default - none
    */
   readonly tolerations?: k8s.Toleration[];
   /**
-   * Extra labels on every object and pod.
+   * How much the manager logs: `LogLevel.verbosity(n)` for the upstream image (klog `--v`),
+   * `LogLevel.debug()`/`info()`/`warn()`/`error()` for the runtime (`--log-level`).
+   * @default - upstream: LogLevel.verbosity(4) (the chart's); runtime: LogLevel.info()
+   */
+  readonly logLevel?: LogLevel;
+  /**
+   * Format of the log lines (`--logging-format`).
+   * @default - upstream: klog text; runtime: JSON (its only format)
+   */
+  readonly logFormat?: LogFormat;
+  /**
+   * Upstream image only: how often the informers replay every cached object to the controllers
+   * (`--sync-period`), whole seconds.
+   * @default - no periodic resync (`--sync-period=0`, as the chart)
+   */
+  readonly resyncPeriod?: Duration;
+  /**
+   * Extra labels on every object this construct renders, and on the pods.
    * @default - none
    */
   readonly labels?: { [key: string]: string };

@@ -46,6 +46,11 @@ export interface ManagerRbacProps {
   readonly conversionCrds: string[];
   /** Resources for the aggregate view/edit/admin roles. */
   readonly aggregated: AggregatedResource[];
+  /**
+   * Annotations on the manager's ServiceAccount (IRSA, Workload Identity).
+   * @default - none
+   */
+  readonly serviceAccountAnnotations?: { [key: string]: string };
 }
 
 /**
@@ -63,7 +68,7 @@ export class ManagerRbac extends Construct {
     super(scope, id);
     const ns = props.namespace;
     this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', {
-      metadata: { name: Names.managerServiceAccount, namespace: ns },
+      metadata: { name: Names.managerServiceAccount, namespace: ns, annotations: props.serviceAccountAnnotations },
       automountToken: false, // mounted by the pod spec only where needed
     });
 

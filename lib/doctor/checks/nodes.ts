@@ -1,5 +1,13 @@
 /** Nodes: zone labels, how the replicas are spread, and whether a rollout's surge pods fit. */
-import type { V1Deployment, V1Node, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
+import type {
+  V1Deployment,
+  V1Node,
+  V1NodeSelector,
+  V1NodeSelectorRequirement,
+  V1Pod,
+  V1Taint,
+  V1Toleration,
+} from '@kubernetes/client-node';
 import type { CheckResult, ClusterSnapshot } from '../model.js';
 import { matches } from '../selectors.js';
 import { list, managerPods, podsOf } from './common.js';
@@ -23,10 +31,37 @@ export function eligibleNodes(s: ClusterSnapshot, d: V1Deployment | undefined = 
     if (n.spec?.unschedulable) return false;
     if (!(n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return false;
     if (!matches({ matchLabels: pod?.nodeSelector }, n.metadata?.labels)) return false;
+    if (!matchesRequiredAffinity(pod?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution, n))
+      return false;
     return (n.spec?.taints ?? [])
       .filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')
       .every((t) => (pod?.tolerations ?? []).some((tol) => tolerates(tol, t)));
   });
+}
+
+/**
+ * The scheduler's required node affinity: any term matches (OR); within a term every label
+ * expression (as a label selector's, plus Gt and Lt on integers) and every field expression
+ * (`metadata.name` only, as the API allows) must hold. No terms selects no node.
+ */
+function matchesRequiredAffinity(required: V1NodeSelector | undefined, node: V1Node): boolean {
+  if (!required) return true;
+  const labels = node.metadata?.labels ?? {};
+  const holds = (e: V1NodeSelectorRequirement, value: string | undefined): boolean => {
+    if (e.operator === 'Gt' || e.operator === 'Lt') {
+      const [have, bound] = [Number(value), Number(e.values?.[0])];
+      if (value === undefined || !Number.isInteger(have) || !Number.isInteger(bound)) return false;
+      return e.operator === 'Gt' ? have > bound : have < bound;
+    }
+    const present = value !== undefined;
+    return matches({ matchExpressions: [{ ...e, key: 'v' }] }, present ? { v: value } : {});
+  };
+  return required.nodeSelectorTerms.some(
+    (t) =>
+      ((t.matchExpressions ?? []).length > 0 || (t.matchFields ?? []).length > 0) &&
+      (t.matchExpressions ?? []).every((e) => holds(e, labels[e.key])) &&
+      (t.matchFields ?? []).every((e) => e.key === 'metadata.name' && holds(e, node.metadata?.name)),
+  );
 }
 
 function tolerates(tol: V1Toleration, taint: V1Taint): boolean {
@@ -202,7 +237,8 @@ function groupCapacity(s: ClusterSnapshot, group: { deployment: V1Deployment; po
     if (!p.spec?.nodeName || own.has(p.metadata!.name!) || p.metadata?.deletionTimestamp) continue;
     own.add(p.metadata!.name!); // listed once even when it is both a manager pod and a host-port pod
     const clash = hostPorts(p).filter((x) => ports.has(x));
-    if (clash.length > 0) block(p.spec.nodeName, `${p.metadata!.namespace}/${p.metadata!.name} holds port ${clash.join(', ')}`);
+    if (clash.length > 0)
+      block(p.spec.nodeName, `${p.metadata!.namespace}/${p.metadata!.name} holds port ${clash.join(', ')}`);
   }
   const needed = group.reduce((n, e) => n + surgePods(e.deployment), 0);
   const free = eligibleNodes(s, group[0].deployment)

@@ -98,10 +98,9 @@ describe('ManagerWorkload', () => {
     const spec = deployment.spec.template.spec;
     expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
     expect(spec.tolerations).toEqual([{ key: 'dedicated', operator: 'Equal', value: 'control', effect: 'NoSchedule' }]);
-    expect(
-      spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]
-        .matchExpressions[0],
-    ).toEqual({ key: 'node-role.kubernetes.io/control-plane', operator: 'In', values: [''] });
+    // A plain nodeSelector (as the chart renders it), so a nodeAffinity prop adds to it.
+    expect(spec.nodeSelector).toEqual({ 'node-role.kubernetes.io/control-plane': '' });
+    expect(spec.affinity.nodeAffinity).toBeUndefined();
     expect(deployment.metadata.labels.team).toBe('platform');
     expect(deployment.spec.template.metadata.annotations).toEqual({ a: 'b' });
     expect(spec.terminationGracePeriodSeconds).toBe(45);

@@ -352,6 +352,32 @@ describe('doctor: other findings', () => {
   });
 });
 
+describe('node placement the doctor reads', () => {
+  it("counts only nodes the manager's required node affinity allows (the nodeAffinity prop)", async () => {
+    const f = await healthy('runtime');
+    const spec = f.snapshot.deployments[0].spec!.template.spec!;
+    spec.affinity = {
+      ...spec.affinity,
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'pool', operator: 'In', values: ['system'] }] },
+            { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-a1', 'node-b1'] }] },
+          ],
+        },
+      },
+    };
+    f.snapshot.nodes = nodes().map((n) =>
+      n.metadata.name === 'node-a2'
+        ? { ...n, metadata: { ...n.metadata, labels: { ...n.metadata.labels, pool: 'system' } } }
+        : n,
+    );
+    const check = find(run(f).checks, 'rollout-capacity');
+    expect(check.status).toBe('fail');
+    expect(check.message).toMatch(/2 surge pods need .*; 1 such node \(node-a2\)/);
+  });
+});
+
 describe('rollout capacity of the split topology', () => {
   const splitDeployments = () => {
     const chart = new Chart(Testing.app(), 'split');
@@ -391,7 +417,9 @@ describe('rollout capacity of the split topology', () => {
     f.snapshot.hostPortPods = [...f.snapshot.hostPortPods, blocker];
     const check = find(run(f).checks, 'rollout-capacity');
     expect(check.status).toBe('fail');
-    expect(check.message).toMatch(/^a rollout cannot complete: kruise-controllers: 2 surge pods .* 1 such node \(node-b2\)/);
+    expect(check.message).toMatch(
+      /^a rollout cannot complete: kruise-controllers: 2 surge pods .* 1 such node \(node-b2\)/,
+    );
     expect(check.message).not.toContain('kruise-webhook:');
     expect(check.details).toContain('node-a2: mon/exporter holds port 8081');
   });
