@@ -42,8 +42,20 @@ export interface WebhookOptions {
   readonly pods?: WebhookGroupOptions;
   /** Webhooks on Kruise resources. @default - FAIL, 10 s */
   readonly resources?: WebhookGroupOptions;
-  /** Delete-protection webhooks (upstream only). @default - IGNORE, 10 s */
+  /** Delete-protection webhooks (upstream only); they skip `kube-system`, as the chart's. @default - IGNORE, 10 s */
   readonly deleteProtection?: WebhookGroupOptions;
+  /**
+   * Extra annotations on both webhook configurations (the chart's `externalCerts.annotations`
+   * for an injector other than cert-manager). Keys the chosen certificates set are refused.
+   * @default - none
+   */
+  readonly annotations?: { [key: string]: string };
+  /**
+   * AKS: exclude the namespaces AKS manages from every webhook (the `next` chart's
+   * `webhookConfiguration.aksIntegration`).
+   * @default false
+   */
+  readonly aksIntegration?: boolean;
 }
 
 /** Props of {@link KruiseManager}. */
@@ -321,7 +333,7 @@ export class KruiseManager extends Construct {
       namespace: ns,
       definitions: flavour.webhooks,
       template: flavourProfile.webhookTemplate,
-      annotations: this.certificates.webhookAnnotations,
+      annotations: webhookAnnotations(props.webhooks?.annotations, this.certificates.webhookAnnotations),
     });
     this.wave(Wave.ADMISSION, ...this.webhooks.apiObjects);
     if (props.argoCdSyncWaves) {
@@ -429,4 +441,22 @@ export class KruiseManager extends Construct {
       `KruiseManager at ${this.node.path} shares the App with ${paths}: both render the cluster-scoped webhook configurations and ClusterRoles with the same names. Fix: keep one KruiseManager per App (one per cluster).`,
     ];
   }
+}
+
+/** The user's configuration annotations beside the certificates' (which must not be overridden). */
+function webhookAnnotations(
+  user: { readonly [key: string]: string } | undefined,
+  certificates: { readonly [key: string]: string } | undefined,
+): { [key: string]: string } {
+  for (const [key, value] of Object.entries(user ?? {})) {
+    if (certificates?.[key] !== undefined && certificates[key] !== value) {
+      throw propError(
+        `webhooks.annotations.${key}`,
+        value,
+        `is set by the chosen certificates to "${certificates[key]}"`,
+        `remove it, or change certificates`,
+      );
+    }
+  }
+  return { ...user, ...certificates };
 }

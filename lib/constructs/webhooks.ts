@@ -2,7 +2,7 @@ import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { Labels, Names, Ports } from '../contract.js';
 import { k8s } from './api.js';
-import { checkDnsLabel, propError, wholeSeconds } from './errors.js';
+import { checkDnsLabel, checkSelector, propError, wholeSeconds } from './errors.js';
 
 /** What the API server does when the webhook cannot be reached. */
 export enum FailurePolicy {
@@ -25,7 +25,25 @@ export interface WebhookGroupOptions {
    * @default Duration.seconds(10)
    */
   readonly timeout?: Duration;
+  /**
+   * Namespaces this group's webhooks intercept, by their labels, on top of the namespaces the
+   * group always skips (the pod webhooks' `podExcludedNamespaces`; `kube-system` for delete
+   * protection, as the chart). For a Namespace object itself the API server matches its own
+   * labels; other cluster-scoped objects are always intercepted.
+   * @default - every namespace but the skipped ones
+   */
+  readonly namespaceSelector?: k8s.LabelSelector;
 }
+
+/**
+ * The selectors the chart's `webhookConfiguration.aksIntegration` adds to every webhook, so
+ * AKS's admissions enforcer leaves the configurations alone: namespaces AKS manages and its
+ * control plane's are never intercepted.
+ */
+const AKS_EXCLUSIONS = [
+  { key: 'control-plane', operator: 'NotIn', values: ['true'] },
+  { key: 'kubernetes.azure.com/managedby', operator: 'NotIn', values: ['aks'] },
+];
 
 /** Which group's failure policy and timeout a webhook follows. */
 export enum WebhookGroup {
@@ -88,6 +106,14 @@ export interface WebhookConfigurationsProps {
    * @default - none
    */
   readonly annotations?: { [key: string]: string };
+  /**
+   * Add the AKS exclusions to every webhook (the `next` chart's
+   * `webhookConfiguration.aksIntegration`): `control-plane NotIn [true]` and
+   * `kubernetes.azure.com/managedby NotIn [aks]`. They are part of the rendered webhooks, so the
+   * upstream manager's rebuild of its configurations (from the `template` annotation) keeps them.
+   * @default false
+   */
+  readonly aksIntegration?: boolean;
 }
 
 const DEFAULT_POLICY: Record<WebhookGroup, FailurePolicy> = {
@@ -111,11 +137,20 @@ export class WebhookConfigurations extends Construct {
     this.podExcludedNamespaces = resolveExcluded(props);
     const groups = Object.values(WebhookGroup).map((group) => [group, resolveGroup(group, props[group])] as const);
     const settings = new Map(groups);
-    const podScope = {
-      matchExpressions: [{ key: Labels.namespaceName, operator: 'NotIn', values: this.podExcludedNamespaces }],
+    const skipped: Record<WebhookGroup, string[]> = {
+      [WebhookGroup.PODS]: this.podExcludedNamespaces,
+      [WebhookGroup.RESOURCES]: [],
+      [WebhookGroup.DELETE_PROTECTION]: ['kube-system'],
     };
+    const namespaceSelectors = new Map(
+      Object.values(WebhookGroup).map((group) => [
+        group,
+        namespaceSelector(group, skipped[group], props[group]?.namespaceSelector, props.aksIntegration ?? false),
+      ]),
+    );
     const entry = (d: WebhookDefinition) => {
       const { failurePolicy, timeoutSeconds } = settings.get(d.group)!;
+      const namespaces = namespaceSelectors.get(d.group);
       return {
         name: d.name,
         admissionReviewVersions: ['v1', 'v1beta1'],
@@ -128,7 +163,7 @@ export class WebhookConfigurations extends Construct {
           service: { name: Names.webhookService, namespace: props.namespace, path: d.path, port: Ports.webhookService },
         },
         rules: d.rules.map((r) => ({ ...r })),
-        ...(d.group === WebhookGroup.PODS ? { namespaceSelector: podScope } : {}),
+        ...(namespaces ? { namespaceSelector: namespaces } : {}),
         ...(d.objectSelector ? { objectSelector: d.objectSelector } : {}),
       };
     };
@@ -161,6 +196,29 @@ export class WebhookConfigurations extends Construct {
   public get apiObjects(): ApiObject[] {
     return [this.mutating, this.validating];
   }
+}
+
+/**
+ * A group's namespace selector: the namespaces it always skips (by the immutable name label),
+ * the AKS exclusions when asked, then the user's selector; undefined when all are empty.
+ */
+function namespaceSelector(
+  group: WebhookGroup,
+  skipped: string[],
+  user: k8s.LabelSelector | undefined,
+  aks: boolean,
+): k8s.LabelSelector | undefined {
+  if (user) checkSelector(`webhooks.${group}.namespaceSelector`, user);
+  const expressions = [
+    ...(skipped.length > 0 ? [{ key: Labels.namespaceName, operator: 'NotIn', values: skipped }] : []),
+    ...(aks ? AKS_EXCLUSIONS : []),
+    ...(user?.matchExpressions ?? []),
+  ];
+  if (expressions.length === 0 && !user?.matchLabels) return undefined;
+  return {
+    ...(user?.matchLabels ? { matchLabels: { ...user.matchLabels } } : {}),
+    ...(expressions.length > 0 ? { matchExpressions: expressions.map((e) => ({ ...e })) } : {}),
+  };
 }
 
 function resolveGroup(

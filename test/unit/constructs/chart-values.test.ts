@@ -138,6 +138,33 @@ const ROWS: Array<[string, KruiseManagerProps, (objects: Manifest[]) => void]> =
       ).toBe(5),
   ],
   [
+    'webhookConfiguration.aksIntegration (next chart)',
+    { webhooks: { aksIntegration: true } },
+    (o) => {
+      const all = ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].flatMap(
+        (k) => find(o, k).webhooks,
+      );
+      for (const w of all)
+        expect(w.namespaceSelector.matchExpressions).toEqual(
+          expect.arrayContaining([
+            { key: 'control-plane', operator: 'NotIn', values: ['true'] },
+            { key: 'kubernetes.azure.com/managedby', operator: 'NotIn', values: ['aks'] },
+          ]),
+        );
+      // The manager rebuilds its configurations from the template annotation: the exclusions are in it.
+      const template = JSON.parse(find(o, 'MutatingWebhookConfiguration').metadata.annotations.template);
+      expect(JSON.stringify(template)).toContain('kubernetes.azure.com/managedby');
+    },
+  ],
+  [
+    'externalCerts.annotations (another injector)',
+    { webhooks: { annotations: { 'example.com/inject-ca': 'kruise-system/ca' } } },
+    (o) => {
+      for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'])
+        expect(find(o, kind).metadata.annotations['example.com/inject-ca']).toBe('kruise-system/ca');
+    },
+  ],
+  [
     'externalCerts (cert-manager)',
     { certificates: WebhookCertificates.certManager() },
     (o) =>
@@ -306,6 +333,47 @@ describe('the chart-parity props refuse what cannot work, naming the prop and th
       /daemonOptions\.extraEnv.*1PROXY/s,
     ],
   ])('%s', (_case, props, error) => expect(() => synthManager(props())).toThrow(error));
+});
+
+describe('webhook namespace selectors', () => {
+  const entry = (o: Manifest[], name: string) =>
+    ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']
+      .flatMap((k) => find(o, k).webhooks as Manifest[])
+      .find((w) => w.name === name)!;
+
+  it('skips kube-system in the delete-protection webhooks, as the chart does', () => {
+    expect(entry(synthManager(), 'vbuiltindeployment.kb.io').namespaceSelector).toEqual({
+      matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }],
+    });
+  });
+
+  it("adds a user's selector to a group's, after the namespaces it always skips", () => {
+    const o = synthManager({
+      webhooks: {
+        resources: { namespaceSelector: { matchLabels: { tier: 'apps' } } },
+        pods: { namespaceSelector: { matchExpressions: [{ key: 'sandbox', operator: 'DoesNotExist' }] } },
+      },
+    });
+    expect(entry(o, 'vcloneset.kb.io').namespaceSelector).toEqual({ matchLabels: { tier: 'apps' } });
+    expect(entry(o, 'mpod.kb.io').namespaceSelector.matchExpressions).toEqual([
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'kruise-system'] },
+      { key: 'sandbox', operator: 'DoesNotExist' },
+    ]);
+  });
+
+  it('refuses a bad selector and an annotation the certificates own, by name', () => {
+    expect(() =>
+      synthManager({
+        webhooks: { resources: { namespaceSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] } } },
+      }),
+    ).toThrow(/webhooks\.resources\.namespaceSelector/);
+    expect(() =>
+      synthManager({
+        certificates: WebhookCertificates.certManager(),
+        webhooks: { annotations: { 'cert-manager.io/inject-ca-from': 'other/ca' } },
+      }),
+    ).toThrow(/webhooks\.annotations\.cert-manager\.io\/inject-ca-from.*set by the chosen certificates/s);
+  });
 });
 
 describe('labels', () => {
