@@ -328,13 +328,19 @@ export class KruiseManager extends Construct {
     });
     if (this.uninstallGuard) this.wave(Wave.ACCESS, ...this.uninstallGuard.accessObjects);
     // Last: the webhook configurations block matching writes until a replica answers.
+    const caAnnotations = webhookAnnotations(props.webhooks?.annotations, this.certificates.webhookAnnotations);
     this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
       ...props.webhooks,
       namespace: ns,
       definitions: flavour.webhooks,
       template: flavourProfile.webhookTemplate,
-      annotations: webhookAnnotations(props.webhooks?.annotations, this.certificates.webhookAnnotations),
+      annotations: caAnnotations,
     });
+    // A CRD's conversion webhook needs the CA too: with external certificates upstream waits until
+    // each such CRD's caBundle matches the CA (pkg/webhook/util/crd), so the injector must fill it.
+    for (const crd of this.crds.apiObjects)
+      if (flavour.conversionCrds.includes(crd.name))
+        for (const [key, value] of Object.entries(caAnnotations)) crd.metadata.addAnnotation(key, value);
     this.wave(Wave.ADMISSION, ...this.webhooks.apiObjects);
     if (props.argoCdSyncWaves) {
       for (const [obj, wave] of this.waves) obj.metadata.addAnnotation('argocd.argoproj.io/sync-wave', String(wave));

@@ -167,10 +167,18 @@ const ROWS: Array<[string, KruiseManagerProps, (objects: Manifest[]) => void]> =
   [
     'externalCerts (cert-manager)',
     { certificates: WebhookCertificates.certManager() },
-    (o) =>
-      expect(
-        find(o, 'MutatingWebhookConfiguration').metadata.annotations['cert-manager.io/inject-ca-from'],
-      ).toBeDefined(),
+    (o) => {
+      const inject = 'cert-manager.io/inject-ca-from';
+      for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'])
+        expect(find(o, kind).metadata.annotations[inject]).toBe('kruise-system/kruise-webhook-certs');
+      // Advanced StatefulSet's conversion webhook: upstream with external certificates waits for
+      // this CRD's caBundle to match the CA, so cert-manager's injector must fill it.
+      const asts = find(o, 'CustomResourceDefinition', 'statefulsets.apps.kruise.io');
+      expect(asts.spec.conversion.strategy).toBe('Webhook');
+      expect(asts.metadata.annotations[inject]).toBe('kruise-system/kruise-webhook-certs');
+      const plain = find(o, 'CustomResourceDefinition', 'clonesets.apps.kruise.io');
+      expect(plain.metadata.annotations?.[inject]).toBeUndefined();
+    },
   ],
   [
     'daemon.log.level',
