@@ -650,10 +650,10 @@ export function runtimeClusterRules(resources: readonly RuntimeResource[] = Runt
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
     { apiGroups: [''], resources: ['namespaces'], verbs: READ_VERBS },
     // WorkloadSpread: the nodes of pods created before it (which subset they are in) and its target
-    // workloads (replicas, owner chain, pod template), read through the API server.
+    // workloads (replicas, owner chain, pod template; the built-in kinds watched for replica changes).
     { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
-    { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get', 'list'] },
-    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list'] },
+    { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: READ_VERBS },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: READ_VERBS },
     { apiGroups: [KRUISE_APPS_GROUP], resources: ['clonesets', 'statefulsets'], verbs: ['get', 'list'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     {

@@ -17,7 +17,8 @@ import type { Informer } from '../informer/index.js';
 import type { Logger } from '../log.js';
 import { matchesSelector, validateSelector } from '../selector.js';
 import { replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
-import { deletionCostPatches, FAKE_SUBSET, POD_DELETION_COST } from './deletion-cost.js';
+import { apiGroupOf } from '../../contract/workloadspread.js';
+import { deletionCostPatches, FAKE_SUBSET, isPodActive, POD_DELETION_COST } from './deletion-cost.js';
 import { groupPodsBySubset } from './match.js';
 import { subsetStatuses } from './status.js';
 import { controllerOf, podVersion, VERSION_IGNORED, type SubsetStatus } from './subset.js';
@@ -259,12 +260,60 @@ async function latestVersion(
 }
 
 /**
- * WorkloadSpreads to reconcile when a pod changes: those of its namespace (few per namespace); none
- * for a namespace without one. The pod's own annotation names its WorkloadSpread first.
+ * The WorkloadSpread to reconcile when a pod is created, deleted or (see {@link podChangedForSpread})
+ * updated: the one its annotation names, as upstream's podEventHandler (a pod without one, never
+ * spread, triggers nothing).
  */
-export function workloadSpreadsForPod(workloadSpreads: Informer<Json>, pod: V1Pod): Request[] {
-  const namespace = pod.metadata?.namespace ?? '';
-  return workloadSpreads.store.listNamespace(namespace).map((ws) => ({ namespace, name: ws.metadata.name }));
+export function workloadSpreadsForPod(pod: V1Pod): Request[] {
+  const raw = pod.metadata?.annotations?.['apps.kruise.io/matched-workloadspread'];
+  if (raw === undefined) return [];
+  try {
+    const name = JSON.parse(raw)?.name;
+    return typeof name === 'string' && name ? [{ namespace: pod.metadata?.namespace, name }] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Upstream's pod update predicate: the pod stopped being active, or its version changed. */
+export function podChangedForSpread(a: V1Pod, b: V1Pod): boolean {
+  return (isPodActive(a) && !isPodActive(b)) || podVersion(a) !== podVersion(b);
+}
+
+/** Upstream's workload update predicate: replicas (a Job's parallelism) or the rollout revision changed. */
+export function workloadChangedForSpread(a: Json, b: Json): boolean {
+  const replicas = (o: Json) =>
+    o?.kind === 'Job' || o?.spec?.parallelism !== undefined ? o?.spec?.parallelism : o?.spec?.replicas;
+  const revision = (o: Json) => o?.metadata?.annotations?.['deployment.kubernetes.io/revision'];
+  return replicas(a) !== replicas(b) || revision(a) !== revision(b);
+}
+
+/**
+ * Upstream getWorkloadSpreadForWorkload: the first WorkloadSpread of the namespace that targets the
+ * workload (by group, kind and name), or for a ReplicaSet of a Deployment, its Deployment.
+ */
+export function workloadSpreadsForWorkload(
+  workloadSpreads: Informer<Json>,
+  kind: string,
+  group: string,
+  workload: Json,
+): Request[] {
+  const namespace = workload?.metadata?.namespace ?? '';
+  const owner = controllerOf(workload);
+  const ownerDeployment =
+    kind === 'ReplicaSet' && owner?.kind === 'Deployment' && apiGroupOf(String(owner.apiVersion ?? '')) === 'apps'
+      ? String(owner.name)
+      : undefined;
+  const ws = workloadSpreads.store.listNamespace(namespace).find((w) => {
+    const ref = w?.spec?.targetRef;
+    if (w?.metadata?.deletionTimestamp || !ref) return false;
+    const refGroup = apiGroupOf(String(ref.apiVersion ?? ''));
+    if (refGroup === group && ref.kind === kind && ref.name === workload?.metadata?.name) return true;
+    return (
+      ownerDeployment !== undefined && refGroup === 'apps' && ref.kind === 'Deployment' && ref.name === ownerDeployment
+    );
+  });
+  return ws ? [{ namespace, name: ws.metadata.name }] : [];
 }
 
 export { FAKE_SUBSET };

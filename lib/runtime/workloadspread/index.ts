@@ -5,7 +5,14 @@ import { kubeClient } from '../kube/index.js';
 import type { Manager } from '../manager.js';
 import { deny, exemptSystemNamespaces, validating } from '../webhook/index.js';
 import { workloadSpreadApi } from './api.js';
-import { workloadSpreadReconciler, workloadSpreadsForPod } from './controller.js';
+import { filterUpdates } from '../sidecarset/events.js';
+import {
+  podChangedForSpread,
+  workloadChangedForSpread,
+  workloadSpreadReconciler,
+  workloadSpreadsForPod,
+  workloadSpreadsForWorkload,
+} from './controller.js';
 import {
   podDeletionWebhook,
   workloadSpreadPodMutation,
@@ -84,6 +91,21 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
     }),
   });
   controller?.watch(workloadSpreads);
-  controller?.watch(pods, (pod) => workloadSpreadsForPod(workloadSpreads, pod));
+  controller?.watch(filterUpdates(pods, podChangedForSpread), workloadSpreadsForPod);
+  // The workloads upstream watches for replica changes (CloneSet and Advanced StatefulSet are not:
+  // their CRDs need not exist where this runtime runs; their pods' events still reconcile).
+  const scope = manager.options.watchNamespace || undefined;
+  for (const [group, version, plural, kind] of [
+    ['apps', 'v1', 'deployments', 'Deployment'],
+    ['apps', 'v1', 'replicasets', 'ReplicaSet'],
+    ['apps', 'v1', 'statefulsets', 'StatefulSet'],
+    ['batch', 'v1', 'jobs', 'Job'],
+  ] as const) {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const workloads = manager.informer<any>(resourcePath({ group, version, plural, namespace: scope }), true);
+    controller?.watch(filterUpdates(workloads, workloadChangedForSpread), (w) =>
+      workloadSpreadsForWorkload(workloadSpreads, kind, group, w),
+    );
+  }
   return workloadSpreadPodMutation(handler);
 }
