@@ -16,6 +16,7 @@ export * from './contract/problems.js';
 export * from './contract/lease.js';
 export * from './contract/values.js';
 export * from './contract/sidecarset.js';
+export * from './contract/workloadspread.js';
 
 /** Default ports of the manager container. */
 export const Ports = {
@@ -85,6 +86,7 @@ export const Paths = {
   validatePod: '/validate-pod',
   mutateSidecarSet: '/mutate-apps-kruise-io-v1alpha1-sidecarset',
   validateSidecarSet: '/validate-apps-kruise-io-v1alpha1-sidecarset',
+  validateWorkloadSpread: '/validate-apps-kruise-io-v1alpha1-workloadspread',
 } as const;
 
 /**
@@ -387,6 +389,8 @@ export const FeatureGates = {
   podWebhook: 'PodWebhook',
   /** true: patchPodMetadata is allowed where no whitelist applies (off by default, as upstream). */
   patchPodMetadataDefaultsAllowed: 'SidecarSetPatchPodMetadataDefaultsAllowed',
+  /** false: pods are not spread by WorkloadSpreads (no pod path, no controller); on by default, as upstream. */
+  workloadSpread: 'WorkloadSpread',
 } as const;
 
 /** Label selector operators (the Kubernetes set). */
@@ -586,23 +590,54 @@ export const RuntimeApi = {
   /** Kruise resources the runtime serves today (their CRDs must be installed). */
   resources: [
     { group: KRUISE_APPS_GROUP, versions: ['v1alpha1'], kind: 'SidecarSet', plural: 'sidecarsets', namespaced: false },
+    {
+      group: KRUISE_APPS_GROUP,
+      versions: ['v1alpha1'],
+      kind: 'WorkloadSpread',
+      plural: 'workloadspreads',
+      namespaced: true,
+    },
   ] as readonly RuntimeResource[],
   /** The admission webhooks the runtime registers: configuration entry name and served path. */
   webhooks: [
     { type: 'mutating', name: 'mpod.kb.io', path: Paths.mutatePod },
     { type: 'mutating', name: 'msidecarset.kb.io', path: Paths.mutateSidecarSet },
     { type: 'validating', name: 'vsidecarset.kb.io', path: Paths.validateSidecarSet },
+    // Pod deletion and eviction keep WorkloadSpread's counts (upstream's two entries on one path).
+    { type: 'validating', name: 'vpod.kb.io', path: Paths.validatePod },
+    { type: 'validating', name: 'vpodeviction.kb.io', path: Paths.validatePod },
+    { type: 'validating', name: 'vworkloadspread.kb.io', path: Paths.validateWorkloadSpread },
   ] as ReadonlyArray<{ readonly type: 'mutating' | 'validating'; readonly name: string; readonly path: string }>,
 } as const;
 
-/** The feature gate that turns a runtime webhook off when false, by path (upstream's PodWebhook). */
-export function runtimeWebhookGate(path: string): string | undefined {
-  return path === Paths.mutatePod ? FeatureGates.podWebhook : undefined;
+/**
+ * The feature gates that turn a runtime webhook off when one is false, by path: upstream's
+ * PodWebhook for the pod webhooks; the pod validation serves only WorkloadSpread here, so
+ * WorkloadSpread=false drops it too (upstream: PodWebhook=false implies WorkloadSpread=false).
+ */
+export function runtimeWebhookGates(path: string): string[] {
+  if (path === Paths.mutatePod) return [FeatureGates.podWebhook];
+  if (path === Paths.validatePod) return [FeatureGates.podWebhook, FeatureGates.workloadSpread];
+  return [];
+}
+
+/** The first gate of {@link runtimeWebhookGates} set to false in `gates`, if any. */
+export function runtimeWebhookGate(
+  path: string,
+  gates: { readonly [gate: string]: boolean } = {},
+): string | undefined {
+  const all = runtimeWebhookGates(path);
+  return all.find((g) => gates[g] === false) ?? all[0];
 }
 
 /** The runtime's webhooks served under `gates`: one whose gate is set to false is not. */
 export function servedRuntimeWebhooks(gates: { readonly [gate: string]: boolean }): typeof RuntimeApi.webhooks {
-  return RuntimeApi.webhooks.filter((w) => gates[runtimeWebhookGate(w.path) ?? ''] !== false);
+  return RuntimeApi.webhooks.filter((w) => runtimeWebhookGates(w.path).every((g) => gates[g] !== false));
+}
+
+/** Whether the runtime serves WorkloadSpread's pod paths and controller under `gates` (upstream's default: on). */
+export function workloadSpreadEnabled(gates: { readonly [gate: string]: boolean }): boolean {
+  return gates[FeatureGates.podWebhook] !== false && gates[FeatureGates.workloadSpread] !== false;
 }
 
 const READ_VERBS = ['get', 'list', 'watch'];
@@ -610,9 +645,16 @@ const READ_VERBS = ['get', 'list', 'watch'];
 /** What the runtime's controllers, webhooks and caches touch cluster-wide. */
 export function runtimeClusterRules(resources: readonly RuntimeResource[] = RuntimeApi.resources): RbacRule[] {
   return [
-    // In-place sidecar updates patch pod images; status counts read pods.
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+    // In-place sidecar updates patch pod images; status counts read pods; WorkloadSpread sets deletion
+    // costs and deletes pods that stay unschedulable (Adaptive).
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
     { apiGroups: [''], resources: ['namespaces'], verbs: READ_VERBS },
+    // WorkloadSpread: the nodes of pods created before it (which subset they are in) and its target
+    // workloads (replicas, owner chain, pod template; the built-in kinds watched for replica changes).
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+    { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: READ_VERBS },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: READ_VERBS },
+    { apiGroups: [KRUISE_APPS_GROUP], resources: ['clonesets', 'statefulsets'], verbs: ['get', 'list'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     {
       apiGroups: ['admissionregistration.k8s.io'],

@@ -1,4 +1,4 @@
-import { Paths, RuntimeApi, servedRuntimeWebhooks } from '../contract.js';
+import { RuntimeApi, servedRuntimeWebhooks } from '../contract.js';
 import { WebhookDefinition, WebhookGroup } from './webhooks.js';
 
 /** One Kruise custom resource, as the runtime's webhooks and RBAC need to know it. */
@@ -21,20 +21,33 @@ export const RUNTIME_RESOURCES: KruiseResource[] = [...RuntimeApi.resources];
  * the runtime registers): with PodWebhook=false no pod webhook, as the runtime registers none.
  */
 export function runtimeWebhooks(gates: { readonly [gate: string]: boolean } = {}): WebhookDefinition[] {
-  const [sidecarSet] = RUNTIME_RESOURCES;
-  const sidecarSetRules = [
-    {
-      apiGroups: [sidecarSet.group],
-      apiVersions: sidecarSet.versions,
-      resources: [sidecarSet.plural],
-      operations: ['CREATE', 'UPDATE'],
-      scope: 'Cluster',
-    },
+  const rulesOf = (kind: string) => {
+    const r = RUNTIME_RESOURCES.find((x) => x.kind === kind)!;
+    return [
+      {
+        apiGroups: [r.group],
+        apiVersions: r.versions,
+        resources: [r.plural],
+        operations: ['CREATE', 'UPDATE'],
+        scope: r.namespaced ? 'Namespaced' : 'Cluster',
+      },
+    ];
+  };
+  const pods = (operations: string[], resource = 'pods') => [
+    { apiGroups: [''], apiVersions: ['v1'], resources: [resource], operations },
   ];
-  const podRules = [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'] }];
-  return servedRuntimeWebhooks(gates).map((w) =>
-    w.path === Paths.mutatePod
-      ? { ...w, group: WebhookGroup.PODS, rules: podRules }
-      : { ...w, group: WebhookGroup.RESOURCES, rules: sidecarSetRules },
-  );
+  const byName: Record<string, Pick<WebhookDefinition, 'group' | 'rules'>> = {
+    'mpod.kb.io': { group: WebhookGroup.PODS, rules: pods(['CREATE']) },
+    // Upstream's entry also names UPDATE (for PodUnavailableBudget, which this runtime does not carry).
+    'vpod.kb.io': { group: WebhookGroup.PODS, rules: pods(['DELETE']) },
+    'vpodeviction.kb.io': { group: WebhookGroup.PODS, rules: pods(['CREATE'], 'pods/eviction') },
+    'msidecarset.kb.io': { group: WebhookGroup.RESOURCES, rules: rulesOf('SidecarSet') },
+    'vsidecarset.kb.io': { group: WebhookGroup.RESOURCES, rules: rulesOf('SidecarSet') },
+    'vworkloadspread.kb.io': { group: WebhookGroup.RESOURCES, rules: rulesOf('WorkloadSpread') },
+  };
+  return servedRuntimeWebhooks(gates).map((w) => {
+    const entry = byName[w.name];
+    if (!entry) throw new Error(`runtime webhook ${w.name} has no rules here (lib/constructs/kruise-api.ts)`);
+    return { ...w, ...entry };
+  });
 }

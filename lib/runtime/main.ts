@@ -9,6 +9,7 @@ import { Logger } from './log.js';
 import { Manager, type ExitCode } from './manager.js';
 import { helpText, OptionsError, parseOptions } from './options.js';
 import { registerSidecarSet } from './sidecarset/index.js';
+import { registerWorkloadSpread } from './workloadspread/index.js';
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   let options;
@@ -38,7 +39,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<void
     if (code !== 0) setTimeout(() => process.exit(code), 100).unref();
   };
   const manager = new Manager({ options, kubeConfig, logger, onExit: exit });
-  registerSidecarSet(manager);
+  // Pod CREATE runs WorkloadSpread's step before SidecarSet injection, as upstream's pod webhook.
+  registerSidecarSet(manager, registerWorkloadSpread(manager));
 
   process.on('uncaughtException', (err) => {
     logger.error('uncaught exception', { error: err });

@@ -204,7 +204,7 @@ export class Manager {
     const entry = RuntimeApi.webhooks.find((w) => w.path === path);
     if (entry && !servedRuntimeWebhooks(this.options.featureGates).includes(entry)) {
       this.logger.warn('feature gate off: webhook not served', {
-        gate: `${runtimeWebhookGate(path)}=false`,
+        gate: `${runtimeWebhookGate(path, this.options.featureGates)}=false`,
         webhook: entry.name,
         path,
         fix: `remove ${entry.name} from the ${entry.type} webhook configuration, or calls to it fail (failurePolicy Fail rejects the request)`,

@@ -34,7 +34,7 @@ export { OptionsError, parseAddr, parseDuration, type HostPort } from './option-
 export const SHUTDOWN_RESERVE_MS = 2_000;
 
 /** Controllers this runtime carries, for `--<name>-workers`. */
-export const CONTROLLERS = ['sidecarset'] as const;
+export const CONTROLLERS = ['sidecarset', 'workloadspread'] as const;
 
 /** Everything the manager is configured with: flags (upstream names) and env vars. */
 export interface ManagerOptions {

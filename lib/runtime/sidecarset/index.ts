@@ -11,6 +11,7 @@ import {
   podInjectionWebhook,
   sidecarSetDefaultingWebhook,
   sidecarSetValidatingWebhook,
+  type PodCreateStep,
   type SidecarSetSource,
 } from './webhooks.js';
 
@@ -32,11 +33,12 @@ export * from './validate.js';
 export * from './webhooks.js';
 
 /**
- * SidecarSet: the pod-injection and SidecarSet webhooks on every replica (they read the
+ * SidecarSet: the pod-injection and SidecarSet webhooks on every replica (pod CREATE runs
+ * `beforeInjection`, WorkloadSpread's step, first) (they read the
  * SidecarSet and Namespace caches), and the status/in-place-update controller on the leader
  * (it also caches pods).
  */
-export function registerSidecarSet(manager: Manager): void {
+export function registerSidecarSet(manager: Manager, beforeInjection?: PodCreateStep): void {
   const sidecarSets = manager.informer<SidecarSet & { apiVersion?: string; kind?: string }>(
     resourcePath({ group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' }),
     false,
@@ -81,7 +83,10 @@ export function registerSidecarSet(manager: Manager): void {
       defaultsAllowed: manager.options.featureGates[FeatureGates.patchPodMetadataDefaultsAllowed] === true,
     }),
   };
-  manager.registerWebhook(Paths.mutatePod, podInjectionWebhook(source, manager.options.podNamespace, manager.clock));
+  manager.registerWebhook(
+    Paths.mutatePod,
+    podInjectionWebhook(source, manager.options.podNamespace, manager.clock, Math.random, beforeInjection),
+  );
   manager.registerWebhook(Paths.mutateSidecarSet, sidecarSetDefaultingWebhook());
   manager.registerWebhook(Paths.validateSidecarSet, sidecarSetValidatingWebhook(source));
 

@@ -10,6 +10,7 @@ import {
   patch,
   pointer,
   validating,
+  type AdmissionRequest,
   type Denied,
   type JsonPatchOperation,
   type MutatingWebhook,
@@ -99,28 +100,55 @@ function podShapeError(pod: unknown): string | undefined {
 }
 
 /**
+ * A step of pod CREATE that runs before SidecarSet injection (upstream's order: WorkloadSpread,
+ * then SidecarSet): the pod it changed, undefined for no change, or a denial.
+ */
+export type PodCreateStep = (
+  pod: V1Pod,
+  request: AdmissionRequest,
+  signal?: AbortSignal,
+) => Promise<V1Pod | Denied | undefined>;
+
+const isDenied = (r: V1Pod | Denied): r is Denied => (r as Denied).allowed === false;
+
+/**
  * Pod CREATE: inject every matching, unpaused SidecarSet, at the revision its injectionStrategy
- * picks (`random` decides a Partial percentage). kube-system and the manager's own
- * namespace are skipped in code as well as by the webhook configuration.
+ * picks (`random` decides a Partial percentage), after the `before` step (WorkloadSpread). kube-system
+ * and the manager's own namespace are skipped in code as well as by the webhook configuration.
  */
 export function podInjectionWebhook(
   source: SidecarSetSource,
   managerNamespace: string,
   clock: Clock,
   random: () => number = Math.random,
+  before?: PodCreateStep,
 ): MutatingWebhook {
   return exemptSystemNamespaces(
-    mutating((request) => {
+    mutating(async (request, ctx) => {
       if (request.operation !== 'CREATE' || request.kind.kind !== 'Pod' || request.subResource) return allow();
       const malformed = podShapeError(request.object);
       if (malformed) return deny(malformed, 400);
       const original = request.object as unknown as V1Pod;
       // The API server fills metadata.namespace after admission; match on the request's.
-      const pod: V1Pod = {
-        ...original,
-        metadata: { ...original.metadata, namespace: request.namespace ?? original.metadata?.namespace },
-      };
-      if (injectionIgnored(pod)) return allow();
+      const withNamespace = (p: V1Pod): V1Pod => ({
+        ...p,
+        metadata: { ...p.metadata, namespace: request.namespace ?? p.metadata?.namespace },
+      });
+      let base = original;
+      let changedBefore = false;
+      if (before) {
+        const step = await before(withNamespace(original), request, ctx?.signal);
+        if (step && isDenied(step)) return step;
+        if (step) {
+          // The step answers the pod with the request's namespace; the patch must not add it.
+          base = { ...step, metadata: { ...step.metadata, namespace: original.metadata?.namespace } };
+          if (base.metadata!.namespace === undefined) delete base.metadata!.namespace;
+          changedBefore = true;
+        }
+      }
+      const beforeOnly = () => (changedBefore ? patch(createPatch(original, base)) : allow());
+      const pod = withNamespace(base);
+      if (injectionIgnored(pod)) return beforeOnly();
       const stale = freshnessDenial(source);
       if (stale) return stale;
       const labels = source.namespaceLabels(pod.metadata!.namespace ?? '');
@@ -135,21 +163,24 @@ export function podInjectionWebhook(
           );
         return !reason;
       });
-      if (matching.length === 0) return allow(warnings.length ? warnings : undefined);
+      const warned = warnings.length ? warnings : undefined;
+      if (matching.length === 0) return changedBefore ? patch(createPatch(original, base), warned) : allow(warned);
       let injection: Injection;
       try {
         // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream
         // (500).
         const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
-        injection = injectSidecars(original, chosen, new Date(clock.now()), { annotationsApart: true });
+        injection = injectSidecars(base, chosen, new Date(clock.now()), { annotationsApart: !changedBefore });
       } catch (err) {
         if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
         return deny(`SidecarSet injection failed: ${err.message}`, 500);
       }
       const { pod: injected, injected: names, annotationChanges } = injection;
-      return names.length === 0
-        ? allow(warnings.length ? warnings : undefined)
-        : patch(injectionPatch(original, injected, annotationChanges), warnings.length ? warnings : undefined);
+      if (names.length === 0) return changedBefore ? patch(createPatch(original, base), warned) : allow(warned);
+      // After a step that changed the pod, the injected pod carries its whole annotation map: one diff.
+      return changedBefore
+        ? patch(createPatch(original, injected), warned)
+        : patch(injectionPatch(original, injected, annotationChanges), warned);
     }),
     managerNamespace,
   );

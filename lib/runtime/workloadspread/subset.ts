@@ -7,11 +7,10 @@
  * tolerations, node affinity, patch, the `apps.kruise.io/matched-workloadspread` annotation).
  * Pure: the caller reads the WorkloadSpread and the workload's replicas, and writes the status.
  *
- * Not wired yet. Subset patches are applied for maps only (labels, annotations, any nested
- * object); a patch with a list (containers, volumes: upstream's strategic merge by key) is refused
- * with an error rather than merged differently.
+ * Subset patches are merged as upstream's strategic merge over a Pod (strategic-merge.ts); a patch
+ * that cannot be merged throws {@link StrategicMergeError} (upstream answers the CREATE with 500).
  */
-import { isRecord } from '../../contract.js';
+import { strategicMergePod } from './strategic-merge.js';
 
 /** Upstream MatchedWorkloadSpreadSubsetAnnotations. */
 export const MATCHED_WORKLOADSPREAD_ANNOTATION = 'apps.kruise.io/matched-workloadspread';
@@ -206,21 +205,6 @@ export function decideSubset(ws: Json, pod: Json, ctx: SubsetContext): SubsetDec
   return { changed: true, subset: chosen.name, ...(generatedUID ? { generatedUID } : {}), status };
 }
 
-/** A map-only strategic merge (maps merge, `null` deletes, scalars replace); lists are refused by field. */
-function mergeMaps(target: Json, patch: Json, at: string): Json {
-  const out: Json = isRecord(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else if (Array.isArray(v))
-      throw new Error(
-        `${at}.${k}: a list in a subset patch is merged by key upstream (strategic merge); this runtime does not apply list patches yet`,
-      );
-    else if (isRecord(v)) out[k] = mergeMaps(out[k], v, `${at}.${k}`);
-    else out[k] = v;
-  }
-  return out;
-}
-
 /** Upstream injectWorkloadSpreadIntoPod on a copy of `pod`. */
 export function injectSubset(ws: Json, pod: Json, subsetName: string, generatedUID?: string): Json {
   const subset = (ws.spec.subsets ?? []).find((s: Json) => s.name === subsetName);
@@ -249,9 +233,9 @@ export function injectSubset(ws: Json, pod: Json, subsetName: string, generatedU
         if (fields.length) term.matchFields = fields;
       }
   }
-  if (isRecord(subset.patch)) {
+  if (subset.patch !== undefined && subset.patch !== null) {
     const priorityClass = out.spec.priorityClassName;
-    out = mergeMaps(out, subset.patch, `spec.subsets[${subsetName}].patch`);
+    out = strategicMergePod(out, subset.patch);
     if (out.spec?.priorityClassName !== priorityClass && out.spec) delete out.spec.priority;
   }
   out.metadata ??= {};

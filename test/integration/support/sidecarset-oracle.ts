@@ -166,3 +166,8 @@ export function upstreamWorkloadSpreadGroupOracle(
 ): object[] {
   return validationOracle('wsgroup', cases);
 }
+
+/** apimachinery's StrategicMergePatch over a corev1.Pod, decoded into a Pod: `{ pod }` or `{ error }` per case. */
+export function upstreamStrategicMergeOracle(cases: Array<{ pod: object; patch: object }>): object[] {
+  return validationOracle('smp', cases);
+}

@@ -44,7 +44,7 @@ describe('manager flavours', () => {
     const kinds = (objects: Manifest[]) => objects.filter((o) => o.kind === 'CustomResourceDefinition').length;
     const upstream = synthManager();
     const ours = synthManager({ image: runtime });
-    expect([kinds(upstream), kinds(ours)]).toEqual([18, 1]);
+    expect([kinds(upstream), kinds(ours)]).toEqual([18, 2]);
     expect(upstream.some((o) => o.kind === 'DaemonSet')).toBe(true);
     expect(ours.some((o) => o.kind === 'DaemonSet')).toBe(false);
     expect(find(upstream, 'MutatingWebhookConfiguration').metadata.annotations).toHaveProperty('template');
@@ -99,7 +99,7 @@ describe('manager flavours', () => {
 
   it('refuse a gate the runtime does not read (it would refuse to start), naming it', () => {
     expect(() => synthManager({ image: runtime, featureGates: { ImagePullJobGate: true } })).toThrow(
-      /^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/,
+      /^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed and WorkloadSpread \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/,
     );
   });
 

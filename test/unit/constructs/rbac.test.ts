@@ -30,7 +30,11 @@ describe('ManagerRbac', () => {
   it('scopes the runtime ClusterRole to the features it carries', () => {
     const role = find(synth(), 'ClusterRole', 'kruise-manager-role');
     expect(resources(role)).toEqual(expect.arrayContaining(['pods', 'sidecarsets', 'sidecarsets/status']));
-    expect(resources(role)).not.toContain('clonesets');
+    // WorkloadSpread reads its targets (CloneSet and Advanced StatefulSet included), never writes them.
+    const writes = (role.rules as Array<{ resources: string[]; verbs: string[] }>)
+      .filter((r) => r.resources.includes('clonesets'))
+      .flatMap((r) => r.verbs);
+    expect(writes).toEqual(['get', 'list']);
     expect(resources(role)).not.toContain('secrets');
   });
 

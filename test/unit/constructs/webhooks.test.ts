@@ -68,7 +68,12 @@ describe('WebhookConfigurations', () => {
   it('renders only what the runtime serves, without the upstream template annotation', () => {
     const [mutating, validating] = synth({ definitions: runtimeWebhooks(), template: false });
     expect(names(mutating)).toEqual(['mpod.kb.io', 'msidecarset.kb.io']);
-    expect(names(validating)).toEqual(['vsidecarset.kb.io']);
+    expect(names(validating)).toEqual([
+      'vsidecarset.kb.io',
+      'vpod.kb.io',
+      'vpodeviction.kb.io',
+      'vworkloadspread.kb.io',
+    ]);
     expect(mutating.metadata.annotations).toBeUndefined();
     expect(validating.webhooks[0].clientConfig.service.path).toBe('/validate-apps-kruise-io-v1alpha1-sidecarset');
   });

@@ -222,6 +222,7 @@ describe('doctor: upstream specifics', () => {
     expect(expectations(f.snapshot.namespace, f.snapshot.deployments)!.webhooks.map((w) => w.name)).toEqual([
       'msidecarset.kb.io',
       'vsidecarset.kb.io',
+      'vworkloadspread.kb.io',
     ]);
   });
 

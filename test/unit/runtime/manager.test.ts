@@ -250,14 +250,26 @@ describe('Manager feature gates', () => {
       /"msg":"feature gate off: webhook not served".*"gate":"PodWebhook=false","webhook":"mpod.kb.io","path":"\/mutate-pod"/,
     );
     // The contract's list, which the constructs and the doctor can render and check against.
+    // vworkloadspread.kb.io stays: as upstream, it refuses WorkloadSpreads while the gate is off.
     expect(servedRuntimeWebhooks({ PodWebhook: false }).map((w) => w.name)).toEqual([
       'msidecarset.kb.io',
       'vsidecarset.kb.io',
+      'vworkloadspread.kb.io',
     ]);
     expect(servedRuntimeWebhooks({}).map((w) => w.name)).toEqual([
       'mpod.kb.io',
       'msidecarset.kb.io',
       'vsidecarset.kb.io',
+      'vpod.kb.io',
+      'vpodeviction.kb.io',
+      'vworkloadspread.kb.io',
+    ]);
+    // WorkloadSpread=false drops only the pod deletion webhook (it serves nothing else here).
+    expect(servedRuntimeWebhooks({ WorkloadSpread: false }).map((w) => w.name)).toEqual([
+      'mpod.kb.io',
+      'msidecarset.kb.io',
+      'vsidecarset.kb.io',
+      'vworkloadspread.kb.io',
     ]);
   });
 

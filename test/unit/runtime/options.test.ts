@@ -30,7 +30,7 @@ describe('parseOptions', () => {
       }),
     );
     expect(o.metricsAddr).toEqual({ host: '0.0.0.0', port: 8080 });
-    expect(o.workers).toEqual({ sidecarset: 3 });
+    expect(o.workers).toEqual({ sidecarset: 3, workloadspread: 3 });
   });
 
   it('parses every flag the constructs render (the contract round-trips)', () => {

@@ -31,6 +31,12 @@
 //	sidecarset-oracle wsstatus reads {"ws":…,"oldStatuses":[…],"podMap":{…},"replicas":n} per line;
 //	                          prints upstream's calculateWorkloadSpreadSubsetStatuses: statuses and the
 //	                          pods to reschedule (wscontroller/oracle_export.go)
+//	sidecarset-oracle podmerge prints, for core/v1 Pod, every field path that carries strategic-merge
+//	                          directives (patchStrategy, patchMergeKey struct tags): podmerge.generated.ts
+//	                          is written from it
+//	sidecarset-oracle smp     reads {"pod":…,"patch":…} per line; prints {"pod":…} as upstream's pod
+//	                          webhook merges a subset patch (strategicpatch.StrategicMergePatch over
+//	                          corev1.Pod, then decoded into a Pod), or {"error":…}
 //	sidecarset-oracle wsgroup reads {"ws":…,"pods":[…],"nodes":[…],"replicas":n} per line; prints
 //	                          upstream's groupPodBySubset: pods per subset, their metadata after
 package main
@@ -61,6 +67,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/kubernetes/pkg/capabilities"
@@ -135,6 +142,46 @@ func name(t reflect.Type, types map[string]typ) string {
 	panic(fmt.Sprintf("unsupported kind %s of %s", t.Kind(), t))
 }
 
+// patchTags records, by JSON path from the root ("spec.containers[].env"), the patchStrategy and
+// patchMergeKey struct tags of every field under t that has one.
+func patchTags(t reflect.Type, path string, out map[string]map[string]string, depth int) {
+	for t.Kind() == reflect.Ptr || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		if t.Kind() == reflect.Slice {
+			path += "[]"
+		} else if t.Kind() == reflect.Map {
+			path += "{}"
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || depth > 12 {
+		return
+	}
+	if _, ok := special[t]; ok {
+		return
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		jsonName := strings.Split(tag, ",")[0]
+		here := path
+		if jsonName == "" && f.Anonymous {
+			patchTags(f.Type, path, out, depth+1)
+			continue
+		}
+		if here != "" {
+			here += "."
+		}
+		here += jsonName
+		if s, k := f.Tag.Get("patchStrategy"), f.Tag.Get("patchMergeKey"); s != "" || k != "" {
+			out[here] = map[string]string{"strategy": s, "key": k}
+		}
+		patchTags(f.Type, here, out, depth+1)
+	}
+}
+
 func fields(t reflect.Type, types map[string]typ) []field {
 	var out []field
 	for i := 0; i < t.NumField(); i++ {
@@ -177,6 +224,35 @@ func main() {
 		}
 		b, _ := json.MarshalIndent(map[string]interface{}{"roots": roots, "types": types}, "", "  ")
 		fmt.Println(string(b))
+	case "podmerge":
+		out := map[string]map[string]string{}
+		patchTags(reflect.TypeOf(corev1.Pod{}), "", out, 0)
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Println(string(b))
+	case "smp":
+		eachLine(func(line []byte) (interface{}, error) {
+			var c struct {
+				Pod   json.RawMessage `json:"pod"`
+				Patch json.RawMessage `json:"patch"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				return nil, err
+			}
+			pod := &corev1.Pod{}
+			if err := json.Unmarshal(c.Pod, pod); err != nil {
+				return nil, err
+			}
+			original, _ := json.Marshal(pod)
+			modified, err := strategicpatch.StrategicMergePatch(original, c.Patch, &corev1.Pod{})
+			if err != nil {
+				return map[string]string{"error": err.Error()}, nil
+			}
+			merged := &corev1.Pod{}
+			if err := json.Unmarshal(modified, merged); err != nil {
+				return map[string]string{"error": err.Error()}, nil
+			}
+			return map[string]interface{}{"pod": merged}, nil
+		})
 	case "hash":
 		eachLine(func(line []byte) (interface{}, error) {
 			s := &appsv1alpha1.SidecarSet{}
@@ -251,7 +327,7 @@ func main() {
 			return wscontroller.OracleGroupPods(cli, c.WS, pods, c.Replicas)
 		})
 	default:
-		panic("usage: sidecarset-oracle schema|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost|wsstatus|wsgroup")
+		panic("usage: sidecarset-oracle schema|podmerge|smp|hash|inject|state|rollout|validate|wsvalidate|wssubset|wscost|wsstatus|wsgroup")
 	}
 }
 

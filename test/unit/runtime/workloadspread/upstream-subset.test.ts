@@ -251,14 +251,37 @@ describe('TestPatchMetadata', () => {
     expect(pod.metadata.labels.subset).toBe('subset-a');
     expect(pod.metadata.annotations.subset).toBe('subset-a');
   });
-  it('refuses a list patch (strategic merge by key) by name instead of merging it otherwise', () => {
+  it('merges a list patch by its key (strategic merge over a Pod), appending new items', () => {
     const ws = {
       metadata: { name: 'ws' },
-      spec: { subsets: [{ name: 'a', patch: { spec: { containers: [{ name: 'main', resources: {} }] } } }] },
+      spec: {
+        subsets: [
+          {
+            name: 'a',
+            patch: {
+              spec: {
+                containers: [
+                  { name: 'nginx', env: [{ name: 'ZONE', value: 'a' }] },
+                  { name: 'extra', image: 'extra:1' },
+                ],
+              },
+            },
+          },
+        ],
+      },
     };
-    expect(() => injectSubset(ws, podDemo(), 'a')).toThrow(
-      /spec\.subsets\[a\]\.patch\.spec\.containers: a list in a subset patch/,
-    );
+    const pod = injectSubset(ws, podDemo(), 'a');
+    const names = pod.spec.containers.map((c: { name: string }) => c.name);
+    expect(names).toEqual(['nginx', 'extra']);
+    expect(pod.spec.containers[0].image).toBe('nginx:1.15.1');
+    expect(pod.spec.containers[0].env).toEqual([{ name: 'ZONE', value: 'a' }]);
+  });
+  it('refuses a list item without its merge key, naming the key (upstream: 500 on the pod)', () => {
+    const ws = {
+      metadata: { name: 'ws' },
+      spec: { subsets: [{ name: 'a', patch: { spec: { containers: [{ image: 'x' }] } } }] },
+    };
+    expect(() => injectSubset(ws, podDemo(), 'a')).toThrow(/does not contain declared merge key: name/);
   });
 });
 
