@@ -71,3 +71,26 @@ export async function resolveBinaries(): Promise<Binaries> {
     kruiseVersion: kv.KRUISE_VERSION,
   };
 }
+
+/** cert-manager's controller and cainjector, and its CRDs, from the module pinned in binaries/cert-manager/pin.json. */
+export interface CertManagerBinaries {
+  controller: string;
+  cainjector: string;
+  /** Directory of the module's CRD manifests (`deploy/crds`). */
+  crdsDir: string;
+  version: string;
+}
+
+/** Runs `build.sh cert-manager` (builds and caches on first use: minutes). */
+export async function resolveCertManager(): Promise<CertManagerBinaries> {
+  const kv = await runBuildScript(
+    ['cert-manager'],
+    ['CERT_MANAGER_CONTROLLER', 'CERT_MANAGER_CAINJECTOR', 'CERT_MANAGER_CRDS', 'CERT_MANAGER_VERSION'],
+  );
+  return {
+    controller: kv.CERT_MANAGER_CONTROLLER,
+    cainjector: kv.CERT_MANAGER_CAINJECTOR,
+    crdsDir: kv.CERT_MANAGER_CRDS,
+    version: kv.CERT_MANAGER_VERSION,
+  };
+}

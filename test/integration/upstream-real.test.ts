@@ -48,6 +48,7 @@ import { envtest } from '../envtest/state.js';
 import {
   applyServerSide,
   discover,
+  removeCrds,
   kubectlApply,
   kubectlVersion,
   objectId,
@@ -400,42 +401,6 @@ async function takeover(signal: 'SIGTERM' | 'SIGKILL', spareNames: string[]): Pr
 
 // ---------------------------------------------------------------------------------------------
 // Install and start
-
-/**
- * Deletes `crds` and waits until they are gone. Their objects' finalizers are stripped first:
- * no manager runs to remove them (e.g. on ImagePullJobs), and they would hold the CRDs in
- * Terminating, where re-creating one fails.
- */
-async function removeCrds(crds: KubernetesObject[]): Promise<void> {
-  const paths = crds.map((c) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.metadata!.name}`);
-  for (const crd of crds as Array<
-    KubernetesObject & {
-      spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> };
-    }
-  >) {
-    const base = `/apis/${crd.spec.group}/${crd.spec.versions.find((v) => v.served)?.name}`;
-    const list = await apiRequest(state, 'GET', `${base}/${crd.spec.names.plural}`).catch(() => undefined);
-    if (list?.status !== 200) continue;
-    for (const item of (JSON.parse(list.body) as { items: KubernetesObject[] }).items.filter(
-      (i) => i.metadata?.finalizers?.length,
-    )) {
-      const path = `${base}${item.metadata!.namespace ? `/namespaces/${item.metadata!.namespace}` : ''}/${crd.spec.names.plural}/${item.metadata!.name}`;
-      await apiRequest(state, 'PUT', path, { ...item, metadata: { ...item.metadata, finalizers: [] } }).catch(
-        () => undefined,
-      );
-    }
-  }
-  for (const path of paths) await apiRequest(state, 'DELETE', path).catch(() => undefined);
-  await until(
-    `CRDs ${crds.map((c) => c.metadata!.name).join(', ')} to be deleted`,
-    async () => {
-      for (const path of paths) if ((await apiRequest(state, 'GET', path)).status !== 404) return false;
-      return true;
-    },
-    60_000,
-    500,
-  ).catch((e: Error) => log(e.message));
-}
 
 /**
  * The install below is judged as on an empty API server; earlier suites share this one and may

@@ -11,6 +11,10 @@
 # its go.sum hash) in tools/upstream/pin.json; TEST_ASSET_KRUISE_MANAGER overrides it. kruise-daemon
 # (cmd/daemon of the same module) likewise, overridden by TEST_ASSET_KRUISE_DAEMON.
 #
+# `build.sh cert-manager` resolves kube-apiserver and etcd, then cert-manager's controller and
+# cainjector from cert-manager's module pinned in cert-manager/pin.json (for the cert-manager mode
+# of the real kruise-manager); stdout adds CERT_MANAGER_CONTROLLER, _CAINJECTOR, _CRDS, _VERSION.
+#
 # `build.sh cluster` resolves what the local cluster (test/cluster) needs instead: kube-apiserver
 # and etcd as above, plus kubelet, kube-proxy, kube-scheduler and kube-controller-manager from the
 # wrapper module kube-node/ (same k8s.io/kubernetes version as kube-apiserver/, checked below).
@@ -26,7 +30,8 @@ set -euo pipefail
 shopt -s inherit_errexit # functions below run inside $(...), which would otherwise drop `set -e`
 
 mode="${1:-envtest}"
-[[ "$mode" == envtest || "$mode" == cluster ]] || { echo "envtest: error: unknown mode '$mode' (use no argument, or 'cluster')" >&2; exit 2; }
+[[ "$mode" == envtest || "$mode" == cluster || "$mode" == cert-manager ]] \
+  || { echo "envtest: error: unknown mode '$mode' (use no argument, 'cluster' or 'cert-manager')" >&2; exit 2; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache_root="${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}"
 
@@ -132,6 +137,25 @@ echo "KUBERNETES_VERSION=$k8s_version"
 echo "ETCD=$etcd"
 echo "ETCD_SOURCE=$etcd_source"
 echo "ETCD_VERSION=$etcd_version"
+
+if [[ "$mode" == cert-manager ]]; then
+  # cert-manager's controller and cainjector from its own checksum-pinned module (built inside it:
+  # its go.mod has replace directives), and the directory of its CRDs in that module.
+  cm_pin="$here/cert-manager/pin.json"
+  cm_field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$cm_pin"; }
+  cm_module="$(cm_field module)"; cm_version="$(cm_field version)"; cm_sum="$(cm_field sum)"
+  [[ -n "$cm_module" && -n "$cm_version" && -n "$cm_sum" ]] || die "cannot read module/version/sum from $cm_pin"
+  cm_info="$(cd / && GOWORK=off GOFLAGS=-mod=mod "$(find_go)" mod download -json "$cm_module@$cm_version")" \
+    || die "go mod download $cm_module@$cm_version failed: $cm_info"
+  [[ "$(sed -n 's/^[[:space:]]*"Sum": "\([^"]*\)".*/\1/p' <<<"$cm_info")" == "$cm_sum" ]] \
+    || die "$cm_module@$cm_version does not match the checksum pinned in $cm_pin"
+  cm_dir="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$cm_info")"
+  echo "CERT_MANAGER_CONTROLLER=$(BUILD_SRC="$cm_dir" build cert-manager-controller ./cmd/controller "$cm_version")"
+  echo "CERT_MANAGER_CAINJECTOR=$(BUILD_SRC="$cm_dir" build cert-manager-cainjector ./cmd/cainjector "$cm_version")"
+  echo "CERT_MANAGER_CRDS=$cm_dir/deploy/crds"
+  echo "CERT_MANAGER_VERSION=$cm_version"
+  exit 0
+fi
 
 if [[ "$mode" == cluster ]]; then
   # resolve_node <binary> <KEY>: TEST_ASSET_<KEY>, else KUBEBUILDER_ASSETS/<binary> if present, else built.

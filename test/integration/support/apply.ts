@@ -11,6 +11,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { apiRequest } from '../../envtest/http.js';
 import { envtest } from '../../envtest/state.js';
+import { until } from './ha.js';
 
 export interface ApplyResult {
   /** `Kind/name` or `Kind/namespace/name`. */
@@ -138,4 +139,42 @@ export async function kubectlApply(
     const x = e as { stdout?: string; stderr?: string; message: string };
     return { ok: false, output: `${x.stdout ?? ''}${x.stderr ?? x.message}` };
   }
+}
+
+/**
+ * Deletes `crds` and waits until they are gone. Their objects' finalizers are stripped first:
+ * no manager runs to remove them (e.g. on ImagePullJobs), and they would hold the CRDs in
+ * Terminating, where re-creating one fails.
+ */
+
+export async function removeCrds(crds: KubernetesObject[]): Promise<void> {
+  const state = envtest();
+  const paths = crds.map((c) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${c.metadata!.name}`);
+  for (const crd of crds as Array<
+    KubernetesObject & {
+      spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served: boolean }> };
+    }
+  >) {
+    const base = `/apis/${crd.spec.group}/${crd.spec.versions.find((v) => v.served)?.name}`;
+    const list = await apiRequest(state, 'GET', `${base}/${crd.spec.names.plural}`).catch(() => undefined);
+    if (list?.status !== 200) continue;
+    for (const item of (JSON.parse(list.body) as { items: KubernetesObject[] }).items.filter(
+      (i) => i.metadata?.finalizers?.length,
+    )) {
+      const path = `${base}${item.metadata!.namespace ? `/namespaces/${item.metadata!.namespace}` : ''}/${crd.spec.names.plural}/${item.metadata!.name}`;
+      await apiRequest(state, 'PUT', path, { ...item, metadata: { ...item.metadata, finalizers: [] } }).catch(
+        () => undefined,
+      );
+    }
+  }
+  for (const path of paths) await apiRequest(state, 'DELETE', path).catch(() => undefined);
+  await until(
+    `CRDs ${crds.map((c) => c.metadata!.name).join(', ')} to be deleted`,
+    async () => {
+      for (const path of paths) if ((await apiRequest(state, 'GET', path)).status !== 404) return false;
+      return true;
+    },
+    60_000,
+    500,
+  ).catch((e: Error) => process.stderr.write(`${e.message}\n`));
 }
