@@ -15,16 +15,14 @@
 // module's manifests). The kruise-manager replica is adapted as in upstream-real.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chart, Testing } from 'cdk8s';
-import { parseAllDocuments } from 'yaml';
 import { KruiseManager, WebhookCertificates } from '../../lib/index.js';
-import { resolveCertManager, type CertManagerBinaries } from '../envtest/binaries.js';
 import { apiRequest } from '../envtest/http.js';
 import { envtest } from '../envtest/state.js';
+import { startCertManager, type RunningCertManager } from '../support/cert-manager.js';
 import { kubectlApply, objectPath, removeCrds } from './support/apply.js';
 import { until } from './support/ha.js';
 import { addEndpoint, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
@@ -49,23 +47,8 @@ const withoutCrdInjection = objects.map((o) => {
   return { ...o, metadata: { ...o.metadata, annotations } };
 });
 
-let cm: CertManagerBinaries;
-let cmCrds: KubernetesObject[] = [];
-const children: ChildProcess[] = [];
+let certManager: RunningCertManager | undefined;
 let replica: UpstreamManager | undefined;
-
-function startCertManager(binary: string, name: string, args: string[]): void {
-  const fd = openSync(join(runDir, `${name}.log`), 'a');
-  try {
-    const child = spawn(binary, [`--kubeconfig=${state.kubeconfigPath}`, '--leader-elect=false', '--v=2', ...args], {
-      stdio: ['ignore', fd, fd],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    });
-    children.push(child);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 async function getJson<T>(path: string): Promise<T | undefined> {
   const res = await apiRequest(state, 'GET', path);
@@ -93,17 +76,14 @@ async function apply(stream: KubernetesObject[], file: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  cm = await resolveCertManager();
-  cmCrds = readdirSync(cm.crdsDir)
-    .filter((f) => f.endsWith('.yaml'))
-    .flatMap((f) => parseAllDocuments(readFileSync(join(cm.crdsDir, f), 'utf8')).map((d) => d.toJSON()))
-    .filter((o): o is KubernetesObject => o?.kind === 'CustomResourceDefinition')
-    .map((o) => ({ ...o, metadata: { name: o.metadata!.name } }));
   await uninstallWebhooks(kc);
-  await apply(cmCrds, 'cert-manager-crds.yaml');
-  startCertManager(cm.controller, 'controller', [`--cluster-resource-namespace=${ns}`]);
-  startCertManager(cm.cainjector, 'cainjector', []);
-  log(`cert-manager ${cm.version} running; logs in ${runDir}`);
+  certManager = await startCertManager({
+    kubeconfig: state.kubeconfigPath,
+    clusterResourceNamespace: ns,
+    logDir: runDir,
+    apply: (crds) => apply(crds, 'cert-manager-crds.yaml'),
+  });
+  log(`cert-manager ${certManager.binaries.version} running; logs in ${runDir}`);
 }, 3_600_000);
 
 afterAll(async () => {
@@ -112,10 +92,7 @@ afterAll(async () => {
     await replica.stop('SIGTERM', 10_000);
     await removeEndpoint(kc, ns, replica.name);
   }
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all(
-    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve())),
-  );
+  await certManager?.stop();
   await apiRequest(
     state,
     'DELETE',
@@ -123,7 +100,7 @@ afterAll(async () => {
   ).catch(() => undefined);
   for (const o of [...objects].reverse().filter((x) => x.kind !== 'Namespace' && x.kind !== 'CustomResourceDefinition'))
     await apiRequest(state, 'DELETE', await objectPath(o)).catch(() => undefined);
-  await removeCrds([...objects.filter((o) => o.kind === 'CustomResourceDefinition'), ...cmCrds]);
+  await removeCrds([...objects.filter((o) => o.kind === 'CustomResourceDefinition'), ...(certManager?.crds ?? [])]);
   rmSync(runDir, { recursive: true, force: true });
 }, 180_000);
 
