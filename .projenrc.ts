@@ -370,8 +370,14 @@ project.addTask('format', {
 });
 project.addTask('upstream:generate', {
   description:
-    "Regenerate lib/constructs/upstream/kruise.generated.ts from upstream's pinned Go module (-- --check, -- --version vX.Y.Z)",
+    "Regenerate lib/constructs/upstream/kruise.generated.ts from upstream's pinned Go modules (-- --check; -- --version vX.Y.Z adds a release)",
   exec: 'tsx tools/upstream/generate.ts',
+  receiveArgs: true,
+});
+project.addTask('test:upstream-releases', {
+  description:
+    'The real-binary test (upstream-real) for every pinned upstream release but the default (npm test runs that one); -- vX.Y.Z ... for given ones',
+  exec: 'bash tools/upstream/test-releases.sh',
   receiveArgs: true,
 });
 project.addTask('envtest:binaries', { exec: 'bash test/envtest/binaries/build.sh' });

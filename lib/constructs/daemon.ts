@@ -11,7 +11,7 @@ import { checkDistinctPorts, setEphemeralStorage } from './manager-args.js';
 import { labelEveryObject } from './labels.js';
 import { IMAGE_PULL_POLICY, KUBE_CACHE_MUTATION_DETECTOR } from './options.js';
 import { setRules } from './rbac.js';
-import { KRUISE_RELEASE } from './upstream/kruise.generated.js';
+import { upstreamRelease } from './upstream/releases.js';
 
 /** The daemon's health endpoint: 200 once its informers (NodeImage, CRR, NodePodProbe) have synced. */
 const HEALTHZ = '/healthz';
@@ -199,7 +199,7 @@ export class KruiseDaemon extends Construct {
     });
     // Upstream's own daemon role (config/rbac/daemon_role.yaml, from the generated release data).
     const role = new kplus.ClusterRole(this, 'Role', { metadata: { name: 'kruise-daemon-role' } });
-    setRules(role, KRUISE_RELEASE.daemonRbac);
+    setRules(role, upstreamRelease(props.image.upstreamVersion).daemonRbac);
     const r = (apiGroup: string, resourceType: string) => kplus.ApiResource.custom({ apiGroup, resourceType });
     const secrets = new kplus.Role(this, 'SecretRole', {
       metadata: { name: 'kruise-daemon-secret-role', namespace: Names.daemonConfigNamespace },

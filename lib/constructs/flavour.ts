@@ -18,7 +18,8 @@ import { runtimeCrds } from './runtime-crds.js';
 import { UninstallProtection } from './uninstall-guard.js';
 import { CustomResourceAccess } from './upstream/permissions.js';
 import { resolveUpstreamProfile, UpstreamProfile } from './upstream/profile.js';
-import type { PolicyRule } from './upstream/release.js';
+import type { PolicyRule, UpstreamRelease } from './upstream/release.js';
+import { DEFAULT_UPSTREAM_RELEASE, releasesWith, upstreamRelease } from './upstream/releases.js';
 import type { WebhookDefinition } from './webhooks.js';
 
 /**
@@ -96,6 +97,11 @@ export interface ManagerFlavourProfile {
   /** The flags only this flavour's binary parses. */
   _args(input: FlavourArgsInput): string[];
   _liveness(healthPort: number): kplus.Probe;
+  /**
+   * Why the binary would refuse `--<flag>`, or undefined when it has the flag. A flag no
+   * release registers may be a library's (klog, controller-runtime) and passes unless `strict`.
+   */
+  _flagProblem(flag: string, strict: boolean): { problem: string; fix: string } | undefined;
 }
 
 /**
@@ -125,72 +131,128 @@ const LIVENESS_TIMING = {
 };
 const UPSTREAM_FIX = 'or use ManagerImage.upstream()';
 
-/** openkruise/kruise-manager (Go), as the official chart runs it. */
-export const UPSTREAM_FLAVOUR: ManagerFlavourProfile = {
-  command: ['/manager'],
-  // The image's `nobody`, as the chart's securityContext.
-  uid: 65534,
-  writablePaths: [
-    { name: 'tmp', path: '/tmp', sizeMi: 64 },
-    { name: 'log', path: '/log', sizeMi: 256 },
-  ],
-  webhookTemplate: true,
-  _check(input) {
-    if (input.split) {
-      throw propError(
-        'topology',
-        'split',
-        'needs a manager that can run its webhook without its controllers; this library supports that for the runtime image only',
-        'use ManagerTopology.colocated() with the upstream image, or ManagerImage.runtime(...)',
-      );
-    }
-  },
-  _resolve(input) {
-    const protection = input.uninstallProtection ?? UninstallProtection.deletionProtection();
-    const profile = resolveUpstreamProfile({
-      namespace: input.namespace,
-      featureGates: input.featureGates,
-      externalCertificates: input.externalCertificates,
-      customResourceAccess: input.customResourceAccess,
-      protectionGates: protection.featureGates,
-      crdLabels: protection.crdLabels,
-    });
-    return {
-      featureGates: profile.flags,
-      crds: profile.crds,
-      clusterRules: profile.clusterRules,
-      namespacedRules: profile.namespacedRules,
-      leaderElectionRules: profile.leaderElectionRules,
-      conversionCrds: profile.conversionCrds,
-      aggregated: profile.release.crds.map((c) => ({
-        apiGroup: c.group,
-        resource: c.plural,
-        adminOnly: SECRET_CARRYING_KINDS.includes(c.kind),
-      })),
-      webhooks: profile.webhooks,
-      uninstallProtection: protection,
-      daemon: input.daemon ?? true,
-      upstreamProfile: profile,
-    };
-  },
-  _args(input) {
-    // 0 (the chart's default): no periodic resync, the watches alone drive reconciles.
-    const resync = input.resyncPeriod === undefined ? 0 : wholeSeconds('resyncPeriod', input.resyncPeriod);
-    return [
-      `--${Flags.leaderElectionResourceLock}=leases`,
-      `--${Flags.logToStderr}=true`,
-      ...(input.logLevel ?? LogLevel.verbosity(UPSTREAM_DEFAULT_VERBOSITY))._upstreamArgs(),
-      `--${Flags.syncPeriod}=${resync === 0 ? '0' : `${resync}s`}`,
-      ...(input.logFormat ? [`--${UpstreamFlags.loggingFormat}=${input.logFormat}`] : []),
-      ...pprofArgs(input.pprofPort),
-    ];
-  },
-  // Upstream 1.7/1.8 register no healthz check (its /healthz answers 404): a TCP check of the
-  // health listener is what can be probed.
-  _liveness(port) {
-    return kplus.Probe.fromTcpSocket({ port, ...LIVENESS_TIMING });
-  },
+/**
+ * Flags of the libraries kruise-manager hands its command line to (main.go), which this
+ * library renders. The real-binary test checks them against the binary's --help.
+ */
+const LIBRARY_FLAGS: { readonly [registration: string]: readonly string[] } = {
+  'k8s.io/klog/v2.InitFlags': [Flags.logToStderr, Flags.verbosity],
+  'github.com/openkruise/kruise/pkg/util/feature.DefaultMutableFeatureGate.AddFlag': [Flags.featureGates],
+  'k8s.io/component-base/logs/api/v1.AddFlags': [UpstreamFlags.loggingFormat],
 };
+
+const flavours = new Map<string, ManagerFlavourProfile>();
+
+/** openkruise/kruise-manager (Go) of one release, as the official chart runs it. */
+export function upstreamFlavour(version: string): ManagerFlavourProfile {
+  const known = flavours.get(version);
+  if (known) return known;
+  const made = makeUpstreamFlavour(upstreamRelease(version));
+  flavours.set(version, made);
+  return made;
+}
+
+function makeUpstreamFlavour(release: UpstreamRelease): ManagerFlavourProfile {
+  const own = new Set(release.flags.map((f) => f.name));
+  const library = new Set(release.libraryFlagSets.flatMap((r) => LIBRARY_FLAGS[r] ?? []));
+  return {
+    command: ['/manager'],
+    // The image's `nobody`, as the chart's securityContext.
+    uid: 65534,
+    writablePaths: [
+      { name: 'tmp', path: '/tmp', sizeMi: 64 },
+      { name: 'log', path: '/log', sizeMi: 256 },
+    ],
+    webhookTemplate: true,
+    _check(input) {
+      if (input.split) {
+        throw propError(
+          'topology',
+          'split',
+          'needs a manager that can run its webhook without its controllers; this library supports that for the runtime image only',
+          'use ManagerTopology.colocated() with the upstream image, or ManagerImage.runtime(...)',
+        );
+      }
+    },
+    _resolve(input) {
+      const protection = input.uninstallProtection ?? UninstallProtection.deletionProtection();
+      const profile = resolveUpstreamProfile({
+        version: release.version,
+        namespace: input.namespace,
+        featureGates: input.featureGates,
+        externalCertificates: input.externalCertificates,
+        customResourceAccess: input.customResourceAccess,
+        protectionGates: protection.featureGates,
+        crdLabels: protection.crdLabels,
+      });
+      return {
+        featureGates: profile.flags,
+        crds: profile.crds,
+        clusterRules: profile.clusterRules,
+        namespacedRules: profile.namespacedRules,
+        leaderElectionRules: profile.leaderElectionRules,
+        conversionCrds: profile.conversionCrds,
+        aggregated: profile.release.crds.map((c) => ({
+          apiGroup: c.group,
+          resource: c.plural,
+          adminOnly: SECRET_CARRYING_KINDS.includes(c.kind),
+        })),
+        webhooks: profile.webhooks,
+        uninstallProtection: protection,
+        daemon: input.daemon ?? true,
+        upstreamProfile: profile,
+      };
+    },
+    _args(input) {
+      if (input.logFormat && !library.has(UpstreamFlags.loggingFormat)) {
+        const others = releasesWith((r) =>
+          r.libraryFlagSets.some((f) => LIBRARY_FLAGS[f]?.includes(UpstreamFlags.loggingFormat)),
+        );
+        throw propError(
+          'logFormat',
+          `LogFormat.${input.logFormat.toUpperCase()}`,
+          `is rendered as --${UpstreamFlags.loggingFormat}, which kruise-manager ${release.version} does not have (it refuses to start with it); ${others.join(', ')} ${others.length > 1 ? 'have' : 'has'} it`,
+          `remove logFormat, or use ManagerImage.upstream({ version: '${others[others.length - 1]}' })`,
+        );
+      }
+      // 0 (the chart's default): no periodic resync, the watches alone drive reconciles.
+      const resync = input.resyncPeriod === undefined ? 0 : wholeSeconds('resyncPeriod', input.resyncPeriod);
+      return [
+        `--${Flags.leaderElectionResourceLock}=leases`,
+        `--${Flags.logToStderr}=true`,
+        ...(input.logLevel ?? LogLevel.verbosity(UPSTREAM_DEFAULT_VERBOSITY))._upstreamArgs(),
+        `--${Flags.syncPeriod}=${resync === 0 ? '0' : `${resync}s`}`,
+        ...(input.logFormat ? [`--${UpstreamFlags.loggingFormat}=${input.logFormat}`] : []),
+        ...pprofArgs(input.pprofPort),
+      ];
+    },
+    // Upstream 1.7/1.8 register no healthz check (its /healthz answers 404): a TCP check of the
+    // health listener is what can be probed.
+    _liveness(port) {
+      return kplus.Probe.fromTcpSocket({ port, ...LIVENESS_TIMING });
+    },
+    _flagProblem(flag, strict) {
+      if (own.has(flag) || library.has(flag)) return undefined;
+      const others = releasesWith((r) => r.flags.some((f) => f.name === flag));
+      if (!others.length) {
+        if (!strict) return undefined;
+        const suffix = flag.slice(flag.lastIndexOf('-'));
+        const alike = [...own].filter((f) => f.endsWith(suffix)).sort();
+        return {
+          problem: `is not a flag of kruise-manager ${release.version}, nor of any release this library renders`,
+          fix: `use one of: ${(alike.length ? alike : [...own].sort()).join(', ')}`,
+        };
+      }
+      return {
+        problem: `is not a flag of kruise-manager ${release.version}, which refuses to start with it; ${others.join(', ')} ${others.length > 1 ? 'have' : 'has'} it`,
+        fix: `remove it, or use ManagerImage.upstream({ version: '${others[others.length - 1]}' })`,
+      };
+    },
+  };
+}
+
+/** The default release's upstream flavour. */
+export const UPSTREAM_FLAVOUR: ManagerFlavourProfile = upstreamFlavour(DEFAULT_UPSTREAM_RELEASE);
 
 /** This project's TypeScript runtime. */
 export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
@@ -288,5 +350,9 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
   // The runtime's /healthz fails when the event loop stalls or a watch is stuck.
   _liveness(port) {
     return kplus.Probe.fromHttpGet(Paths.healthz, { port, ...LIVENESS_TIMING, timeoutSeconds: Duration.seconds(5) });
+  },
+  // The runtime's flags are checked by its own contract (lib/contract.ts).
+  _flagProblem() {
+    return undefined;
   },
 };

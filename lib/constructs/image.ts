@@ -1,17 +1,21 @@
 import { propError } from './errors.js';
-import { ManagerFlavourProfile, RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from './flavour.js';
-import { KRUISE_RELEASE } from './upstream/kruise.generated.js';
+import { ManagerFlavourProfile, RUNTIME_FLAVOUR, upstreamFlavour } from './flavour.js';
+import { DEFAULT_UPSTREAM_RELEASE, UPSTREAM_RELEASES } from './upstream/releases.js';
 
-/** The upstream release whose definitions (webhooks, RBAC, CRDs) this library renders. */
-export const UPSTREAM_VERSION = KRUISE_RELEASE.version;
+/** The upstream release rendered when no version is given: the newest stable one this library has data for. */
+export const UPSTREAM_VERSION = DEFAULT_UPSTREAM_RELEASE;
+/** Every upstream release this library renders (each with its own CRDs, webhooks, RBAC, flags, gates), oldest first. */
+export const UPSTREAM_VERSIONS: readonly string[] = UPSTREAM_RELEASES;
 
 /** Options for {@link ManagerImage.upstream}. */
 export interface UpstreamImageOptions {
   /**
-   * Release tag of `openkruise/kruise-manager`. Only the release the library's upstream
-   * definitions were generated from is accepted: another release serves other webhook paths
-   * and needs other permissions, and the manager would delete or be denied what does not fit.
-   * @default 'v1.8.3'
+   * Release tag of `openkruise/kruise-manager`: one of the releases this library has
+   * upstream's own definitions for ({@link UPSTREAM_VERSIONS}: the newest patch of each
+   * supported minor line). Each renders exactly its own CRDs, webhooks, RBAC, flags and
+   * feature gates; another release would serve other webhook paths and need other permissions.
+   * Before changing it on a running install, read `npx kruise-ha-upgrade-diff <from> <to>`.
+   * @default - the newest stable release (UPSTREAM_VERSION, 'v1.9.1')
    */
   readonly version?: string;
   /**
@@ -51,18 +55,18 @@ export class ManagerImage {
         'image.version',
         version,
         'is not a valid image tag',
-        `use the release tag "${UPSTREAM_VERSION}"`,
+        `use a release tag: ${UPSTREAM_VERSIONS.join(', ')}`,
       );
     }
-    if (version !== UPSTREAM_VERSION) {
+    if (!UPSTREAM_VERSIONS.includes(version)) {
       throw propError(
         'image.version',
         version,
-        `is not ${UPSTREAM_VERSION}, the release whose own definitions (webhooks, RBAC, CRDs) this library renders; another release serves other webhook paths and needs other permissions`,
-        `use "${UPSTREAM_VERSION}", or regenerate the definitions for ${version} with \`npm run upstream:generate -- --version ${version}\``,
+        `is not a release this library has upstream's own definitions (webhooks, RBAC, CRDs, flags, gates) for; another release serves other webhook paths and needs other permissions`,
+        `use one of ${UPSTREAM_VERSIONS.join(', ')} (default ${UPSTREAM_VERSION}), or add ${version} with \`npm run upstream:generate -- --version ${version}\` and its real-binary test (docs/upstream-releases.md)`,
       );
     }
-    return new ManagerImage(ManagerFlavor.UPSTREAM, `${registry}/kruise-manager:${version}`);
+    return new ManagerImage(ManagerFlavor.UPSTREAM, `${registry}/kruise-manager:${version}`, version);
   }
 
   /** This project's runtime from an image reference you built and pushed yourself. */
@@ -76,7 +80,7 @@ export class ManagerImage {
         'pin the image, e.g. "registry.example.com/kruise-ts:1.0.0" or "...@sha256:<digest>"',
       );
     }
-    return new ManagerImage(ManagerFlavor.RUNTIME, reference);
+    return new ManagerImage(ManagerFlavor.RUNTIME, reference, undefined);
   }
 
   /** This project's runtime from a construct that builds it (see `RuntimeImage`). */
@@ -89,6 +93,8 @@ export class ManagerImage {
     public readonly flavor: ManagerFlavor,
     /** Full image reference. */
     public readonly reference: string,
+    /** Upstream image only: the release whose definitions are rendered, e.g. `v1.9.1`. */
+    public readonly upstreamVersion: string | undefined,
   ) {}
 
   /**
@@ -97,7 +103,7 @@ export class ManagerImage {
    * @internal
    */
   public _flavour(): ManagerFlavourProfile {
-    return this.flavor === ManagerFlavor.UPSTREAM ? UPSTREAM_FLAVOUR : RUNTIME_FLAVOUR;
+    return this.upstreamVersion !== undefined ? upstreamFlavour(this.upstreamVersion) : RUNTIME_FLAVOUR;
   }
 }
 

@@ -155,7 +155,20 @@ export function renderFlavourArgs(flavour: ManagerFlavourProfile, input: Omit<Ma
     const workers = input.controllerWorkers[controller];
     throwProblems(controllerNameProblems('controllerWorkers', controller));
     throwProblems(workersProblems(`controllerWorkers.${controller}`, workers));
+    const refused = flavour._flagProblem(workersFlag(controller), true);
+    if (refused)
+      throw propError(
+        `controllerWorkers.${controller}`,
+        workers,
+        `renders --${workersFlag(controller)}, which ${refused.problem}`,
+        refused.fix,
+      );
     if (leads) args.push(`--${workersFlag(controller)}=${workers}`);
   }
+  input.extraArgs.forEach((arg, i) => {
+    const name = /^--?([^=\s]+)/.exec(arg)?.[1];
+    const refused = name === undefined ? undefined : flavour._flagProblem(name, false);
+    if (refused) throw propError(`extraArgs[${i}]`, arg, `--${name} ${refused.problem}`, refused.fix);
+  });
   return [...args, ...input.extraArgs];
 }

@@ -1,6 +1,6 @@
 import { KRUISE_APPS_GROUP } from '../contract.js';
 import { CrdManifest } from './crds.js';
-import { KRUISE_RELEASE } from './upstream/kruise.generated.js';
+import { upstreamRelease } from './upstream/releases.js';
 
 const obj = (properties: object, extra: object = {}) => ({ type: 'object', properties, ...extra });
 const open = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
@@ -185,12 +185,15 @@ export function sidecarSetCrd(): CrdManifest {
   };
 }
 
+/** The upstream release whose SidecarSet and WorkloadSpread behaviour the runtime carries (and is judged against). */
+const RUNTIME_PARITY_RELEASE = 'v1.8.3';
+
 /**
  * The WorkloadSpread CRD (apps.kruise.io/v1alpha1) exactly as upstream's, from the data generated
  * from the pinned module: the runtime carries WorkloadSpread's whole API.
  */
 export function workloadSpreadCrd(): CrdManifest {
-  const crd = KRUISE_RELEASE.crds.find((c) => c.kind === 'WorkloadSpread');
+  const crd = upstreamRelease(RUNTIME_PARITY_RELEASE).crds.find((c) => c.kind === 'WorkloadSpread');
   if (!crd) throw new Error('the generated upstream release has no WorkloadSpread CRD (run npm run upstream:generate)');
   return { manifest: structuredClone(crd.manifest) as { [key: string]: unknown } };
 }

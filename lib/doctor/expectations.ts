@@ -18,7 +18,6 @@ import {
   servedRuntimeWebhooks,
   type RbacRule,
 } from '../contract.js';
-import { KRUISE_RELEASE } from '../constructs/upstream/kruise.generated.js';
 import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
 import {
   effectiveGates,
@@ -26,7 +25,9 @@ import {
   startedControllers,
   type Condition,
   type Environment,
+  type UpstreamRelease,
 } from '../constructs/upstream/release.js';
+import { DEFAULT_UPSTREAM_RELEASE, UPSTREAM_RELEASES, upstreamRelease } from '../constructs/upstream/releases.js';
 import type { Permission } from './model.js';
 
 export type Flavour = 'upstream' | 'runtime';
@@ -47,7 +48,9 @@ export interface ExpectedCrd {
 export interface Expectations {
   readonly flavour: Flavour;
   readonly image: string;
-  /** Set when the upstream image's tag is not the release the definitions come from. */
+  /** Upstream image: the release whose definitions the install is judged against. */
+  readonly release?: string;
+  /** Set when that release is not exactly the image's tag (how it was chosen). */
   readonly versionNote?: string;
   readonly webhooks: ExpectedWebhook[];
   readonly crds: ExpectedCrd[];
@@ -113,7 +116,7 @@ function upstream(
   lease: Expectations['lease'],
   serviceAccount: string,
 ): Expectations {
-  const release = KRUISE_RELEASE;
+  const { release, note } = judgedRelease(image, deployments[0]);
   const gates = effectiveGates(release, parseGates(flagValue(deployments[0], Flags.featureGates)));
   // What the binary runs when every CRD is installed; a missing CRD is the CRD check's finding.
   const env: Environment = { gates, crds: new Set(release.crds.map((c) => c.kind)) };
@@ -136,14 +139,11 @@ function upstream(
   const external = gates[FeatureGates.enableExternalCerts] === true;
   const conversionCrds = release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`);
   const manager = managerPermissions(release, env, CustomResourceAccess.kruiseAndBuiltIn());
-  const tag = /:([^:/@]+)$/.exec(image)?.[1];
   return {
     flavour: 'upstream',
     image,
-    versionNote:
-      tag && tag !== release.version
-        ? `the image tag is ${tag}, but this doctor knows upstream ${release.version}'s definitions`
-        : undefined,
+    release: release.version,
+    versionNote: note,
     webhooks: webhooks.map((w) => ({ type: w.type, name: w.name, path: w.path })),
     crds: release.crds
       .filter((c) => needs.has(c.kind))
@@ -162,6 +162,54 @@ function upstream(
     lease,
     externalCertificates: external,
     conversionCrds,
+  };
+}
+
+/** The flag names of a container's command line (`--name=value`, `--name value`, `-name`). */
+function flagNames(d: V1Deployment): string[] {
+  const c = managerContainer(d);
+  return [...(c?.command ?? []), ...(c?.args ?? [])]
+    .map((a) => /^--?([^=\s]+)/.exec(a)?.[1])
+    .filter((n): n is string => n !== undefined);
+}
+
+/**
+ * The release an upstream install is judged against: the image tag when it is a release this
+ * doctor has definitions for; else the same minor line's release; else (a digest, a custom
+ * tag) the newest release whose flags and feature gates fit the command line.
+ */
+export function judgedRelease(image: string, d: V1Deployment): { release: UpstreamRelease; note?: string } {
+  const tag = /:([^:/@]+)$/.exec(image.split('@')[0])?.[1];
+  if (tag && UPSTREAM_RELEASES.includes(tag)) return { release: upstreamRelease(tag) };
+  const minor = tag ? /^v?(\d+)\.(\d+)\./.exec(tag) : null;
+  if (minor) {
+    const line = UPSTREAM_RELEASES.filter((v) => v.startsWith(`v${minor[1]}.${minor[2]}.`));
+    if (line.length) {
+      const v = line[line.length - 1];
+      return {
+        release: upstreamRelease(v),
+        note: `the image tag is ${tag}; judged against ${v}'s definitions, the release of the same minor line this doctor knows (it knows ${UPSTREAM_RELEASES.join(', ')})`,
+      };
+    }
+  }
+  const flags = flagNames(d);
+  const gates = Object.keys(parseGates(flagValue(d, Flags.featureGates)));
+  const fits = UPSTREAM_RELEASES.filter((v) => {
+    const r = upstreamRelease(v);
+    const own = new Set(r.flags.map((f) => f.name));
+    const anyRelease = (f: string) => UPSTREAM_RELEASES.some((o) => upstreamRelease(o).flags.some((x) => x.name === f));
+    return (
+      flags.every((f) => own.has(f) || !anyRelease(f)) && gates.every((g) => r.featureGates.some((x) => x.name === g))
+    );
+  });
+  const v = fits.length ? fits[fits.length - 1] : DEFAULT_UPSTREAM_RELEASE;
+  return {
+    release: upstreamRelease(v),
+    note: `the image ${tag ? `tag ${tag} is not a release this doctor knows` : 'has no release tag'}; judged against ${v}'s definitions, ${
+      fits.length
+        ? 'the newest release whose flags and feature gates fit the command line'
+        : 'the default release (no release fits the command line)'
+    }`,
   };
 }
 

@@ -11,11 +11,25 @@ export interface Binaries {
   pinnedKubernetesVersion: string;
   /** `built`, `KUBEBUILDER_ASSETS` or `TEST_ASSET_KUBE_APISERVER`. */
   kubeApiServerSource: string;
-  /** The real upstream kruise-manager, built from the module pinned in tools/upstream/pin.json. */
+  /**
+   * The real upstream kruise-manager of the release under test (KRUISE_RELEASE, else the
+   * default release of tools/upstream/pin.json), built from its checksum-pinned module.
+   */
   kruiseManager: string;
-  /** Upstream version of that binary (the pin). */
+  /** Upstream version of that binary. */
   kruiseVersion: string;
+  /**
+   * Every kruise-manager built for this run, by release: the one under test and the runtime's
+   * reference release ({@link RUNTIME_REFERENCE_RELEASE}, which the differential tests compare with).
+   */
+  kruiseManagers: Record<string, string>;
 }
+
+/**
+ * The upstream release the runtime's SidecarSet/WorkloadSpread behaviour is written against:
+ * the differential tests run this release's binary whatever the constructs' default is.
+ */
+export const RUNTIME_REFERENCE_RELEASE = 'v1.8.3';
 
 export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'binaries', 'build.sh');
 
@@ -24,9 +38,13 @@ export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'binar
  * its KEY=VALUE lines, failing unless every key in `required` is there. Progress goes to our
  * stderr because a cold build takes minutes.
  */
-export function runBuildScript(args: string[], required: string[]): Promise<Record<string, string>> {
+export function runBuildScript(
+  args: string[],
+  required: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Record<string, string>> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [BUILD_SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('bash', [BUILD_SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
@@ -62,6 +80,15 @@ export async function resolveBinaries(): Promise<Binaries> {
     [],
     ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE', 'KRUISE_MANAGER', 'KRUISE_VERSION'],
   );
+  const kruiseManagers: Record<string, string> = { [kv.KRUISE_VERSION]: kv.KRUISE_MANAGER };
+  if (!(RUNTIME_REFERENCE_RELEASE in kruiseManagers) && !process.env.TEST_ASSET_KRUISE_MANAGER) {
+    const ref = await runBuildScript([], ['KRUISE_MANAGER', 'KRUISE_VERSION'], {
+      ...process.env,
+      KRUISE_RELEASE: RUNTIME_REFERENCE_RELEASE,
+      KRUISE_WITHOUT_DAEMON: '1',
+    });
+    kruiseManagers[ref.KRUISE_VERSION] = ref.KRUISE_MANAGER;
+  }
   return {
     kubeApiServer: kv.KUBE_APISERVER,
     etcd: kv.ETCD,
@@ -69,6 +96,7 @@ export async function resolveBinaries(): Promise<Binaries> {
     kubeApiServerSource: kv.KUBE_APISERVER_SOURCE,
     kruiseManager: kv.KRUISE_MANAGER,
     kruiseVersion: kv.KRUISE_VERSION,
+    kruiseManagers,
   };
 }
 

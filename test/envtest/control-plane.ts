@@ -52,9 +52,11 @@ export interface ControlPlaneInfo {
   kubeApiServerSource: string;
   /** kube-apiserver's audit log: JSON lines, every request at level Metadata (see config.ts). */
   auditLogPath: string;
-  /** The real upstream kruise-manager binary (binaries/build.sh) and its version, e.g. `v1.8.3`. */
+  /** The real upstream kruise-manager binary under test (binaries/build.sh) and its version, e.g. `v1.9.1`. */
   kruiseManager: string;
   kruiseVersion: string;
+  /** Every kruise-manager binary built for this run, by release (see Binaries.kruiseManagers). */
+  kruiseManagers: Record<string, string>;
 }
 
 export class ControlPlane {
@@ -124,6 +126,7 @@ export class ControlPlane {
       auditLogPath: join(dir, AUDIT_LOG),
       kruiseManager: bins.kruiseManager,
       kruiseVersion: bins.kruiseVersion,
+      kruiseManagers: bins.kruiseManagers,
     };
     await this.startApiServer();
 

@@ -39,6 +39,7 @@ import {
   type Difference,
   type Recording,
 } from './support/sidecarset-differential.js';
+import { RUNTIME_REFERENCE_RELEASE } from '../envtest/binaries.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 
 const SEED = Number(process.env.SCDIFF_SEED ?? 20261123);
@@ -153,7 +154,8 @@ function byName(pod: Json): Json {
 
 const kc = kubeConfig();
 const api = new ApiClient();
-const objects = synthesizeDefault();
+// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
+const objects = synthesizeDefault(RUNTIME_REFERENCE_RELEASE);
 const rendered = renderedManager(objects);
 const runDir = mkdtempSync(join(tmpdir(), 'scdiff-'));
 const log = (msg: string) => process.stderr.write(`sidecarset-differential: ${msg}\n`);

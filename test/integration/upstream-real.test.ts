@@ -1,5 +1,6 @@
-// The REAL upstream kruise-manager (v1.8.3, built from upstream's checksum-pinned Go module by
-// test/envtest/binaries/build.sh) run against our SYNTHESIZED default output (examples/default-ha.ts)
+// The REAL upstream kruise-manager (the release under test: KRUISE_RELEASE, else the default
+// release; built from upstream's checksum-pinned Go module by test/envtest/binaries/build.sh) run
+// against our SYNTHESIZED default output (examples/default-ha.ts, on that release's image)
 // on a real kube-apiserver, with the API server's audit log as witness. Two replicas run as local
 // processes configured from the rendered Deployment's container; they act as the rendered
 // ServiceAccount, so RBAC judges exactly what we render.
@@ -31,18 +32,24 @@
 //
 // Nothing else of this process's environment reaches the replicas (KUBECONFIG included).
 //
+// Every release: `npm run test:upstream-releases` runs this file once per pinned release
+// (KRUISE_RELEASE=<tag>), see docs/upstream-releases.md.
+//
 // Env: UPSTREAM_REAL_MODULE_CRDS=1 also installs, from the pinned upstream module, the CRDs the
 // synthesized output lacks, to diagnose everything else while the output has none; the test
 // that requires the output to render them still fails.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Chart, Testing } from 'cdk8s';
-import { CustomResourceAccess, KruiseManager } from '../../lib/index.js';
+import { CustomResourceAccess, KruiseManager, ManagerImage } from '../../lib/index.js';
+import { upstreamRelease } from '../../lib/constructs/upstream/releases.js';
 import { apiRequest } from '../envtest/http.js';
 import { envtest } from '../envtest/state.js';
 import {
@@ -57,12 +64,13 @@ import {
 } from './support/apply.js';
 import { auditEvents, mutatingWebhooksCalled, rbacDenials, serviceAccountUser } from './support/audit.js';
 import { postReview, until } from './support/ha.js';
-import { crrTargetPod, kruiseWorkloads, runningStatus } from './support/kruise-workloads.js';
+import { crrTargetNode, crrTargetPod, kruiseWorkloads, pullSecret, runningStatus } from './support/kruise-workloads.js';
 import { addEndpoint, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
 import {
   adaptationTable,
   flagValue,
   generatedControllers,
+  kruiseManagerBinary,
   leaseHolder,
   renderedManager,
   synthesizeDefault,
@@ -76,7 +84,10 @@ const MODULE_CRDS = process.env.UPSTREAM_REAL_MODULE_CRDS === '1';
 
 const kc = kubeConfig();
 const state = envtest();
-const objects = synthesizeDefault();
+/** The release under test: the binary the envtest setup built (KRUISE_RELEASE, else the default). */
+const RELEASE = state.kruiseVersion;
+const release = upstreamRelease(RELEASE);
+const objects = synthesizeDefault(RELEASE);
 const rendered = renderedManager(objects);
 const saUser = serviceAccountUser(rendered.namespace, rendered.serviceAccount);
 const container = rendered.container;
@@ -127,7 +138,7 @@ let applyFailures: string[] = [];
  * upstream data says the binary starts for the rendered feature gates. The first leader must
  * start exactly these, which also checks the generated start conditions against the binary.
  */
-const EXPECTED_CONTROLLERS = generatedControllers();
+const EXPECTED_CONTROLLERS = generatedControllers(RELEASE);
 export function expectedControllers(): string[] {
   return EXPECTED_CONTROLLERS;
 }
@@ -191,6 +202,9 @@ const WEBHOOK_KINDS = {
 const renderedConfigs = objects.filter((o) => o.kind! in WEBHOOK_KINDS) as Array<
   KubernetesObject & { webhooks?: WebhookEntry[] }
 >;
+const renderedPaths = new Set(
+  renderedConfigs.flatMap((c) => (c.webhooks ?? []).map((w) => w.clientConfig.service?.path ?? '')),
+);
 
 async function liveConfig(
   o: KubernetesObject,
@@ -522,7 +536,7 @@ describe(`real kruise-manager ${state.kruiseVersion} on the synthesized default 
           .sort(),
         MODULE_CRDS
           ? '(installed from the module for the rest of this run: UPSTREAM_REAL_MODULE_CRDS=1)'
-          : 'without them kruise-manager v1.8.3 exits at start ("failed to register field index"); set UPSTREAM_REAL_MODULE_CRDS=1 to run the rest of this file anyway',
+          : `without them kruise-manager ${RELEASE} exits at start ("failed to register field index"); set UPSTREAM_REAL_MODULE_CRDS=1 to run the rest of this file anyway`,
       );
     },
     30_000,
@@ -582,7 +596,7 @@ describe(`real kruise-manager ${state.kruiseVersion} on the synthesized default 
         'webhook entries the manager removed or rewrote',
         await webhookDrift(),
         dropped.length
-          ? `the replicas logged "Ignore webhook in configuration" (a path v1.8.3 does not serve with the rendered feature gates) for: ${dropped.join(', ')}`
+          ? `the replicas logged "Ignore webhook in configuration" (a path ${RELEASE} does not serve with the rendered feature gates) for: ${dropped.join(', ')}`
           : '',
       );
     },
@@ -625,6 +639,11 @@ describe(`real kruise-manager ${state.kruiseVersion} on the synthesized default 
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: testNs } },
         { fieldManager: FIELD_MANAGER, force: true },
       );
+      const node = await applyServerSide(crrTargetNode(), { fieldManager: FIELD_MANAGER, force: true });
+      if (node.status >= 300) throw new Error(`cannot create the CRR target pod's Node: ${node.message}`);
+      createdClusterScoped.push(crrTargetNode());
+      const secret = await applyServerSide(pullSecret(n), { fieldManager: FIELD_MANAGER, force: true });
+      if (secret.status >= 300) throw new Error(`cannot create the ImagePullJob's pull Secret: ${secret.message}`);
       const core = kc.makeApiClient(CoreV1Api);
       const target = crrTargetPod(n) as V1Pod;
       const created = await applyServerSide(target, { fieldManager: FIELD_MANAGER, force: true });
@@ -887,6 +906,66 @@ describe(`real kruise-manager ${state.kruiseVersion} on the synthesized default 
   );
 
   check(
+    `the binary's --help has every flag the generated ${RELEASE} data lists and every flag the output renders`,
+    async () => {
+      // Go's flag package prints usage to stderr and exits 0 (pflag: 0 for --help too).
+      const help = await promisify(execFile)(kruiseManagerBinary(RELEASE), ['--help'], { timeout: 30_000 }).then(
+        (r) => r.stdout + r.stderr,
+        (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`,
+      );
+      const listed = new Set([...help.matchAll(/^\s+(?:-\w, )?--?([\w.-]+)/gm)].map((m) => m[1]));
+      const generated = release.flags.map((f) => f.name).filter((f) => !listed.has(f));
+      const renderedFlags = renderedArgs
+        .map((a) => /^--?([^=\s]+)/.exec(a)?.[1])
+        .filter((f): f is string => f !== undefined && !listed.has(f));
+      expectNone(
+        `flags the ${RELEASE} binary does not list in --help`,
+        [...generated.map((f) => `--${f} (generated data)`), ...renderedFlags.map((f) => `--${f} (rendered)`)],
+        listed.size < 20 ? `--help printed:\n${help.slice(0, 2_000)}` : '',
+      );
+    },
+    60_000,
+  );
+
+  check(
+    `the binary used every permission tools/upstream/undeclared.json says ${RELEASE} needs without a marker (audit log)`,
+    async () => {
+      requireStarted();
+      const started = new Set(expectedControllers());
+      const served = new Set(
+        release.handlerSets.filter((h) => h.paths.some((p) => renderedPaths.has(p))).map((h) => h.package),
+      );
+      const events = auditEvents({ user: saUser, since: t0 });
+      const unused: string[] = [];
+      for (const need of release.undeclared) {
+        if (!started.has(need.component) && !served.has(need.component)) continue;
+        const used = need.rules.some((rule) =>
+          events.some(
+            (e) =>
+              rule.apiGroups.includes(e.objectRef?.apiGroup ?? '') &&
+              rule.resources.includes(
+                e.objectRef?.subresource
+                  ? `${e.objectRef.resource}/${e.objectRef.subresource}`
+                  : (e.objectRef?.resource ?? ''),
+              ) &&
+              rule.verbs.includes(e.verb) &&
+              (need.namespace === undefined || e.objectRef?.namespace === need.namespace),
+          ),
+        );
+        if (!used)
+          unused.push(
+            `${need.component}: ${JSON.stringify(need.rules)}${need.namespace ? ` in ${need.namespace}` : ''} (cited: ${need.evidence.file}: "${need.evidence.contains}")`,
+          );
+      }
+      expectNone(
+        `undeclared needs of ${RELEASE} the binary never used in this run (either this test does not exercise them, or ${RELEASE} no longer needs them: see docs/upstream-releases.md)`,
+        unused,
+      );
+    },
+    30_000,
+  );
+
+  check(
     `no RBAC denial (HTTP 403) for ${saUser} from start-up through workloads, takeovers and re-applies (audit log)`,
     async () => {
       const denials = await rbacDenials(saUser, t0);
@@ -988,6 +1067,7 @@ describe(`real kruise-manager ${state.kruiseVersion} on the synthesized default 
           constructor() {
             super(Testing.app(), 'kruise');
             new KruiseManager(this, 'Kruise', {
+              image: ManagerImage.upstream({ version: RELEASE }),
               customResourceAccess: CustomResourceAccess.including([{ apiGroup: group, resource: 'widgets' }]),
             });
           }

@@ -18,6 +18,7 @@ import { validateWorkloadSpread } from '../../lib/runtime/workloadspread/validat
 import { kubectlApply, objectPath } from './support/apply.js';
 import { addEndpoint, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
 import { ApiClient } from './support/sidecarset-differential.js';
+import { RUNTIME_REFERENCE_RELEASE } from '../envtest/binaries.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 import { generateWorkloadSpreadCases, type WorkloadSpreadCase } from './support/workloadspread-cases.js';
 
@@ -30,7 +31,8 @@ const NS = 'wsdiff';
 const WEBHOOK = 'vworkloadspread.kb.io';
 const kc = kubeConfig();
 const api = new ApiClient();
-const objects = synthesizeDefault();
+// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
+const objects = synthesizeDefault(RUNTIME_REFERENCE_RELEASE);
 const rendered = renderedManager(objects);
 const runDir = mkdtempSync(join(tmpdir(), 'wsdiff-'));
 const log = (msg: string) => process.stderr.write(`workloadspread-differential: ${msg}\n`);

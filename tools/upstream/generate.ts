@@ -1,25 +1,31 @@
 /**
  * npm run upstream:generate [-- --check] [-- --version vX.Y.Z]
  *
- * Reads the pinned OpenKruise Go module (tools/upstream/pin.json; the go.sum hash is checked
- * before anything is read) and writes lib/constructs/upstream/kruise.generated.ts: CRDs
- * (config/crd/bases + the conversion patch), webhooks (config/webhook/manifests.yaml +
- * patch_manifests.yaml) joined with the handler that serves each path and its start
- * condition, controllers with their start conditions and RBAC markers, feature gates.
+ * Reads every OpenKruise release pinned in tools/upstream/pin.json (each Go module's go.sum hash
+ * is checked before anything is read) and writes lib/constructs/upstream/kruise.generated.ts:
+ * per release its CRDs (config/crd/bases + the conversion patch), webhooks
+ * (config/webhook/manifests.yaml + patch_manifests.yaml) joined with the handler that serves
+ * each path and its start condition, controllers with their start conditions and RBAC markers,
+ * feature gates, and the flags of the packages the manager links. The newest release is stored
+ * whole, every other one as its difference from it (json-patch.ts), to keep the package small.
  *
- * --check   compare instead of write (exit 1 when the module is stale)
- * --version pin another release: Go verifies it against the checksum database, the pin is
- *           rewritten with its hash, and the module regenerated.
+ * --check   compare instead of write (exit 1 when the data is stale)
+ * --version add (or re-pin) a release: Go verifies it against the checksum database, the pin
+ *           records its hash, and every release is regenerated. The default release becomes
+ *           the newest stable one pinned.
  *
  * Cross-checks make a new upstream version fail loudly instead of rendering wrong data:
- * every manifest path must be served by a handler, and the RBAC markers read from the code
- * must add up to exactly upstream's generated config/rbac/role.yaml.
+ * every manifest path must be served by a handler, the RBAC markers read from the code
+ * must add up to exactly upstream's generated config/rbac/role.yaml, and every permission the
+ * code uses without a marker (tools/upstream/undeclared.json) must be stated for the release
+ * with the line of its code that needs it. What to do when one fails: docs/upstream-releases.md.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { diffJson, type Json } from '../../lib/constructs/upstream/json-patch.js';
 import type {
   Condition,
   GateImplication,
@@ -28,6 +34,7 @@ import type {
   UpstreamController,
   UpstreamCrd,
   UpstreamFeatureGate,
+  UpstreamFlag,
   UpstreamHandlerSet,
   UpstreamRelease,
   UpstreamWebhook,
@@ -40,11 +47,15 @@ const UNDECLARED = join(ROOT, 'tools/upstream/undeclared.json');
 
 interface Pin {
   module: string;
-  version: string;
-  sum: string;
+  /** The release `ManagerImage.upstream()` renders without a version: the newest stable one. */
+  default: string;
+  /** Release tag -> go.sum hash (h1:...). */
+  releases: Record<string, string>;
 }
 interface Facts {
   featureGates: UpstreamFeatureGate[];
+  flags: UpstreamFlag[];
+  libraryFlagSets: string[];
   implications: GateImplication[];
   webhookHandlers: Array<UpstreamHandlerSet & { rbac: PolicyRule[] | null }>;
   webhookServerRbac: PolicyRule[];
@@ -179,27 +190,55 @@ function triples(rules: PolicyRule[]): Set<string> {
   return out;
 }
 
-/** The hand-kept needs, each proven by its cited line and bounded by upstream's own union role. */
+interface UndeclaredEntry {
+  component: string;
+  namespace?: string;
+  rules: PolicyRule[];
+  /** Per release: the line of code that needs it, or why that release does not. */
+  releases: Record<string, { file: string; contains: string } | { notNeeded: string }>;
+}
+
+/**
+ * The needs the code has without a marker, for one release: each entry must say, for this
+ * release, the line of code that needs it (checked to exist) or why the release does not.
+ * Bounded by upstream's own union role.
+ */
 function undeclared(dir: string, version: string, role: PolicyRule[], components: Set<string>): UndeclaredNeed[] {
-  const file = JSON.parse(readFileSync(UNDECLARED, 'utf8')) as { version: string; entries: UndeclaredNeed[] };
-  if (file.version !== version)
-    fail(`${UNDECLARED} was confirmed for ${file.version}, not ${version}: re-run the real-binary test and update it`);
+  const file = JSON.parse(readFileSync(UNDECLARED, 'utf8')) as { entries: UndeclaredEntry[] };
   const allowed = triples(role);
-  for (const need of file.entries) {
-    if (!components.has(need.component)) fail(`${UNDECLARED}: unknown component ${need.component}`);
+  const out: UndeclaredNeed[] = [];
+  const unstated = file.entries.filter((e) => !(version in e.releases));
+  if (unstated.length)
+    fail(
+      `${UNDECLARED}: ${unstated.length} entries say nothing about ${version} (${unstated.map((e) => e.component).join(', ')}): ` +
+        'run the real-binary test for it and state, per entry, the line that needs it or why it is not needed (docs/upstream-releases.md)',
+    );
+  for (const entry of file.entries) {
+    const evidence = entry.releases[version];
+    if ('notNeeded' in evidence) continue;
+    if (!components.has(entry.component)) fail(`${UNDECLARED}: ${version} has no component ${entry.component}`);
     let code = '';
     try {
-      code = readFileSync(join(dir, need.evidence.file), 'utf8');
+      code = readFileSync(join(dir, evidence.file), 'utf8');
     } catch {
       /* reported below */
     }
-    if (!code.includes(need.evidence.contains))
-      fail(`${UNDECLARED}: ${need.evidence.file} no longer contains "${need.evidence.contains}" (${need.component})`);
-    const beyond = [...triples(need.rules)].filter((t) => !allowed.has(t));
+    if (!code.includes(evidence.contains))
+      fail(
+        `${UNDECLARED}: ${version}: ${evidence.file} does not contain "${evidence.contains}" (${entry.component}); ` +
+          'find the line that needs the permission now, or prove with the real binary that it is not needed (docs/upstream-releases.md)',
+      );
+    const beyond = [...triples(entry.rules)].filter((t) => !allowed.has(t));
     if (beyond.length)
-      fail(`${UNDECLARED}: ${need.component} asks for more than upstream's role.yaml grants: ${beyond.join(', ')}`);
+      fail(`${UNDECLARED}: ${entry.component} asks for more than ${version}'s role.yaml grants: ${beyond.join(', ')}`);
+    out.push({
+      component: entry.component,
+      rules: entry.rules,
+      ...(entry.namespace ? { namespace: entry.namespace } : {}),
+      evidence,
+    });
   }
-  return file.entries;
+  return out;
 }
 
 function checkMarkersAddUp(release: Omit<UpstreamRelease, 'managerRbac' | 'undeclared'>, role: PolicyRule[]): void {
@@ -218,53 +257,76 @@ function checkMarkersAddUp(release: Omit<UpstreamRelease, 'managerRbac' | 'undec
   }
 }
 
-function render(release: UpstreamRelease): string {
-  const { crds: crdList, ...rest } = release;
+/** Semver order of release tags (pre-releases before their release). */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [core, pre] = v.replace(/^v/, '').split('-', 2);
+    return { nums: core.split('.').map(Number), pre };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < 3; i++) if (x.nums[i] !== y.nums[i]) return (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
+  if (x.pre === y.pre) return 0;
+  if (x.pre === undefined) return 1;
+  if (y.pre === undefined) return -1;
+  return x.pre.localeCompare(y.pre);
+}
+
+function render(releases: UpstreamRelease[], defaultVersion: string): string {
+  const sorted = [...releases].sort((a, b) => compareVersions(a.version, b.version));
+  const base = sorted[sorted.length - 1];
+  const baseJson = base as unknown as Json;
   const lines = [
-    `// Generated by tools/upstream/generate.ts from ${release.module}@${release.version} (${release.sum}).`,
-    '// Do not edit: run `npm run upstream:generate` (`-- --version vX.Y.Z` for another release).',
-    "import type { UpstreamCrd, UpstreamRelease } from './release.js';",
+    `// Generated by tools/upstream/generate.ts from ${base.module} ${sorted.map((r) => `${r.version} (${r.sum})`).join(', ')}.`,
+    '// Do not edit: run `npm run upstream:generate` (`-- --version vX.Y.Z` adds a release).',
     '',
-    '// CRD schemas are large: kept as JSON text, parsed once when the module loads.',
-    'const CRDS: UpstreamCrd[] = [',
-    ...crdList.map((c) => `  JSON.parse(${JSON.stringify(JSON.stringify(c))}) as UpstreamCrd,`),
-    '];',
+    `/** Every release this library renders, oldest first. */`,
+    `export const RELEASE_VERSIONS: readonly string[] = ${JSON.stringify(sorted.map((r) => r.version))};`,
+    `/** What \`ManagerImage.upstream()\` renders without a version: the newest stable release. */`,
+    `export const DEFAULT_RELEASE: string = ${JSON.stringify(defaultVersion)};`,
+    `/** The release stored whole (the newest). */`,
+    `export const BASE_RELEASE: string = ${JSON.stringify(base.version)};`,
     '',
-    `export const KRUISE_RELEASE: UpstreamRelease = { crds: CRDS, ...${JSON.stringify(rest, null, 2).replace(/\n/g, '\n')} };`,
+    `/** ${base.version} as JSON text, parsed when first used (typed string: no literal type in the declarations). */`,
+    `export const BASE_RELEASE_JSON: string = ${JSON.stringify(JSON.stringify(base))};`,
+    '',
+    '/** Every other release as a json-patch.ts difference from the base, as JSON text. */',
+    'export const RELEASE_PATCHES: { readonly [version: string]: string } = {',
+    ...sorted
+      .filter((r) => r !== base)
+      .map(
+        (r) =>
+          `  ${JSON.stringify(r.version)}: ${JSON.stringify(JSON.stringify(diffJson(baseJson, r as unknown as Json)))},`,
+      ),
+    '};',
     '',
   ];
   return lines.join('\n');
 }
 
-function main(): void {
-  const args = process.argv.slice(2);
-  const check = args.includes('--check');
-  const versionArg = args.indexOf('--version');
-  let pin = JSON.parse(readFileSync(PIN, 'utf8')) as Pin;
-  if (versionArg >= 0) {
-    const version = args[versionArg + 1];
-    if (!/^v\d+\.\d+\.\d+(-[\w.]+)?$/.test(version ?? ''))
-      fail(`--version needs a release tag like v1.8.3, got '${version}'`);
-    // Go checks the download against the checksum database; the pin records what it accepted.
-    pin = { ...pin, version, sum: download(pin.module, version).sum };
-    if (!check) writeFileSync(PIN, `${JSON.stringify(pin, null, 2)}\n`);
-  }
-  const { dir, sum } = download(pin.module, pin.version);
-  if (sum !== pin.sum) fail(`${pin.module}@${pin.version} has checksum ${sum}; ${PIN} pins ${pin.sum}`);
-
+/** Reads one pinned release from its verified module. */
+function generateRelease(
+  module: string,
+  version: string,
+  pinnedSum: string,
+): { release: UpstreamRelease; summary: string } {
+  const { dir, sum } = download(module, version);
+  if (sum !== pinnedSum) fail(`${module}@${version} has checksum ${sum}; ${PIN} pins ${pinnedSum}`);
   const facts = JSON.parse(go(['run', '.', dir], join(ROOT, 'tools/upstream/extract'))) as Facts;
   const handlerSets = facts.webhookHandlers.map((h) => ({ ...h, rbac: h.rbac ?? [] }));
   const partial = {
-    module: pin.module,
-    version: pin.version,
+    module,
+    version,
     sum,
     featureGates: facts.featureGates,
-    implications: facts.implications,
+    flags: facts.flags,
+    libraryFlagSets: facts.libraryFlagSets ?? [],
+    implications: facts.implications ?? [],
     crds: crds(dir, facts.conversionPath),
     webhooks: webhooks(dir, handlerSets),
     handlerSets,
     conversionPath: facts.conversionPath,
-    webhookServerRbac: facts.webhookServerRbac,
+    webhookServerRbac: facts.webhookServerRbac ?? [],
     controllers: facts.controllers.map((c) => ({ ...c, rbac: c.rbac ?? [] })),
     leaderElectionRbac: rulesOf(join(dir, 'config/rbac/leader_election_role.yaml'), 'Role'),
     daemonRbac: rulesOf(join(dir, 'config/rbac/daemon_role.yaml'), 'ClusterRole'),
@@ -272,12 +334,46 @@ function main(): void {
   const managerRbac = rulesOf(join(dir, 'config/rbac/role.yaml'), 'ClusterRole');
   checkMarkersAddUp(partial, managerRbac);
   const components = new Set([...partial.controllers.map((c) => c.name), ...partial.handlerSets.map((h) => h.package)]);
-  const text = render({ ...partial, undeclared: undeclared(dir, pin.version, managerRbac, components), managerRbac });
+  const release: UpstreamRelease = {
+    ...partial,
+    undeclared: undeclared(dir, version, managerRbac, components),
+    managerRbac,
+  };
   const conditionCount = (c: Condition): number =>
     1 + [...(c.all ?? []), ...(c.any ?? []), ...(c.not ? [c.not] : [])].reduce((n, t) => n + conditionCount(t), 0);
   const summary =
-    `${partial.crds.length} CRDs, ${partial.webhooks.length} webhooks, ${partial.controllers.length} controllers, ` +
-    `${partial.featureGates.length} feature gates, ${partial.controllers.reduce((n, c) => n + conditionCount(c.requires), 0)} condition terms`;
+    `${version}: ${partial.crds.length} CRDs, ${partial.webhooks.length} webhooks, ${partial.controllers.length} controllers, ` +
+    `${partial.featureGates.length} feature gates, ${partial.flags.length} flags, ` +
+    `${partial.controllers.reduce((n, c) => n + conditionCount(c.requires), 0)} condition terms`;
+  return { release, summary };
+}
+
+const RELEASE_TAG = /^v\d+\.\d+\.\d+(-[\w.]+)?$/;
+
+function main(): void {
+  const args = process.argv.slice(2);
+  const check = args.includes('--check');
+  const versionArg = args.indexOf('--version');
+  const pin = JSON.parse(readFileSync(PIN, 'utf8')) as Pin;
+  if (versionArg >= 0) {
+    const version = args[versionArg + 1];
+    if (!RELEASE_TAG.test(version ?? '')) fail(`--version needs a release tag like v1.9.1, got '${version}'`);
+    // Go checks the download against the checksum database; the pin records what it accepted.
+    pin.releases = { ...pin.releases, [version]: download(pin.module, version).sum };
+  }
+  const versions = Object.keys(pin.releases).sort(compareVersions);
+  for (const v of versions) if (!RELEASE_TAG.test(v)) fail(`${PIN}: '${v}' is not a release tag`);
+  const stable = versions.filter((v) => !v.includes('-'));
+  if (!stable.length) fail(`${PIN} pins no stable release`);
+  pin.default = stable[stable.length - 1];
+
+  const generated = versions.map((v) => generateRelease(pin.module, v, pin.releases[v]));
+  const text = render(
+    generated.map((g) => g.release),
+    pin.default,
+  );
+  const summary = generated.map((g) => g.summary).join('; ');
+  const pinText = `${JSON.stringify({ module: pin.module, default: pin.default, releases: Object.fromEntries(versions.map((v) => [v, pin.releases[v]])) }, null, 2)}\n`;
   if (check) {
     let current = '';
     try {
@@ -285,12 +381,15 @@ function main(): void {
     } catch {
       /* missing counts as stale */
     }
-    if (current !== text) fail(`${OUT} is stale for ${pin.module}@${pin.version}: run \`npm run upstream:generate\``);
-    process.stdout.write(`upstream:generate: up to date (${pin.version}: ${summary})\n`);
+    if (current !== text) fail(`${OUT} is stale for ${versions.join(', ')}: run \`npm run upstream:generate\``);
+    if (readFileSync(PIN, 'utf8') !== pinText)
+      fail(`${PIN} is not in its generated form: run \`npm run upstream:generate\``);
+    process.stdout.write(`upstream:generate: up to date (default ${pin.default}; ${summary})\n`);
     return;
   }
+  writeFileSync(PIN, pinText);
   writeFileSync(OUT, text);
-  process.stdout.write(`upstream:generate: wrote ${OUT} from ${pin.module}@${pin.version}: ${summary}\n`);
+  process.stdout.write(`upstream:generate: wrote ${OUT} (default ${pin.default}; ${summary})\n`);
 }
 
 if (dirname(fileURLToPath(import.meta.url)) === dirname(process.argv[1] ?? '')) main();

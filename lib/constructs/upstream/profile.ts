@@ -2,7 +2,6 @@ import { FeatureGates, Names, Ports } from '../../contract.js';
 import { propError } from '../errors.js';
 import type { CrdManifest } from '../crds.js';
 import { WebhookDefinition, WebhookGroup } from '../webhooks.js';
-import { KRUISE_RELEASE } from './kruise.generated.js';
 import { CustomResourceAccess, managerPermissions } from './permissions.js';
 import {
   effectiveGates,
@@ -15,9 +14,12 @@ import {
   UpstreamRelease,
   UpstreamWebhook,
 } from './release.js';
+import { DEFAULT_UPSTREAM_RELEASE, releasesWith, upstreamRelease } from './releases.js';
 
 /** Inputs that decide what the upstream binary does. */
 export interface UpstreamProfileInput {
+  /** Release whose definitions are rendered. @default - the default release */
+  readonly version?: string;
   readonly namespace: string;
   /** The user's `featureGates` prop. */
   readonly featureGates?: { readonly [gate: string]: boolean };
@@ -59,15 +61,18 @@ export interface UpstreamProfile {
 const CHART_GATES = { ImagePullJobGate: true };
 
 export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamProfile {
-  const release = KRUISE_RELEASE;
+  const release = upstreamRelease(input.version ?? DEFAULT_UPSTREAM_RELEASE);
   const user = input.featureGates ?? {};
-  const unknown = unknownGates(release, user);
-  if (unknown.length > 0) {
+  for (const gate of unknownGates(release, user)) {
+    const others = releasesWith((r) => r.featureGates.some((g) => g.name === gate));
     throw propError(
-      'featureGates',
-      unknown.join(', '),
-      `is not a feature gate of kruise-manager ${release.version}, which refuses to start with it`,
-      `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`,
+      `featureGates.${gate}`,
+      user[gate],
+      `is not a feature gate of kruise-manager ${release.version}, which refuses to start with it` +
+        (others.length ? `; ${others.join(', ')} ${others.length > 1 ? 'have' : 'has'} it` : ''),
+      others.length
+        ? `remove ${gate}, or use ManagerImage.upstream({ version: '${others[others.length - 1]}' })`
+        : `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`,
     );
   }
   const flags = {

@@ -114,12 +114,30 @@ export interface UpstreamCrd {
   readonly manifest: { readonly [key: string]: unknown };
 }
 
+/** A command-line flag kruise-manager registers (flag.XxxVar in a package it links). */
+export interface UpstreamFlag {
+  readonly name: string;
+  /** The default as upstream's source states it, e.g. `3`, `:8080`, `15 * time.Second`. */
+  readonly default: string;
+  /** Go flag type: String, Bool, Int, Duration, ... */
+  readonly type: string;
+  /** Package that registers it (`.` is main.go). */
+  readonly package: string;
+}
+
 export interface UpstreamRelease {
   readonly module: string;
   readonly version: string;
   /** The go.sum hash of the module the data was read from. */
   readonly sum: string;
   readonly featureGates: UpstreamFeatureGate[];
+  /** The flags of upstream's own packages (libraries' flags: {@link libraryFlagSets}). */
+  readonly flags: UpstreamFlag[];
+  /**
+   * Calls in main.go that hand the command line to a library, which adds its own flags
+   * (`k8s.io/klog/v2.InitFlags`: `--v`, `--logtostderr`, ...).
+   */
+  readonly libraryFlagSets: string[];
   readonly implications: GateImplication[];
   readonly crds: UpstreamCrd[];
   readonly webhooks: UpstreamWebhook[];

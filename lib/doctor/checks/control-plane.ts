@@ -30,7 +30,7 @@ export function checkReplicas(s: ClusterSnapshot, e: Expectations | undefined): 
   });
   const text = lines.map((l) => `${l.name} ${l.ready}/${l.desired} ready`).join(', ');
   const details = [
-    `flavour: ${e.flavour} (${e.image})`,
+    `flavour: ${e.flavour} (${e.image})${e.release ? `, judged against upstream ${e.release}'s definitions` : ''}`,
     ...(e.versionNote ? [e.versionNote] : []),
     ...lines.flatMap((l) => (l.notReady.length ? [`${l.name}: not ready: ${l.notReady.join(', ')}`] : [])),
   ];

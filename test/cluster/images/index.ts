@@ -118,61 +118,12 @@ export async function ensureClusterImages(options: ClusterImagesOptions): Promis
     () => run('bash', [ENSURE_TOOLS]),
     (r) => (r.stderr.includes('installing') ? 'built' : 'cached'),
   );
-  const bins = await timed('kruise-manager + kruise-daemon binaries (build.sh)', resolveKruiseBinaries, (b) =>
-    b.builtNow ? 'built' : 'cached',
-  );
+  const {
+    bins,
+    image: upstreamManager,
+    name: upstreamName,
+  } = await pushUpstreamImage({ registry, plainHttp, cacheDir, log, timed }, undefined);
   const arch = goArch();
-
-  // Upstream's image.
-  const kruiseBase = await timed('kruise base rootfs (mmdebstrap)', () => kruiseBaseLayer(cacheDir, log), layerHow);
-  const manager = await timed(
-    'kruise-manager layer',
-    () => binaryLayer(cacheDir, 'manager', bins.manager, { uid: NOBODY, gid: NOBODY }),
-    layerHow,
-  );
-  const daemon = await timed(
-    'kruise-daemon layer',
-    () => binaryLayer(cacheDir, 'kruise-daemon', bins.daemon, { uid: 0, gid: 0 }),
-    layerHow,
-  );
-  const upstreamName = `openkruise/kruise-manager:${bins.version}`;
-  const upstreamRef = parseReference(upstreamName);
-  const upstreamManager = await timed(
-    `push ${upstreamName}`,
-    () =>
-      pushImage(
-        {
-          registry,
-          repository: upstreamRef.repository,
-          tag: upstreamRef.tag!,
-          layers: [kruiseBase, manager, daemon],
-          plainHttp,
-          config: {
-            architecture: arch,
-            os: 'linux',
-            created: EPOCH_DATE,
-            config: {
-              Env: [PATH_ENV],
-              Entrypoint: ['/manager'],
-              WorkingDir: '/',
-              Labels: {
-                'org.opencontainers.image.title': 'kruise-manager',
-                'org.opencontainers.image.version': bins.version,
-                'org.opencontainers.image.source': 'https://github.com/openkruise/kruise',
-                'org.opencontainers.image.description': `built by kruise-ha from the Go module github.com/openkruise/kruise@${bins.version} (checksum-verified), on a Debian ${KRUISE_BASE.suite} base`,
-              },
-            },
-            history: [
-              { created: EPOCH_DATE, created_by: `mmdebstrap ${mmdebstrapArgs(KRUISE_BASE, '-').join(' ')}` },
-              { created: EPOCH_DATE, created_by: 'COPY manager /manager (nobody, as upstream chowns it)' },
-              { created: EPOCH_DATE, created_by: 'COPY daemon /kruise-daemon' },
-            ],
-          },
-        },
-        log,
-      ),
-    pushHow,
-  );
 
   // The runtime's base, then the runtime image itself.
   const node = await nodeBinary();
@@ -352,6 +303,113 @@ async function binaryLayer(
   );
 }
 
+interface ImageContext {
+  readonly registry: string;
+  readonly plainHttp: string[];
+  readonly cacheDir: string;
+  readonly log: (line: string) => void;
+  readonly timed: <T>(step: string, work: () => Promise<T>, how: (r: T) => Timing['how']) => Promise<T>;
+}
+
+/**
+ * Upstream's image of one release (`openkruise/kruise-manager:<version>` with /kruise-daemon),
+ * laid out as upstream's Dockerfile lays it out, from the binaries build.sh builds from that
+ * release's checksum-pinned module. `version` undefined: the default release.
+ */
+async function pushUpstreamImage(
+  ctx: ImageContext,
+  version: string | undefined,
+): Promise<{ bins: KruiseBinaries; image: PushedImage; name: string }> {
+  const { registry, plainHttp, cacheDir, log, timed } = ctx;
+  const layerHow = (l: LayerBlob) => (l.built ? 'built' : 'cached');
+  const pushHow = (p: PushedImage) => (p.upToDate ? 'up to date' : 'pushed');
+  const bins = await timed(
+    `kruise-manager + kruise-daemon ${version ?? '(default release)'} binaries (build.sh)`,
+    () => resolveKruiseBinaries(version),
+    (b) => (b.builtNow ? 'built' : 'cached'),
+  );
+  const arch = goArch();
+
+  // Upstream's image.
+  const kruiseBase = await timed('kruise base rootfs (mmdebstrap)', () => kruiseBaseLayer(cacheDir, log), layerHow);
+  const manager = await timed(
+    'kruise-manager layer',
+    () => binaryLayer(cacheDir, 'manager', bins.manager, { uid: NOBODY, gid: NOBODY }),
+    layerHow,
+  );
+  const daemon = await timed(
+    'kruise-daemon layer',
+    () => binaryLayer(cacheDir, 'kruise-daemon', bins.daemon, { uid: 0, gid: 0 }),
+    layerHow,
+  );
+  const upstreamName = `openkruise/kruise-manager:${bins.version}`;
+  const upstreamRef = parseReference(upstreamName);
+  const upstreamManager = await timed(
+    `push ${upstreamName}`,
+    () =>
+      pushImage(
+        {
+          registry,
+          repository: upstreamRef.repository,
+          tag: upstreamRef.tag!,
+          layers: [kruiseBase, manager, daemon],
+          plainHttp,
+          config: {
+            architecture: arch,
+            os: 'linux',
+            created: EPOCH_DATE,
+            config: {
+              Env: [PATH_ENV],
+              Entrypoint: ['/manager'],
+              WorkingDir: '/',
+              Labels: {
+                'org.opencontainers.image.title': 'kruise-manager',
+                'org.opencontainers.image.version': bins.version,
+                'org.opencontainers.image.source': 'https://github.com/openkruise/kruise',
+                'org.opencontainers.image.description': `built by kruise-ha from the Go module github.com/openkruise/kruise@${bins.version} (checksum-verified), on a Debian ${KRUISE_BASE.suite} base`,
+              },
+            },
+            history: [
+              { created: EPOCH_DATE, created_by: `mmdebstrap ${mmdebstrapArgs(KRUISE_BASE, '-').join(' ')}` },
+              { created: EPOCH_DATE, created_by: 'COPY manager /manager (nobody, as upstream chowns it)' },
+              { created: EPOCH_DATE, created_by: 'COPY daemon /kruise-daemon' },
+            ],
+          },
+        },
+        log,
+      ),
+    pushHow,
+  );
+
+  return { bins, image: upstreamManager, name: upstreamName };
+}
+
+/**
+ * Builds (or takes from the cache) and pushes upstream's image of `version` (any release pinned
+ * in tools/upstream/pin.json), e.g. the previous release for an upgrade test; safe to call again.
+ */
+export async function ensureUpstreamImage(options: ClusterImagesOptions, version: string): Promise<BuiltImage> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`cluster-images: ${line}\n`));
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
+  mkdirSync(cacheDir, { recursive: true });
+  const timed = async <T>(step: string, work: () => Promise<T>, how: (r: T) => Timing['how']): Promise<T> => {
+    const start = performance.now();
+    const result = await work();
+    log(`${step}: ${Math.round((performance.now() - start) / 100) / 10} s (${how(result)})`);
+    return result;
+  };
+  await timed(
+    'image tools (mmdebstrap, containerd)',
+    () => run('bash', [ENSURE_TOOLS]),
+    (r) => (r.stderr.includes('installing') ? 'built' : 'cached'),
+  );
+  const { image, name } = await pushUpstreamImage(
+    { registry: options.registry, plainHttp: options.plainHttp ? [options.registry] : [], cacheDir, log, timed },
+    version,
+  );
+  return { ...image, name };
+}
+
 interface KruiseBinaries {
   manager: string;
   daemon: string;
@@ -359,9 +417,12 @@ interface KruiseBinaries {
   builtNow: boolean;
 }
 
-/** kruise-manager and kruise-daemon from build.sh (built from the pinned module, or its TEST_ASSET_* overrides). */
-async function resolveKruiseBinaries(): Promise<KruiseBinaries> {
-  const { stdout, stderr } = await run('bash', [BUILD_SCRIPT]);
+/**
+ * kruise-manager and kruise-daemon of `version` (default: the default release) from build.sh
+ * (built from that release's pinned module, or its TEST_ASSET_* overrides).
+ */
+async function resolveKruiseBinaries(version?: string): Promise<KruiseBinaries> {
+  const { stdout, stderr } = await run('bash', [BUILD_SCRIPT], version ? { KRUISE_RELEASE: version } : {});
   const kv = new Map(
     stdout
       .split('\n')

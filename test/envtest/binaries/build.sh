@@ -179,11 +179,15 @@ if [[ "$mode" == cluster ]]; then
   exit 0
 fi
 
-# Upstream's module, checksum-verified against the pin before anything of it is built.
+# Upstream's module, checksum-verified against the pin before anything of it is built. KRUISE_RELEASE
+# selects one of the releases pinned in tools/upstream/pin.json (default: its "default").
 pin="$here/../../../tools/upstream/pin.json"
-pin_field() { sed -n "s/^ *\"$1\": *\"\([^\"]*\)\".*/\1/p" "$pin"; }
-kruise_module="$(pin_field module)"; kruise_version="$(pin_field version)"; kruise_sum="$(pin_field sum)"
-[[ -n "$kruise_module" && -n "$kruise_version" && -n "$kruise_sum" ]] || die "cannot read module/version/sum from $pin"
+kruise_module="$(sed -n 's/^ *"module": *"\([^"]*\)".*/\1/p' "$pin")"
+kruise_version="${KRUISE_RELEASE:-$(sed -n 's/^ *"default": *"\([^"]*\)".*/\1/p' "$pin")}"
+[[ "$kruise_version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "KRUISE_RELEASE must be a release tag like v1.9.1, got '$kruise_version'"
+kruise_sum="$(awk -v v="\"$kruise_version\":" '$1 == v { gsub(/[",]/, "", $2); print $2; exit }' "$pin")"
+[[ -n "$kruise_module" && -n "$kruise_sum" ]] \
+  || die "$pin pins no release $kruise_version (pinned: $(grep -o '"v[0-9.]*":' "$pin" | tr -d '":' | xargs)); add one with npm run upstream:generate -- --version $kruise_version"
 src_dir=""
 kruise_src() { # downloads and verifies the module once; sets src_dir (not in a subshell)
   [[ -n "$src_dir" ]] && return
@@ -202,7 +206,10 @@ else
   km="$(BUILD_SRC="$src_dir" build kruise-manager . "$kruise_version")"; km_source=built
 fi
 # kruise-daemon (the DaemonSet's /kruise-daemon) from the same verified module; CGO off as upstream's Dockerfile builds it.
-if [[ -n "${TEST_ASSET_KRUISE_DAEMON:-}" ]]; then
+# KRUISE_WITHOUT_DAEMON=1 skips it (the envtest tests run no daemon; only the local cluster's images need it).
+if [[ "${KRUISE_WITHOUT_DAEMON:-}" == 1 ]]; then
+  kd=""; kd_source=skipped
+elif [[ -n "${TEST_ASSET_KRUISE_DAEMON:-}" ]]; then
   kd="$(given "$TEST_ASSET_KRUISE_DAEMON" TEST_ASSET_KRUISE_DAEMON)"; kd_source=TEST_ASSET_KRUISE_DAEMON
 else
   kruise_src

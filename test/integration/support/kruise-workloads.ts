@@ -122,7 +122,12 @@ export function kruiseWorkloads(n: WorkloadNames): Record<string, KubernetesObje
       apiVersion: APPS,
       kind: 'ImagePullJob',
       metadata: meta('ipj'),
-      spec: { image: 'registry.invalid/app:1', completionPolicy: { type: 'Always', activeDeadlineSeconds: 600 } },
+      spec: {
+        image: 'registry.invalid/app:1',
+        // Copied into kruise-daemon-config by the controller (a write upstream grants without a marker).
+        pullSecrets: [pullSecretName(n)],
+        completionPolicy: { type: 'Always', activeDeadlineSeconds: 600 },
+      },
     },
     'imagelistpulljobs.apps.kruise.io': {
       apiVersion: APPS,
@@ -215,8 +220,18 @@ export function crrTargetPod(n: WorkloadNames): KubernetesObject {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'crr-target', namespace: n.namespace, labels: { app: `${n.app}-crr` } },
-    spec: { nodeName: 'envtest-node', containers: [{ name: 'main', image: 'registry.invalid/app:1' }] },
+    spec: { nodeName: CRR_NODE, containers: [{ name: 'main', image: 'registry.invalid/app:1' }] },
   } as KubernetesObject;
+}
+
+const CRR_NODE = 'envtest-node';
+
+/**
+ * The Node the CRR target pod runs on. kruise-manager v1.9's ContainerRecreateRequest webhook
+ * reads it (v1.7/v1.8 did not); no kubelet runs here, so the object stands alone.
+ */
+export function crrTargetNode(): KubernetesObject {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: CRR_NODE } } as KubernetesObject;
 }
 
 /** A status as a kubelet would report for a running single-container pod. */
@@ -239,4 +254,20 @@ export function runningStatus(container: string): Record<string, unknown> {
       },
     ],
   };
+}
+
+/** The pull Secret the sample ImagePullJob names; create it (pullSecret()) before the job. */
+export function pullSecretName(n: { app: string }): string {
+  return `${n.app}-pull`;
+}
+
+/** A docker-registry Secret for the sample ImagePullJob. */
+export function pullSecret(n: { namespace: string; app: string }): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: pullSecretName(n), namespace: n.namespace },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: {} })).toString('base64') },
+  } as KubernetesObject;
 }

@@ -18,22 +18,58 @@ import {
   type V1Deployment,
   type V1Probe,
 } from '@kubernetes/client-node';
-import { Testing } from 'cdk8s';
+import { Chart, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { DefaultHaChart } from '../../../examples/default-ha.js';
+import { KruiseManager, ManagerImage, UPSTREAM_VERSION } from '../../../lib/index.js';
 import { freePort, killOnExit, tail } from '../../envtest/process.js';
 import { envtest, kubeconfigForUser } from '../../envtest/state.js';
 import { serviceAccountUser } from './audit.js';
 import { until } from './ha.js';
 
-/** The default app (examples/default-ha.ts) as plain objects, synthesized in-process. */
-export function synthesizeDefault(): KubernetesObject[] {
-  return Testing.synth(new DefaultHaChart(Testing.app(), 'kruise')) as KubernetesObject[];
+/**
+ * The default app (examples/default-ha.ts) as plain objects, synthesized in-process; with a
+ * `version`, the same app on that upstream release (`image: ManagerImage.upstream({ version })`).
+ */
+export function synthesizeDefault(version?: string): KubernetesObject[] {
+  return Testing.synth(defaultChart(version)) as KubernetesObject[];
+}
+
+function defaultChart(version?: string): { manager: KruiseManager } & Chart {
+  if (version === undefined || version === UPSTREAM_VERSION) return new DefaultHaChart(Testing.app(), 'kruise');
+  const chart = new Chart(Testing.app(), 'kruise');
+  return Object.assign(chart, {
+    manager: new KruiseManager(chart, 'Kruise', { image: ManagerImage.upstream({ version }) }),
+  });
+}
+
+/** The release the envtest run's kruise-manager binary is (KRUISE_RELEASE, else the default). */
+export function releaseUnderTest(): string {
+  return envtest().kruiseVersion;
+}
+
+/** The kruise-manager binary of `version`, built by the envtest global setup; throws how to get it. */
+export function kruiseManagerBinary(version: string): string {
+  const state = envtest();
+  const bin = (state.kruiseManagers ?? { [state.kruiseVersion]: state.kruiseManager })[version];
+  if (!bin)
+    throw new Error(
+      `no kruise-manager ${version} was built for this run (built: ${Object.keys(state.kruiseManagers ?? {}).join(', ')}); ` +
+        `run with KRUISE_RELEASE=${version}`,
+    );
+  return bin;
+}
+
+/** The upstream release an output renders (its manager image's tag). */
+export function renderedRelease(r: RenderedManager): string {
+  const tag = /:([^:/@]+)$/.exec(r.container.image ?? '')?.[1];
+  if (!tag) throw new Error(`the rendered manager image ${r.container.image} has no release tag`);
+  return tag;
 }
 
 /** The controllers the default app's upstream profile says the binary starts (generated data). */
-export function generatedControllers(): string[] {
-  const profile = new DefaultHaChart(Testing.app(), 'kruise').manager.upstreamProfile;
+export function generatedControllers(version?: string): string[] {
+  const profile = defaultChart(version).manager.upstreamProfile;
   if (!profile) throw new Error('the default app does not render the upstream image');
   return profile.controllers.map((c) => c.name).sort();
 }
@@ -43,10 +79,12 @@ export function generatedControllers(): string[] {
  * version, which binaries/build.sh downloads into the Go module cache). Only for diagnosing the
  * rest of a run while the synthesized output lacks CRDs; never a substitute for rendering them.
  */
-export function upstreamModuleCrds(): KubernetesObject[] {
-  const pin = JSON.parse(readFileSync(new URL('../../../tools/upstream/pin.json', import.meta.url), 'utf8')) as {
-    module: string;
-    version: string;
+export function upstreamModuleCrds(version: string = releaseUnderTest()): KubernetesObject[] {
+  const pin = {
+    ...(JSON.parse(readFileSync(new URL('../../../tools/upstream/pin.json', import.meta.url), 'utf8')) as {
+      module: string;
+    }),
+    version,
   };
   const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
   const modCache = process.env.GOMODCACHE || execFileSync(go, ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
@@ -188,8 +226,8 @@ export async function adaptContainer(
   adaptations.push({
     what: 'command',
     rendered: (c.command ?? ['(image entrypoint)']).join(' '),
-    process: envtest().kruiseManager,
-    why: 'no image: the binary built from the pinned upstream module',
+    process: kruiseManagerBinary(renderedRelease(r)),
+    why: `no image: the binary built from the pinned upstream module of ${renderedRelease(r)}`,
   });
 
   // Ports: every replica shares the host's loopback, so each bound port gets a free one.
@@ -343,7 +381,10 @@ export class UpstreamManager {
     const fd = openSync(logPath, 'a');
     try {
       // Only the container's env (as adapted): nothing of this test process, KUBECONFIG included, leaks in.
-      const child = spawn(envtest().kruiseManager, config.args, { env: config.env, stdio: ['ignore', fd, fd] });
+      const child = spawn(kruiseManagerBinary(renderedRelease(r)), config.args, {
+        env: config.env,
+        stdio: ['ignore', fd, fd],
+      });
       return new UpstreamManager(name, r, child, config, logPath, dir, Date.now());
     } finally {
       closeSync(fd);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ManagerFlavor, ManagerImage, UPSTREAM_VERSION } from '../../../lib/index.js';
+import { ManagerFlavor, ManagerImage, UPSTREAM_VERSION, UPSTREAM_VERSIONS } from '../../../lib/index.js';
 
 describe('ManagerImage', () => {
   it('defaults to the upstream release on Docker Hub', () => {
@@ -14,9 +14,20 @@ describe('ManagerImage', () => {
     );
   });
 
-  it('refuses a release other than the one whose definitions are rendered, naming the fix', () => {
+  it('defaults to the newest stable release and selects any release it has definitions for', () => {
+    expect(UPSTREAM_VERSION).toBe('v1.9.1');
+    expect(UPSTREAM_VERSIONS).toEqual(['v1.7.0', 'v1.8.3', 'v1.9.1']);
+    for (const version of UPSTREAM_VERSIONS) {
+      const image = ManagerImage.upstream({ version });
+      expect(image.reference).toBe(`openkruise/kruise-manager:${version}`);
+      expect(image.upstreamVersion).toBe(version);
+    }
+    expect(ManagerImage.runtime('r.example.com/x:1').upstreamVersion).toBeUndefined();
+  });
+
+  it('refuses a release it has no definitions for, naming the releases and how to add one', () => {
     expect(() => ManagerImage.upstream({ version: 'v1.8.2' })).toThrow(
-      /^image.version: is not v1\.8\.3, the release whose own definitions .* \(got "v1\.8\.2"\)\. Fix: use "v1\.8\.3", or regenerate the definitions for v1\.8\.2 with `npm run upstream:generate -- --version v1\.8\.2`/,
+      /^image.version: is not a release this library has upstream's own definitions .* \(got "v1\.8\.2"\)\. Fix: use one of v1\.7\.0, v1\.8\.3, v1\.9\.1 \(default v1\.9\.1\), or add v1\.8\.2 with `npm run upstream:generate -- --version v1\.8\.2` and its real-binary test \(docs\/upstream-releases\.md\)/,
     );
   });
 

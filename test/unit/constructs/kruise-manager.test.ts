@@ -260,6 +260,34 @@ describe('KruiseManager options', () => {
   });
 });
 
+describe('KruiseManager on each upstream release', () => {
+  it("renders the chosen release's image, daemon and flags", () => {
+    const objects = synthManager({ image: ManagerImage.upstream({ version: 'v1.7.0' }) });
+    expect(podSpec(objects).containers[0].image).toBe('openkruise/kruise-manager:v1.7.0');
+    expect(find(objects, 'DaemonSet', 'kruise-daemon').spec.template.spec.containers[0].image).toBe(
+      'openkruise/kruise-manager:v1.7.0',
+    );
+  });
+
+  it('refuses a flag the release lacks, saying which releases have it', () => {
+    const old = ManagerImage.upstream({ version: 'v1.8.3' });
+    expect(() => synthManager({ image: old, extraArgs: ['--webhook-initialize-timeout=2m'] })).toThrow(
+      /^extraArgs\[0\]: --webhook-initialize-timeout is not a flag of kruise-manager v1\.8\.3, which refuses to start with it; v1\.9\.1 has it \(got "--webhook-initialize-timeout=2m"\)\. Fix: remove it, or use ManagerImage\.upstream\(\{ version: 'v1\.9\.1' \}\)/,
+    );
+    expect(managerArgs(synthManager({ extraArgs: ['--webhook-initialize-timeout=2m'] }))).toContain(
+      '--webhook-initialize-timeout=2m',
+    );
+    // A library's flag (klog) is not judged here.
+    expect(managerArgs(synthManager({ image: old, extraArgs: ['--vmodule=x=5'] }))).toContain('--vmodule=x=5');
+  });
+
+  it('refuses workers for a controller no release has a workers flag for', () => {
+    expect(() => synthManager({ controllerWorkers: { clonset: 2 } })).toThrow(
+      /^controllerWorkers\.clonset: renders --clonset-workers, which is not a flag of kruise-manager v1\.9\.1, nor of any release this library renders \(got 2\)\. Fix: use one of: advancedcronjob-workers, broadcastjob-workers, cloneset-workers/,
+    );
+  });
+});
+
 describe('KruiseManager validation', () => {
   const cases: Array<[string, () => unknown, RegExp]> = [
     [

@@ -60,15 +60,18 @@ describe('ManagerRbac', () => {
     expect(resources(find(objects, 'ClusterRole', 'kruise-manager-role'))).toEqual(
       expect.arrayContaining(['clonesets', 'storageclasses', 'ephemeraljobs']),
     );
-    const crdRule = find(objects, 'ClusterRole', 'kruise-certs-role').rules.find(
+    // v1.9 converts DaemonSets and SidecarSets through the manager's webhook too.
+    const crdRules = find(objects, 'ClusterRole', 'kruise-certs-role').rules.filter(
       (r: { resources: string[] }) => r.resources[0] === 'customresourcedefinitions',
     );
-    expect(crdRule).toEqual({
-      apiGroups: ['apiextensions.k8s.io'],
-      resources: ['customresourcedefinitions'],
-      resourceNames: ['statefulsets.apps.kruise.io'],
-      verbs: ['get', 'patch', 'update'],
-    });
+    expect(crdRules).toEqual(
+      ['daemonsets', 'sidecarsets', 'statefulsets'].map((plural) => ({
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: [`${plural}.apps.kruise.io`],
+        verbs: ['get', 'patch', 'update'],
+      })),
+    );
   });
 
   it('keeps Secret-carrying kinds out of the aggregated view and edit roles', () => {

@@ -13,10 +13,12 @@ import {
   ManagerImage,
   UninstallProtection,
 } from '../../../lib/index.js';
-import { KRUISE_RELEASE } from '../../../lib/constructs/upstream/kruise.generated.js';
 import { resolveUpstreamProfile, UpstreamProfileInput } from '../../../lib/constructs/upstream/profile.js';
 import { effectiveGates, holds } from '../../../lib/constructs/upstream/release.js';
+import { UPSTREAM_RELEASES, upstreamRelease } from '../../../lib/constructs/upstream/releases.js';
 import { find, synthManager } from './synth.js';
+
+const KRUISE_RELEASE = upstreamRelease();
 
 const profile = (input: Partial<UpstreamProfileInput> = {}) =>
   resolveUpstreamProfile({ namespace: 'kruise-system', externalCertificates: false, ...input });
@@ -28,16 +30,89 @@ const triples = (p = profile()) =>
   );
 
 describe('generated upstream release data', () => {
-  it('is the pinned module', () => {
-    const pin = JSON.parse(readFileSync(new URL('../../../tools/upstream/pin.json', import.meta.url), 'utf8'));
-    expect({ module: KRUISE_RELEASE.module, version: KRUISE_RELEASE.version, sum: KRUISE_RELEASE.sum }).toEqual(pin);
+  it('is every pinned module, each rebuilt from the stored data with its own checksum; the default is the newest stable', () => {
+    const pin = JSON.parse(readFileSync(new URL('../../../tools/upstream/pin.json', import.meta.url), 'utf8')) as {
+      module: string;
+      default: string;
+      releases: Record<string, string>;
+    };
+    expect(UPSTREAM_RELEASES).toEqual(['v1.7.0', 'v1.8.3', 'v1.9.1']);
+    expect(Object.keys(pin.releases).sort()).toEqual([...UPSTREAM_RELEASES]);
+    for (const v of UPSTREAM_RELEASES) {
+      const r = upstreamRelease(v);
+      expect({ module: r.module, version: r.version, sum: r.sum }).toEqual({
+        module: pin.module,
+        version: v,
+        sum: pin.releases[v],
+      });
+    }
+    expect(KRUISE_RELEASE.version).toBe('v1.9.1');
+    expect(pin.default).toBe('v1.9.1');
+    expect(() => upstreamRelease('v1.8.2')).toThrow(
+      /no release v1\.8\.2; this library renders v1\.7\.0, v1\.8\.3, v1\.9\.1/,
+    );
   });
 
-  it("holds upstream's full inventory", () => {
-    expect(KRUISE_RELEASE.crds).toHaveLength(18); // config/crd/bases
-    expect(KRUISE_RELEASE.webhooks).toHaveLength(37); // config/webhook/manifests.yaml
-    expect(KRUISE_RELEASE.controllers).toHaveLength(21); // pkg/controller/controllers.go
-    expect(KRUISE_RELEASE.crds.filter((c) => c.conversionWebhook).map((c) => c.kind)).toEqual(['StatefulSet']);
+  it("holds each release's full inventory", () => {
+    for (const v of UPSTREAM_RELEASES) {
+      const r = upstreamRelease(v);
+      expect(r.crds).toHaveLength(18); // config/crd/bases
+      expect(r.webhooks).toHaveLength(37); // config/webhook/manifests.yaml
+      expect(r.controllers).toHaveLength(21); // pkg/controller/controllers.go
+    }
+    // v1.9 serves v1beta1 of seven more kinds and stores them as v1beta1; three convert through the manager's webhook.
+    const converted = (v: string) =>
+      upstreamRelease(v)
+        .crds.filter((c) => c.conversionWebhook)
+        .map((c) => c.kind);
+    expect(converted('v1.7.0')).toEqual(['StatefulSet']);
+    expect(converted('v1.8.3')).toEqual(['StatefulSet']);
+    expect(converted('v1.9.1')).toEqual(['DaemonSet', 'SidecarSet', 'StatefulSet']);
+    const storedBeta = (v: string) =>
+      upstreamRelease(v)
+        .crds.filter((c) => c.storageVersion === 'v1beta1')
+        .map((c) => c.kind);
+    expect(storedBeta('v1.8.3')).toEqual(['StatefulSet']);
+    expect(storedBeta('v1.9.1')).toEqual([
+      'AdvancedCronJob',
+      'BroadcastJob',
+      'DaemonSet',
+      'ImageListPullJob',
+      'ImagePullJob',
+      'NodeImage',
+      'SidecarSet',
+      'StatefulSet',
+    ]);
+  });
+
+  it('keeps what differs between releases (read from each module)', () => {
+    const gates = (v: string) => upstreamRelease(v).featureGates.map((g) => g.name);
+    const flags = (v: string) => upstreamRelease(v).flags.map((f) => f.name);
+    // pkg/features/kruise_features.go
+    expect(gates('v1.7.0')).toHaveLength(28);
+    expect(gates('v1.8.3')).toHaveLength(32);
+    expect(gates('v1.9.1').filter((g) => !gates('v1.8.3').includes(g))).toEqual([
+      'EnableSortSidecarContainerByName',
+      'InPlacePodVerticalScaling',
+    ]);
+    expect(gates('v1.7.0')).not.toContain('StatefulSetAutoResizePVCGate');
+    // v1.7 protected Services and Ingresses from deletion by default; v1.8 turned the gate off.
+    const def = (v: string) =>
+      upstreamRelease(v).featureGates.find((g) => g.name === 'ResourcesDeletionProtection')?.default;
+    expect([def('v1.7.0'), def('v1.8.3'), def('v1.9.1')]).toEqual([true, false, false]);
+    // main.go of v1.9.1 adds two flags
+    expect(flags('v1.9.1').filter((f) => !flags('v1.8.3').includes(f))).toEqual([
+      'default-ttlseconds-for-always-nodeimage',
+      'webhook-initialize-timeout',
+    ]);
+    // v1.9.1 serves the ImagePullJob webhooks under new names and version-less paths (config/webhook/manifests.yaml)
+    const webhook = (v: string, name: string) => upstreamRelease(v).webhooks.find((w) => w.name === name)?.path;
+    expect(webhook('v1.8.3', 'mimagepulljob.kb.io')).toBe('/mutate-apps-kruise-io-v1alpha1-imagepulljob');
+    expect(webhook('v1.9.1', 'mimagepulljob.kb.io')).toBeUndefined();
+    expect(webhook('v1.9.1', 'mimagepulljob-v1beta1.kb.io')).toBe('/mutate-apps-kruise-io-imagepulljob');
+    // ...and kruise-manager v1.8.3 logs in klog only; v1.8 added the logs API flags
+    expect(upstreamRelease('v1.7.0').libraryFlagSets).not.toContain('k8s.io/component-base/logs/api/v1.AddFlags');
+    expect(upstreamRelease('v1.8.3').libraryFlagSets).toContain('k8s.io/component-base/logs/api/v1.AddFlags');
   });
 
   it("applies upstream's gate implications in order (pkg/features SetDefaultFeatureGates)", () => {
@@ -161,8 +236,33 @@ describe('upstream profile', () => {
 
   it('refuses a feature gate kruise-manager does not know, naming it', () => {
     expect(() => profile({ featureGates: { NotAGate: true } })).toThrow(
-      /^featureGates: is not a feature gate of kruise-manager v1\.8\.3, which refuses to start with it \(got "NotAGate"\)\. Fix: use one of: .*PodWebhook/,
+      /^featureGates\.NotAGate: is not a feature gate of kruise-manager v1\.9\.1, which refuses to start with it \(got true\)\. Fix: use one of: .*PodWebhook/,
     );
+  });
+
+  it('refuses a gate the chosen release lacks, saying which releases have it', () => {
+    expect(() => profile({ version: 'v1.8.3', featureGates: { InPlacePodVerticalScaling: true } })).toThrow(
+      /^featureGates\.InPlacePodVerticalScaling: is not a feature gate of kruise-manager v1\.8\.3, which refuses to start with it; v1\.9\.1 has it \(got true\)\. Fix: remove InPlacePodVerticalScaling, or use ManagerImage\.upstream\(\{ version: 'v1\.9\.1' \}\)/,
+    );
+    expect(() => profile({ version: 'v1.7.0', featureGates: { StatefulSetAutoResizePVCGate: false } })).toThrow(
+      /^featureGates\.StatefulSetAutoResizePVCGate: is not a feature gate of kruise-manager v1\.7\.0, .*; v1\.8\.3, v1\.9\.1 have it \(got false\)/,
+    );
+    expect(profile({ version: 'v1.9.1', featureGates: { InPlacePodVerticalScaling: true } }).flags).toMatchObject({
+      InPlacePodVerticalScaling: true,
+    });
+  });
+
+  it("renders each release's own webhooks, controllers and permissions", () => {
+    for (const v of UPSTREAM_RELEASES) {
+      const p = profile({ version: v });
+      const r = upstreamRelease(v);
+      expect(p.release.version).toBe(v);
+      for (const w of p.webhooks) expect(r.webhooks.some((x) => x.name === w.name && x.path === w.path)).toBe(true);
+      expect(p.crds.map((c) => c.manifest)).toHaveLength(18);
+    }
+    const names = (v: string) => webhookNames(profile({ version: v }));
+    expect(names('v1.8.3')).toContain('vimagepulljob.kb.io');
+    expect(names('v1.9.1')).not.toContain('vimagepulljob.kb.io');
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
 import { Names, SecretKeys } from '../../../lib/contract.js';
-import { KRUISE_RELEASE } from '../../../lib/constructs/upstream/kruise.generated.js';
+import { upstreamRelease } from '../../../lib/constructs/upstream/releases.js';
 import { evaluate } from '../../../lib/doctor/doctor.js';
 import { expectations } from '../../../lib/doctor/expectations.js';
 import type { CheckResult } from '../../../lib/doctor/model.js';
@@ -10,6 +10,8 @@ import { renderJson, renderTable } from '../../../lib/doctor/report.js';
 import { generateCA, generateServingCert, servingDnsNames } from '../../../lib/runtime/certs/generate.js';
 import { b64, healthy, managerPod, nodes, NOW, setPods, type Fixture } from './fixture.js';
 import { KruiseManager, ManagerImage, ManagerTopology } from '../../../lib/index.js';
+
+const KRUISE_RELEASE = upstreamRelease();
 
 const failing = (checks: CheckResult[]) => checks.filter((c) => c.status === 'fail').map((c) => c.id);
 const run = (f: Fixture) => evaluate(f.snapshot, f.permissions);
@@ -76,7 +78,7 @@ const FAULTS: Array<[string, string, (f: Fixture) => void | Promise<void>, RegEx
         webhooks: f.snapshot.validating!.webhooks!.filter((w) => w.name !== 'vsidecarset.kb.io'),
       };
     },
-    /1 webhook is missing: validating vsidecarset.kb.io \(\/validate-apps-kruise-io-v1alpha1-sidecarset\)/,
+    /1 webhook is missing: validating vsidecarset.kb.io \(\/validate-apps-kruise-io-(v1alpha1-)?sidecarset\)/,
   ],
   [
     'nodes without zone labels',
@@ -194,13 +196,62 @@ describe.each(['runtime', 'upstream'] as const)('doctor on a %s install', (flavo
 });
 
 describe('doctor: upstream specifics', () => {
-  it('expects what upstream v1.8.3 serves for the rendered gates: 37 webhooks, its 18 CRDs, its Lease', async () => {
+  it('expects what upstream v1.9.1 serves for the rendered gates: 37 webhooks, its 18 CRDs, its Lease', async () => {
     const f = await healthy('upstream');
     const e = expectations(f.snapshot.namespace, f.snapshot.deployments)!;
+    expect(e.release).toBe('v1.9.1');
+    expect(e.versionNote).toBeUndefined();
     expect(e.webhooks).toHaveLength(37);
     expect(e.crds.map((c) => c.name).sort()).toEqual(KRUISE_RELEASE.crds.map((c) => `${c.plural}.${c.group}`).sort());
-    expect(e.conversionCrds).toEqual(['statefulsets.apps.kruise.io']);
+    expect(e.conversionCrds).toEqual([
+      'daemonsets.apps.kruise.io',
+      'sidecarsets.apps.kruise.io',
+      'statefulsets.apps.kruise.io',
+    ]);
     expect(e.lease).toEqual({ name: 'kruise-manager', namespace: 'kruise-system' });
+  });
+
+  it("judges a v1.8.3 install against v1.8.3's data: healthy as rendered, its ImagePullJob webhooks expected", async () => {
+    const f = await healthy('upstream', 'kruise-system', 'v1.8.3');
+    const e = expectations(f.snapshot.namespace, f.snapshot.deployments)!;
+    expect(e.release).toBe('v1.8.3');
+    expect(e.conversionCrds).toEqual(['statefulsets.apps.kruise.io']);
+    expect(e.webhooks.map((w) => w.name)).toContain('vimagepulljob.kb.io');
+    expect(e.webhooks.map((w) => w.name)).not.toContain('vimagepulljob-v1beta1.kb.io');
+    expect(failing(run(f).checks)).toEqual([]);
+  });
+
+  it("reports an upgrade stuck half-way: v1.9.1's webhook configurations in front of a v1.8.3 manager", async () => {
+    const old = await healthy('upstream', 'kruise-system', 'v1.8.3');
+    const next = await healthy('upstream');
+    old.snapshot.validating = next.snapshot.validating;
+    const check = find(run(old).checks, 'webhook-configurations');
+    expect(check.status).toBe('fail');
+    // v1.8.3 serves the ImagePullJob webhooks under their old names; v1.9.1's are not served by it.
+    expect(check.message).toMatch(/webhooks are missing: validating vimagelistpulljob\.kb\.io .*vimagepulljob\.kb\.io/);
+    expect(JSON.stringify(check)).toMatch(/not served by this upstream manager.*vimagepulljob-v1beta1\.kb\.io/);
+  });
+
+  it('picks the release from a tag it does not know (same minor line) or, for a digest, from the command line', async () => {
+    const f = await healthy('upstream', 'kruise-system', 'v1.8.3');
+    const c = f.snapshot.deployments[0].spec!.template.spec!.containers[0];
+    c.image = 'openkruise/kruise-manager:v1.8.2';
+    let e = expectations(f.snapshot.namespace, f.snapshot.deployments)!;
+    expect(e.release).toBe('v1.8.3');
+    expect(e.versionNote).toMatch(/the image tag is v1\.8\.2; judged against v1\.8\.3's definitions/);
+    c.image = `openkruise/kruise-manager@sha256:${'a'.repeat(64)}`;
+    e = expectations(f.snapshot.namespace, f.snapshot.deployments)!;
+    expect(e.release).toBe('v1.9.1');
+    expect(e.versionNote).toMatch(
+      /has no release tag; judged against v1\.9\.1's definitions, the newest release whose flags/,
+    );
+    // A v1.9-only flag on a v1.7 tag: same minor line wins (the tag says what runs).
+    c.image = 'openkruise/kruise-manager:v1.7.9';
+    expect(expectations(f.snapshot.namespace, f.snapshot.deployments)!.release).toBe('v1.7.0');
+    // A digest whose command line names a gate only v1.9 has.
+    c.image = `openkruise/kruise-manager@sha256:${'b'.repeat(64)}`;
+    c.args = c.args!.map((a) => (a.startsWith('--feature-gates=') ? `${a},InPlacePodVerticalScaling=true` : a));
+    expect(expectations(f.snapshot.namespace, f.snapshot.deployments)!.release).toBe('v1.9.1');
   });
 
   it('serves fewer webhooks with PodWebhook=false, so a pod webhook left behind is reported as not served', async () => {
@@ -311,7 +362,7 @@ describe('doctor: upstream specifics', () => {
         : c,
     );
     expect(find(run(f).checks, 'ca-bundle').message).toMatch(
-      /1 of 38 caBundles .*\(1 empty\).*conversion webhook of CRD statefulsets.apps.kruise.io/,
+      /1 of 40 caBundles .*\(1 empty\).*conversion webhook of CRD statefulsets.apps.kruise.io/,
     );
   });
 });

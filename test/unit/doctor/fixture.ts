@@ -63,11 +63,17 @@ export function managerPod(d: V1Deployment, name: string, node: string, isReady 
   } as V1Pod;
 }
 
-export async function healthy(flavour: 'upstream' | 'runtime', namespace = 'kruise-system'): Promise<Fixture> {
+/** A healthy install as synthesized; `version`: the upstream release (default: the default release). */
+export async function healthy(
+  flavour: 'upstream' | 'runtime',
+  namespace = 'kruise-system',
+  version?: string,
+): Promise<Fixture> {
   const chart = new Chart(Testing.app(), 'doctor');
   new KruiseManager(chart, 'kruise', {
     namespace,
     ...(flavour === 'runtime' ? { image: ManagerImage.runtime('example.com/kruise-ha:1') } : {}),
+    ...(flavour === 'upstream' && version ? { image: ManagerImage.upstream({ version }) } : {}),
   });
   const objects: Json[] = Testing.synth(chart);
   const of = (kind: string) => objects.filter((o) => o.kind === kind);

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -69,14 +70,29 @@ type Controller struct {
 	Rbac     []Rule `json:"rbac"`
 }
 
+// Flag is a command-line flag kruise-manager registers on the process's flag set, read from
+// a flag.XxxVar / flag.Xxx call in a package the manager links.
+type Flag struct {
+	Name string `json:"name"`
+	// Default as upstream's source states it (a literal, or the initializer of the constant
+	// or variable it names, one level deep).
+	Default string `json:"default"`
+	Type    string `json:"type"`
+	Package string `json:"package"`
+}
+
 type Facts struct {
-	FeatureGates  []FeatureGate `json:"featureGates"`
-	Implications  []Implication `json:"implications"`
-	Handlers      []Handlers    `json:"webhookHandlers"`
-	ServerRbac    []Rule        `json:"webhookServerRbac"`
-	Controllers   []Controller  `json:"controllers"`
-	ConvertPath   string        `json:"conversionPath"`
-	ServerSources []string      `json:"sources"`
+	FeatureGates []FeatureGate `json:"featureGates"`
+	Flags        []Flag        `json:"flags"`
+	// Calls in main.go that register a library's flags (e.g. k8s.io/klog/v2.InitFlags), as
+	// <import path>.<function>; their flags are not in Flags.
+	LibraryFlagSets []string      `json:"libraryFlagSets"`
+	Implications    []Implication `json:"implications"`
+	Handlers        []Handlers    `json:"webhookHandlers"`
+	ServerRbac      []Rule        `json:"webhookServerRbac"`
+	Controllers     []Controller  `json:"controllers"`
+	ConvertPath     string        `json:"conversionPath"`
+	ServerSources   []string      `json:"sources"`
 }
 
 type pkg struct {
@@ -130,6 +146,9 @@ func (x *extractor) run() (*Facts, error) {
 	if f.Controllers, err = x.controllers(); err != nil {
 		return nil, err
 	}
+	if f.Flags, f.LibraryFlagSets, err = x.flags(); err != nil {
+		return nil, err
+	}
 	f.ServerSources = []string{"pkg/features/kruise_features.go", "pkg/webhook/add_*.go", "pkg/webhook/server.go", "pkg/controller/controllers.go"}
 	return f, nil
 }
@@ -148,6 +167,9 @@ func (x *extractor) load(rel string) (*pkg, error) {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
+		}
+		if ok, err := linuxBuild.MatchFile(filepath.Join(x.root, rel), name); err != nil || !ok {
+			continue // not compiled into the linux/amd64 binary upstream ships
 		}
 		file, err := parser.ParseFile(x.fset, filepath.Join(x.root, rel, name), nil, parser.ParseComments)
 		if err != nil {
@@ -829,4 +851,188 @@ func sortedKeys(m map[string]*ast.File) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// linuxBuild matches files as upstream's image builds them: linux/amd64, CGO off.
+var linuxBuild = func() build.Context {
+	c := build.Default
+	c.GOOS, c.GOARCH, c.CgoEnabled = "linux", "amd64", false
+	return c
+}()
+
+// flagFuncs: the flag package's functions that register on the process's flag set, and the
+// index of the name argument (the default follows it).
+var flagFuncs = map[string]int{
+	"String": 0, "Bool": 0, "Int": 0, "Int64": 0, "Uint": 0, "Uint64": 0, "Float64": 0, "Duration": 0,
+	"StringVar": 1, "BoolVar": 1, "IntVar": 1, "Int64Var": 1, "UintVar": 1, "Uint64Var": 1, "Float64Var": 1,
+	"DurationVar": 1, "Var": 1, "Func": 0, "BoolFunc": 0, "TextVar": 1,
+}
+
+// flags walks the packages main.go links from this module (its import graph) and reads
+// every flag.Xxx(...) registration on the standard or pflag command line.
+func (x *extractor) flags() ([]Flag, []string, error) {
+	var out []Flag
+	var libraries []string
+	seen := map[string]bool{}
+	queue := []string{"."}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		p, err := x.load(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, name := range sortedKeys(p.files) {
+			file := p.files[name]
+			for _, imp := range file.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if strings.HasPrefix(path, modulePath+"/") {
+					queue = append(queue, strings.TrimPrefix(path, modulePath+"/"))
+				}
+			}
+			var inspectErr error
+			ast.Inspect(file, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || inspectErr != nil {
+					return inspectErr == nil
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				root := sel.X
+				for {
+					inner, ok := root.(*ast.SelectorExpr)
+					if !ok {
+						break
+					}
+					root = inner.X
+				}
+				pkgName, ok := root.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				importPath := importPathOf(file, pkgName.Name)
+				if dir == "." && importPath != "" && importPath != "flag" && importPath != "github.com/spf13/pflag" {
+					// main.go handing a library the command line: klog.InitFlags(nil), X.AddFlag(pflag.CommandLine)
+					for _, arg := range call.Args {
+						// klog.InitFlags(nil) registers on the process's flag set too.
+						nilSet := sel.Sel.Name == "InitFlags" && isNil(arg)
+						if isCommandLine(file, arg) || nilSet {
+							libraries = append(libraries, importPath+strings.TrimPrefix(x.source(call.Fun), pkgName.Name))
+						}
+					}
+				}
+				if sel.X != root {
+					return true
+				}
+				if importPath != "flag" && importPath != "github.com/spf13/pflag" {
+					return true
+				}
+				idx, ok := flagFuncs[sel.Sel.Name]
+				if !ok || len(call.Args) <= idx {
+					return true
+				}
+				flagName := x.stringOf(p, call.Args[idx])
+				if flagName == "" {
+					inspectErr = x.fail(call, "flag name is not a string constant: %s", x.source(call.Args[idx]))
+					return false
+				}
+				f := Flag{Name: flagName, Type: strings.TrimSuffix(sel.Sel.Name, "Var"), Package: dir}
+				if len(call.Args) > idx+1 && sel.Sel.Name != "Var" && sel.Sel.Name != "Func" && sel.Sel.Name != "BoolFunc" {
+					f.Default = x.defaultOf(p, call.Args[idx+1])
+				}
+				out = append(out, f)
+				return true
+			})
+			if inspectErr != nil {
+				return nil, nil, inspectErr
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for i := 1; i < len(out); i++ {
+		if out[i].Name == out[i-1].Name {
+			return nil, nil, fmt.Errorf("flag --%s is registered twice (%s, %s): the binary would panic", out[i].Name, out[i-1].Package, out[i].Package)
+		}
+	}
+	sort.Strings(libraries)
+	return out, dedupe(libraries), nil
+}
+
+func dedupe(list []string) []string {
+	var out []string
+	for i, s := range list {
+		if i == 0 || s != list[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// importPathOf returns the import path a file binds to a local package name.
+func importPathOf(file *ast.File, local string) string {
+	for _, imp := range file.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := filepath.Base(path)
+		if strings.HasPrefix(name, "v") && len(name) <= 3 { // k8s.io/klog/v2 -> klog
+			name = filepath.Base(filepath.Dir(path))
+		}
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name == local {
+			return path
+		}
+	}
+	return ""
+}
+
+func isNil(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "nil"
+}
+
+// isCommandLine: the process's flag set, as pflag.CommandLine or flag.CommandLine.
+func isCommandLine(file *ast.File, e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "CommandLine" {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	path := importPathOf(file, id.Name)
+	return path == "flag" || path == "github.com/spf13/pflag"
+}
+
+// defaultOf renders a flag default: a literal, or what a package-level identifier is
+// initialised to (one level), else the source text.
+func (x *extractor) defaultOf(p *pkg, e ast.Expr) string {
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		if v.Kind == token.STRING {
+			s, _ := strconv.Unquote(v.Value)
+			return s
+		}
+		return v.Value
+	case *ast.Ident:
+		if v.Name == "true" || v.Name == "false" {
+			return v.Name
+		}
+		for _, name := range sortedKeys(p.files) {
+			if init, ok := valueOf(p.files[name], v.Name); ok {
+				if lit, ok := init.(*ast.BasicLit); ok {
+					return x.defaultOf(p, lit)
+				}
+				return x.source(init)
+			}
+		}
+	}
+	return x.source(e)
 }

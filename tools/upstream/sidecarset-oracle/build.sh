@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # Builds sidecarset-oracle (main.go here) inside a copy of the pinned upstream module, so it
 # links upstream's own packages with upstream's own go.mod (its replace directives included).
-# Offline: every dependency is already in the module cache once test/envtest/binaries/build.sh
-# has built kruise-manager. stdout: the path of the cached binary.
+# The module and its dependencies come from the Go module proxy (already in the module cache
+# when kruise-manager of the same release was built). stdout: the path of the cached binary.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 go="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 pin="$here/../pin.json"
-version="$(node -e "process.stdout.write(require('$pin').version)")"
+# The runtime's SidecarSet/WorkloadSpread behaviour is pinned to upstream v1.8.3 (the release its
+# differential tests were written against), whatever the constructs' default release is.
+version="${ORACLE_KRUISE_VERSION:-v1.8.3}"
+sum="$(node -e "const p = require('$pin'); if (!p.releases['$version']) { console.error('sidecarset-oracle: $pin pins no $version'); process.exit(1); } process.stdout.write(p.releases['$version'])")"
 module="$(node -e "process.stdout.write(require('$pin').module)")"
-src="$("$go" env GOMODCACHE)/${module}@${version}"
-[[ -d "$src" ]] || { echo "sidecarset-oracle: $src missing: run bash test/envtest/binaries/build.sh first" >&2; exit 1; }
+# The module (checksum-verified against the pin), then its dependencies, from the module proxy.
+info="$(cd / && GOWORK=off GOFLAGS=-mod=mod "$go" mod download -json "$module@$version")" \
+  || { echo "sidecarset-oracle: go mod download $module@$version failed: $info" >&2; exit 1; }
+got="$(sed -n 's/^[[:space:]]*"Sum": "\([^"]*\)".*/\1/p' <<<"$info")"
+[[ "$got" == "$sum" ]] || { echo "sidecarset-oracle: $module@$version has checksum '$got', $pin pins '$sum'" >&2; exit 1; }
+src="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$info")"
 key="$(cat "$here/main.go" "$here/mutating/oracle_export.go" "$here/validating/oracle_export.go" "$here/wsvalidating/oracle_export.go" "$here/wsutil/oracle_export.go" "$here/wscontroller/oracle_export.go" "$src/go.sum" | sha256sum | cut -c1-12)"
 out="${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}/sidecarset-oracle-$version-$key"
 if [[ ! -x "$out/sidecarset-oracle" ]]; then
@@ -21,7 +28,7 @@ if [[ ! -x "$out/sidecarset-oracle" ]]; then
   cp "$here/wsvalidating/oracle_export.go" "$out.tmp/src/pkg/webhook/workloadspread/validating/"
   cp "$here/wsutil/oracle_export.go" "$out.tmp/src/pkg/util/workloadspread/"
   cp "$here/wscontroller/oracle_export.go" "$out.tmp/src/pkg/controller/workloadspread/"
-  (cd "$out.tmp/src" && GOFLAGS=-mod=readonly GOPROXY=off "$go" build -trimpath -o "$out.tmp/sidecarset-oracle" ./cmd/sidecarset-oracle) >&2
+  (cd "$out.tmp/src" && GOWORK=off GOFLAGS=-mod=readonly "$go" build -trimpath -o "$out.tmp/sidecarset-oracle" ./cmd/sidecarset-oracle) >&2
   rm -rf "$out.tmp/src" && rm -rf "$out" && mv "$out.tmp" "$out"
 fi
 echo "$out/sidecarset-oracle"
