@@ -68,7 +68,15 @@ import type { BenchmarkResult } from './run.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
 import { chart } from './compare-chart.js';
 import { failoverTable, oursFailover, summarizeFailover, upstreamFailover } from './compare-failover.js';
-import { MANAGER_CPU, PIN, pin, proc, rssSplit } from './compare-proc.js';
+import {
+  MANAGER_CPU,
+  PIN,
+  pin,
+  proc,
+  rssSplit,
+  runQueueWaitAllThreadsSeconds,
+  runQueueWaitSeconds,
+} from './compare-proc.js';
 import { createWorkload, ensureCustomWorkloadCrd, podCreateReview, type OwnerKind, type Workload } from './inputs.js';
 import { LoadGenerator, type LoadFigures, type LoadRun, type LoadTarget } from './loadgen-client.js';
 import { benchSidecarSet, PODS_NS, post, type Target } from './webhook.js';
@@ -148,6 +156,12 @@ export interface RunFigures extends LoadFigures {
   managerGcPauseMaxMs?: number;
   /** CPU seconds of the load generator process per second of the run (1.0 = one core busy: it would be the limit). */
   generatorCpuShare: number;
+  /**
+   * Seconds per second of the run the subject's threads were runnable but waiting for a CPU (/proc schedstat), all
+   * threads summed, and for ours its main thread alone (where its event loop runs): the machine's share of its tail.
+   */
+  managerRunQueueWaitShare: number;
+  managerMainThreadRunQueueWaitShare?: number;
   exited?: boolean;
 }
 
@@ -156,6 +170,8 @@ async function measured(s: Subject, gen: LoadGenerator, run: LoadRun): Promise<R
   if (s.runtime === 'node') await metricsOf(s); // resets our manager's event-loop histogram
   const before = proc(s.pid);
   const genBefore = proc(gen.pid);
+  const waitBefore = runQueueWaitAllThreadsSeconds(s.pid);
+  const mainWaitBefore = runQueueWaitSeconds(s.pid);
   let peak = before.rssBytes;
   let sampling = true;
   const sampler = (async () => {
@@ -171,6 +187,8 @@ async function measured(s: Subject, gen: LoadGenerator, run: LoadRun): Promise<R
   await sampler;
   const after = proc(s.pid);
   const genAfter = proc(gen.pid);
+  const waitAfter = runQueueWaitAllThreadsSeconds(s.pid);
+  const mainWaitAfter = runQueueWaitSeconds(s.pid);
   const text = await metricsOf(s);
   const stall = (name: string) =>
     s.runtime === 'node'
@@ -187,6 +205,9 @@ async function measured(s: Subject, gen: LoadGenerator, run: LoadRun): Promise<R
     managerStallP99Ms: stall('nodejs_eventloop_lag_p99_seconds'),
     managerGcPauseMaxMs: gcMax === undefined ? undefined : round(gcMax * 1000, 2),
     generatorCpuShare: round((genAfter.cpuSeconds - genBefore.cpuSeconds) / wall, 2),
+    managerRunQueueWaitShare: round((waitAfter - waitBefore) / wall, 3),
+    managerMainThreadRunQueueWaitShare:
+      s.runtime === 'node' ? round((mainWaitAfter - mainWaitBefore) / wall, 3) : undefined,
     ...(after.exited ? { exited: true } : {}),
   };
 }
@@ -430,6 +451,8 @@ const pick = (r: RunFigures) => ({
   generatorStallMaxMs: r.generator?.loopDelayMaxMs,
   generatorGcPauseMaxMs: r.generator?.gcPauseMaxMs,
   generatorCpuShare: r.generatorCpuShare,
+  managerRunQueueWaitShare: r.managerRunQueueWaitShare,
+  managerMainThreadRunQueueWaitShare: r.managerMainThreadRunQueueWaitShare,
 });
 type Picked = ReturnType<typeof pick>;
 
