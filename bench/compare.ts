@@ -81,13 +81,13 @@ import { createWorkload, ensureCustomWorkloadCrd, podCreateReview, type OwnerKin
 import { LoadGenerator, type LoadFigures, type LoadRun, type LoadTarget } from './loadgen-client.js';
 import { benchSidecarSet, PODS_NS, post, type Target } from './webhook.js';
 
-const RATES = (process.env.BENCH_COMPARE_RATES ?? '100,500,1000').split(',').map(Number);
+const RATES = (process.env.BENCH_COMPARE_RATES ?? '100,500,1000').split(',').filter(Boolean).map(Number);
 /**
  * Dry-run pod creates per second through the API server. The envtest kube-apiserver shares the 2 cores with everything
  * else: on this machine under the other sessions' load it completed 40-50 dry-run creates per second with either
  * webhook, so higher open-loop rates only queue in it; its capacity is the saturation run.
  */
-export const API_RATES = (process.env.BENCH_COMPARE_API_RATES ?? '25,50,100').split(',').map(Number);
+export const API_RATES = (process.env.BENCH_COMPARE_API_RATES ?? '25,50,100').split(',').filter(Boolean).map(Number);
 const RATE_SECONDS = Number(process.env.BENCH_COMPARE_SECONDS ?? 10);
 const SATURATION_CONNECTIONS = 16;
 const POOL = 64;
@@ -328,7 +328,8 @@ async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: L
   }
 
   const apiServer: Record<string, RunFigures> = {};
-  if (!exited()) {
+  // BENCH_COMPARE_API=0: direct reviews only (A/B runs of one subject).
+  if (!exited() && process.env.BENCH_COMPARE_API !== '0') {
     await gen.open(await apiServerTarget(kc, inputs.api));
     // The API server opens its connections to the webhook on first use: not measured.
     await gen.run({ mode: 'rate', rate: 20, seconds: 2 });
@@ -350,7 +351,7 @@ async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: L
   }
 
   const realLimit: Record<string, RunFigures> = {};
-  if (REAL_LIMIT_SUBJECTS.has(s.name)) {
+  if (REAL_LIMIT_SUBJECTS.has(s.name) && process.env.BENCH_COMPARE_REAL_LIMIT !== '0') {
     for (const kind of REAL_LIMIT_KINDS) {
       if (exited()) break;
       await gen.open({ ...directTarget(s, inputs.realLimit[kind]), pool: SATURATION_CONNECTIONS });
