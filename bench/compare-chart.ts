@@ -23,7 +23,13 @@ export function chart(series: Series[], title: string): string {
   const x = (i: number) => L + ((i + 0.5) / labels.length) * (W - L - R);
   const y = (v: number) =>
     T + (1 - (Math.log10(v) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (H - T - B);
-  const colors: Record<string, string> = { ours: '#1f77b4', upstream: '#d62728' };
+  const colors: Record<string, string> = {
+    ours: '#1f77b4',
+    upstream: '#d62728',
+    'upstream-default': '#d62728',
+    'upstream-tuned': '#ff7f0e',
+    'upstream-equal-scope': '#9467bd',
+  };
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,

@@ -2,7 +2,7 @@
  * What the compare benchmark reads of a process from /proc, the same way for a Go and a Node process, and CPU pinning.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 const CLK_TCK = 100;
@@ -14,6 +14,21 @@ const CLK_TCK = 100;
 export function runQueueWaitSeconds(pid: number): number {
   try {
     return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Seconds all threads of `pid` spent runnable but waiting for a CPU (summed over /proc/<pid>/task/<tid>/schedstat):
+ * comparable between a Go process (work on many threads) and a Node process (work on its main thread).
+ */
+export function runQueueWaitAllThreadsSeconds(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/task`).reduce(
+      (sum, tid) => sum + (Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) || 0) / 1e9,
+      0,
+    );
   } catch {
     return NaN;
   }

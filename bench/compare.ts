@@ -1,37 +1,49 @@
 /**
- * Compare: this project's runtime against the real upstream kruise-manager v1.8.3, on ONE envtest
- * control plane, the same machine and the same load, in one run (issue #12).
+ * Compare (issue #29, the fair benchmark): this project's runtime against the real upstream kruise-manager v1.8.3 on
+ * ONE envtest control plane, the same machine and the same inputs, in one run, each subject alone in turn.
  *
- * - upstream: the binary built from the pinned Go module (test/envtest/binaries/build.sh), one
- *   replica run from the container of the Deployment we synthesize for the default app (see
- *   test/integration/support/upstream-manager.ts for every adaptation), installed with one
- *   `kubectl apply --server-side` of that output;
- * - ours: the runtime as the image runs it (the esbuild bundle on plain node, all roles: webhook,
- *   leader election, SidecarSet controller), installed from the runtime flavour of the constructs.
+ * Inputs as a real cluster has them (bench/inputs.ts): every pod reviewed or created is made from a Deployment and
+ * its ReplicaSet that exist before any subject starts (real UIDs in the owner references), so upstream's pod webhook
+ * finds the owner chain in its informer caches, as in a cluster.
  *
- * Both serve the same SidecarSet (created once, read by each from its own cache) and get the same
- * AdmissionReviews, directly over loopback TLS (open loop at fixed rates, then closed loop at
- * saturation), one after the other: the two use the same webhook configuration names, so they
- * cannot be installed at once without fighting over them. Per subject: latency p50/p90/p99/max,
- * CPU seconds per 1,000 admissions and RSS (both read from /proc, the same way for both), idle,
- * peak under load and 15 s after; for ours also its event-loop stalls and the share of the time its
- * main thread waited for a CPU. Then the same creates through the API server (dry run,
- * compare-apiserver.ts), and both restarted over 10,000 pods and 100 SidecarSets
- * (compare-scale.ts). Then failover, two replicas of each: SIGTERM and SIGKILL to the leader
- * (compare-failover.ts). The 1-minute load average is recorded with every figure.
+ * Subjects, each labelled:
+ * - `upstream-default`: the Deployment we synthesize for the default app, at the official chart's defaults (what
+ *   users run): `--rest-config-qps=30 --rest-config-burst=50` (binary defaults), `--v=4`;
+ * - `upstream-tuned`: the same with `--rest-config-qps=1000 --rest-config-burst=2000` and `--v=2` (its info level: no
+ *   per-admission debug lines, as ours logs none at info);
+ * - `upstream-equal-scope`: tuned, and its PodUnavailableBudget and WorkloadSpread pod webhooks off by feature gates
+ *   (`PodUnavailableBudgetDeleteGate=false,PodUnavailableBudgetUpdateGate=false,WorkloadSpread=false`): the pod
+ *   admission work that ours does (SidecarSet only);
+ * - `ours`: the runtime as the image runs it (the esbuild bundle on plain node, the image's flags and environment,
+ *   every role).
  *
- * Writes bench/results/compare.json and bench/results/compare.svg (latency against load);
- * `BENCH_COMPARE_CHART=<path>` also writes the chart there (the README's copy is docs/bench/).
+ * Per subject: direct AdmissionReviews over loopback TLS (open loop at 100/500/1,000 per second, latency from each
+ * request's scheduled time; then closed loop over 16 connections: saturation), and the same pods created through the
+ * API server (`dryRun=All`: admission runs, nothing is stored) at {@link API_RATES} and saturation. CPU per 1,000
+ * admissions and RSS from /proc; event-loop stalls of ours (prom-client's 10 ms-resolution histogram, the 10 ms
+ * interval subtracted) and Go GC pauses of upstream (`go_gc_duration_seconds`).
+ *
+ * "Upstream's real limit", measured apart and labelled so: pods owned by a Job, a DaemonSet or a custom workload (a
+ * CRD without a scale subresource), for which upstream's controller finder has no cached lookup and asks the API
+ * server under its client-side rate limiter; closed loop over 16 connections, answers per second.
+ *
+ * The load generator is its own Node process (bench/loadgen.ts): connections opened before the clock, its own
+ * event-loop delay (1 ms resolution, interval subtracted), GC pauses and CPU share recorded beside every figure.
+ *
+ * Writes bench/results/compare.json (via run.ts), bench/results/compare-<runId>.json and bench/results/compare.svg;
+ * `BENCH_COMPARE_CHART=<path>` also writes the chart there. Every figure carries its load average; the run records
+ * `uptime`, the machine and the run id.
  */
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent } from 'node:https';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { Agent, type RequestOptions } from 'node:https';
+import { availableParallelism, cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { KRUISE_APPS_GROUP, Names, SecretKeys } from '../lib/contract.js';
+import { performance } from 'node:perf_hooks';
+import { KRUISE_APPS_GROUP, Names, Paths, SecretKeys } from '../lib/contract.js';
 import { ControlPlane } from '../test/envtest/control-plane.js';
 import { STATE_ENV } from '../test/envtest/state.js';
 import { metricValue, until } from '../test/integration/support/ha.js';
@@ -44,92 +56,122 @@ import {
   serverSideApply,
   uninstallWebhooks,
 } from '../test/integration/support/runtime-cluster.js';
-import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
+import {
+  flagValue,
+  renderedManager,
+  synthesizeDefault,
+  UpstreamManager,
+  withContainerFlags,
+  type RenderedManager,
+} from '../test/integration/support/upstream-manager.js';
 import type { BenchmarkResult } from './run.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
-import { API_RATES, throughApiServer } from './compare-apiserver.js';
 import { chart } from './compare-chart.js';
-import { FAILOVER_RUNS, failoverTable, oursFailover, summarizeFailover, upstreamFailover } from './compare-failover.js';
-import { MANAGER_CPU, PIN, pin, proc, rssSplit, runQueueWaitSeconds } from './compare-proc.js';
-import { populate, SCALE } from './compare-scale.js';
+import { failoverTable, oursFailover, summarizeFailover, upstreamFailover } from './compare-failover.js';
 import {
-  benchSidecarSet,
-  fixedRate,
-  maxThroughput,
-  PODS_NS,
-  post,
-  realisticPod,
-  review,
-  withMesh,
-  type LoadFigures,
-  type Target,
-} from './webhook.js';
+  MANAGER_CPU,
+  PIN,
+  pin,
+  proc,
+  rssSplit,
+  runQueueWaitAllThreadsSeconds,
+  runQueueWaitSeconds,
+} from './compare-proc.js';
+import { createWorkload, ensureCustomWorkloadCrd, podCreateReview, type OwnerKind, type Workload } from './inputs.js';
+import { LoadGenerator, type LoadFigures, type LoadRun, type LoadTarget } from './loadgen-client.js';
+import { benchSidecarSet, PODS_NS, post, type Target } from './webhook.js';
 
-const RATES = [100, 500, 1000];
+const RATES = (process.env.BENCH_COMPARE_RATES ?? '100,500,1000').split(',').filter(Boolean).map(Number);
+/**
+ * Dry-run pod creates per second through the API server. The envtest kube-apiserver shares the 2 cores with everything
+ * else: on this machine under the other sessions' load it completed 40-50 dry-run creates per second with either
+ * webhook, so higher open-loop rates only queue in it; its capacity is the saturation run.
+ */
+export const API_RATES = (process.env.BENCH_COMPARE_API_RATES ?? '25,50,100').split(',').filter(Boolean).map(Number);
 const RATE_SECONDS = Number(process.env.BENCH_COMPARE_SECONDS ?? 10);
 const SATURATION_CONNECTIONS = 16;
+const POOL = 64;
 const WARMUP_SECONDS = 3;
-/**
- * Idle is read this long after the first answer: start-up's work (caches, certificates, the first reconciles) has
- * ended and our memory reducer (a 5 s cadence, first quiet interval) has run; the same wait for upstream.
- */
+/** After the first answer: start-up work has ended and our memory reducer (5 s cadence) has run; same for upstream. */
 const SETTLE_MS = 15_000;
-/** Long enough for two of our memory reducer's 5 s samples, the first of which may still see the load's end. */
 const AFTER_MS = 15_000;
 const OURS_NS = 'kruise-bench-compare';
-const FAILOVER_NOTES = [
-  `failover: two replicas of each on the same API server (upstream first, then ours), lease 15s / renew 10s / retry 2s (the synthesized Deployment's flags); ${FAILOVER_RUNS} runs each of SIGTERM (graceful) and SIGKILL (crash) to the leader, a fresh replacement after each; times from a watch of the Lease; ours runs as bench failover runs it (tsx), upstream as the synthesized Deployment runs it`,
-];
-/** Goals of issue #12 that this benchmark can judge. */
-const GOALS = { oursP99At1000Ms: 5, oursIdleRssBytes: 80e6 };
+/** prom-client's default `eventLoopMonitoringPrecision`: its histogram records the 10 ms interval plus any stall. */
+const PROM_CLIENT_RESOLUTION_MS = 10;
+
+export type SubjectName = 'upstream-default' | 'upstream-tuned' | 'upstream-equal-scope' | 'ours';
+type UpstreamVariant = Exclude<SubjectName, 'ours'>;
+const SUBJECTS: SubjectName[] = (
+  process.env.BENCH_COMPARE_SUBJECTS ?? 'upstream-default,upstream-tuned,upstream-equal-scope,ours'
+)
+  .split(',')
+  .map((s) => s.trim() as SubjectName);
+/** Subjects measured on "upstream's real limit" (pods owned by a Job, a DaemonSet, a custom workload). */
+const REAL_LIMIT_SUBJECTS = new Set<SubjectName>(['upstream-default', 'upstream-tuned', 'ours']);
+const REAL_LIMIT_KINDS: OwnerKind[] = ['Job', 'DaemonSet', 'Custom'];
+
+const TUNED = { 'rest-config-qps': '1000', 'rest-config-burst': '2000', v: '2' };
+const OFF_GATES = 'PodUnavailableBudgetDeleteGate=false,PodUnavailableBudgetUpdateGate=false,WorkloadSpread=false';
+
+const LABELS: Record<SubjectName, string> = {
+  'upstream-default':
+    'upstream v1.8.3 at the chart defaults (the synthesized default Deployment: --rest-config-qps 30 / burst 50 as the binary defaults, --v=4, PUB and WorkloadSpread pod webhooks on)',
+  'upstream-tuned': `upstream v1.8.3 tuned: --rest-config-qps=${TUNED['rest-config-qps']} --rest-config-burst=${TUNED['rest-config-burst']} --v=${TUNED.v} (its info level: no per-admission debug lines; it still logs one V(0) line per injected sidecar)`,
+  'upstream-equal-scope': `upstream v1.8.3 tuned and equal scope: as tuned, plus --feature-gates ${OFF_GATES} (its PodUnavailableBudget and WorkloadSpread pod webhooks off: SidecarSet injection is the pod admission work left, as ours)`,
+  ours: 'ours: the runtime as the image runs it (esbuild bundle on plain node, the entrypoint flags and environment, every role), default flags, log level info',
+};
 
 const log = (msg: string) => process.stderr.write(`bench compare: ${msg}\n`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const load1m = () => round(loadavg()[0]);
-/** A manager under test; `metricsPort`: ours, whose prom-client event-loop gauges reset at every scrape. */
+const uptime = () => {
+  try {
+    return execFileSync('uptime', { encoding: 'utf8' }).trim();
+  } catch {
+    return `load average: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ')}`;
+  }
+};
+
 interface Subject {
-  name: 'ours' | 'upstream';
+  name: SubjectName;
   pid: number;
   target: Target;
-  metricsPort?: number;
+  metricsPort: number;
+  runtime: 'node' | 'go';
 }
 
 const metricsOf = async (s: Subject) =>
-  s.metricsPort ? (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`)).text() : '';
+  (await fetch(`http://127.0.0.1:${s.metricsPort}/metrics`).catch(() => undefined))?.text() ?? '';
 
-interface RunFigures extends LoadFigures {
+export interface RunFigures extends LoadFigures {
   cpuSecondsPer1000: number;
   peakRssBytes: number;
   loadAverage1m: number;
+  /** Ours: longest / p99 event-loop stall in the run (prom-client histogram, reset per scrape, minus 10 ms). */
+  managerStallMaxMs?: number;
+  managerStallP99Ms?: number;
+  /** Upstream: the longest Go GC stop-the-world pause in its recent window (`go_gc_duration_seconds{quantile="1"}`). */
+  managerGcPauseMaxMs?: number;
+  /** CPU seconds of the load generator process per second of the run (1.0 = one core busy: it would be the limit). */
+  generatorCpuShare: number;
   /**
-   * Longest and p99 event-loop stall in our manager (prom-client's monitorEventLoopDelay, reset per scrape) and the
-   * longest in the load generator.
+   * Seconds per second of the run the subject's threads were runnable but waiting for a CPU (/proc schedstat), all
+   * threads summed, and for ours its main thread alone (where its event loop runs): the machine's share of its tail.
    */
-  managerLoopDelayMaxMs?: number;
-  managerLoopDelayP99Ms?: number;
-  clientLoopDelayMaxMs?: number;
-  /**
-   * The manager exited during the run (upstream does, "leader election lost", when its own throttled requests starve
-   * its lease renewal).
-   */
+  managerRunQueueWaitShare: number;
+  managerMainThreadRunQueueWaitShare?: number;
   exited?: boolean;
-  /** Share of the run's wall time the manager's main thread was runnable but not running (waiting for a CPU). */
-  managerRunQueueWaitShare?: number;
-  /**
-   * From the first send to the last answer; with a fixed rate, longer than the schedule when the server falls behind.
-   */
-  wallSeconds: number;
-  answeredPerSecond: number;
 }
 
-/** Runs `load` while sampling the subject's RSS every 250 ms and its CPU time before and after. */
-async function measured(s: Subject, load: () => Promise<LoadFigures>): Promise<RunFigures> {
-  await metricsOf(s); // resets our manager's event-loop histogram
-  const client = monitorEventLoopDelay({ resolution: 10 });
-  client.enable();
+/** Runs `load` in the generator while sampling the subject's RSS every 250 ms and both processes' CPU time. */
+async function measured(s: Subject, gen: LoadGenerator, run: LoadRun): Promise<RunFigures> {
+  if (s.runtime === 'node') await metricsOf(s); // resets our manager's event-loop histogram
   const before = proc(s.pid);
-  const waitBefore = runQueueWaitSeconds(s.pid);
-  const startedAt = performance.now();
+  const genBefore = proc(gen.pid);
+  const waitBefore = runQueueWaitAllThreadsSeconds(s.pid);
+  const mainWaitBefore = runQueueWaitSeconds(s.pid);
   let peak = before.rssBytes;
   let sampling = true;
   const sampler = (async () => {
@@ -138,105 +180,218 @@ async function measured(s: Subject, load: () => Promise<LoadFigures>): Promise<R
       await sleep(250);
     }
   })();
-  const figures = await load();
-  const wallSeconds = (performance.now() - startedAt) / 1000;
+  const startedAt = performance.now();
+  const figures = await gen.run(run);
+  const wall = (performance.now() - startedAt) / 1000;
   sampling = false;
   await sampler;
   const after = proc(s.pid);
-  client.disable();
+  const genAfter = proc(gen.pid);
+  const waitAfter = runQueueWaitAllThreadsSeconds(s.pid);
+  const mainWaitAfter = runQueueWaitSeconds(s.pid);
   const text = await metricsOf(s);
-  const lag = (name: string) => (s.metricsPort ? round((metricValue(text, name) ?? NaN) * 1000, 1) : undefined);
+  const stall = (name: string) =>
+    s.runtime === 'node'
+      ? round(Math.max(0, (metricValue(text, name) ?? NaN) * 1000 - PROM_CLIENT_RESOLUTION_MS), 1)
+      : undefined;
   const answered = figures.requests - figures.errors;
+  const gcMax = s.runtime === 'go' ? metricValue(text, 'go_gc_duration_seconds', { quantile: '1' }) : undefined;
   return {
-    managerLoopDelayMaxMs: lag('nodejs_eventloop_lag_max_seconds'),
-    managerLoopDelayP99Ms: lag('nodejs_eventloop_lag_p99_seconds'),
-    clientLoopDelayMaxMs: round(client.max / 1e6, 1),
-    managerRunQueueWaitShare: s.metricsPort
-      ? round((runQueueWaitSeconds(s.pid) - waitBefore) / wallSeconds, 3)
-      : undefined, // Go: the main thread is not where its work runs
     ...figures,
     cpuSecondsPer1000: round(((after.cpuSeconds - before.cpuSeconds) / Math.max(1, answered)) * 1000, 3),
     peakRssBytes: Math.max(peak, after.rssBytes || 0),
     loadAverage1m: load1m(),
-    wallSeconds: round(wallSeconds, 1),
-    answeredPerSecond: round(answered / wallSeconds, 1),
+    managerStallMaxMs: stall('nodejs_eventloop_lag_max_seconds'),
+    managerStallP99Ms: stall('nodejs_eventloop_lag_p99_seconds'),
+    managerGcPauseMaxMs: gcMax === undefined ? undefined : round(gcMax * 1000, 2),
+    generatorCpuShare: round((genAfter.cpuSeconds - genBefore.cpuSeconds) / wall, 2),
+    managerRunQueueWaitShare: round((waitAfter - waitBefore) / wall, 3),
+    managerMainThreadRunQueueWaitShare:
+      s.runtime === 'node' ? round((mainWaitAfter - mainWaitBefore) / wall, 3) : undefined,
     ...(after.exited ? { exited: true } : {}),
   };
 }
 
-/** Waits until `s` injects, lets start-up settle, and reads its idle memory. */
-async function idleOf(s: Subject, inject: string[]) {
-  await until(`${s.name} to inject`, () => post(s.target, new Agent(), inject[0], { inject: true }), 60_000, 200);
-  await sleep(SETTLE_MS);
-  const heapUsedBytes = s.metricsPort ? metricValue(await metricsOf(s), 'nodejs_heap_size_used_bytes') : undefined;
-  return { rssBytes: proc(s.pid).rssBytes, ...rssSplit(s.pid), heapUsedBytes, loadAverage1m: load1m() };
-}
-
-async function measureSubject(s: Subject, inject: string[], kc: KubeConfig) {
-  const check = { inject: true };
-  const idle = await idleOf(s, inject);
-  log(`${s.name}: idle RSS ${(idle.rssBytes / 1e6).toFixed(1)} MB (load ${idle.loadAverage1m})`);
-  await maxThroughput(s.target, inject, check, 8, WARMUP_SECONDS); // JIT, TLS sessions, caches: not measured
-  const runs: Record<string, RunFigures> = {};
-  for (const rate of RATES) {
-    runs[`${rate}PerSecond`] = await measured(s, () => fixedRate(s.target, inject, check, rate, RATE_SECONDS));
-    log(`${s.name} ${rate}/s: ${JSON.stringify(runs[`${rate}PerSecond`])}`);
-  }
-  runs.saturation = await measured(s, () =>
-    maxThroughput(s.target, inject, check, SATURATION_CONNECTIONS, RATE_SECONDS),
-  );
-  log(`${s.name} saturation: ${JSON.stringify(runs.saturation)}`);
-  const gone = Object.values(runs).some((r) => r.exited) || proc(s.pid).exited;
-  const apiServer = gone ? {} : await throughApiServer(kc, RATE_SECONDS, (load) => measured(s, load));
-  if (gone || Object.values(apiServer).some((r) => r.exited)) log(`${s.name} exited during the load`);
-  log(`${s.name} through the API server (dryRun creates): ${JSON.stringify(apiServer)}`);
-  await sleep(AFTER_MS);
-  const after = { rssBytes: proc(s.pid).rssBytes, ...rssSplit(s.pid), loadAverage1m: load1m() };
-  const underLoad = Math.max(...[...Object.values(runs), ...Object.values(apiServer)].map((r) => r.peakRssBytes || 0));
+/** The generator's target for direct AdmissionReviews to `s`. */
+function directTarget(s: Subject, bodies: string[]): LoadTarget {
   return {
-    idle,
-    underLoadPeakRssBytes: underLoad,
-    after,
-    runs,
-    apiServer,
-    exitedUnderLoad: gone || Object.values(apiServer).some((r) => r.exited),
+    request: {
+      host: '127.0.0.1',
+      port: s.target.port,
+      servername: s.target.servername ?? 'localhost',
+      ca: s.target.ca,
+      path: Paths.mutatePod,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+    },
+    bodies,
+    status: 200,
+    mustContain: ['"allowed":true', '"patch":'],
+    mustNotContain: [],
+    pool: POOL,
+    timeoutMs: 60_000,
   };
 }
 
-/** Admission rates of the scale run: upstream answers ~30/s, so 25/s compares both and 100/s shows ours. */
-const SCALE_RATES = [25, 100];
-
-/** A manager started with {@link SCALE} objects in the cluster: idle memory and direct admission latency. */
-async function measureScale(s: Subject, inject: string[], readySeconds: number) {
-  const idle = await idleOf(s, inject);
-  log(`${s.name} at scale: ready after ${readySeconds}s, idle RSS ${(idle.rssBytes / 1e6).toFixed(1)} MB`);
-  const runs: Record<string, RunFigures> = {};
-  for (const rate of SCALE_RATES)
-    runs[`${rate}PerSecond`] = await measured(s, () =>
-      fixedRate(s.target, inject, { inject: true }, rate, RATE_SECONDS),
-    );
-  return { readySeconds, idle, runs };
+/** The generator's target for dry-run pod creates through the API server, with the kubeconfig's credentials. */
+async function apiServerTarget(kc: KubeConfig, workload: Workload): Promise<LoadTarget> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const url = new URL(`/api/v1/namespaces/${workload.namespace}/pods?dryRun=All`, cluster.server);
+  const options: RequestOptions = {
+    method: 'POST',
+    host: url.hostname,
+    port: url.port,
+    path: `${url.pathname}${url.search}`,
+    headers: {},
+  };
+  await kc.applyToHTTPSOptions(options);
+  const text = (x: unknown) => (x === undefined ? undefined : Buffer.isBuffer(x) ? x.toString('utf8') : String(x));
+  return {
+    request: {
+      method: 'POST',
+      host: url.hostname,
+      port: Number(url.port),
+      path: options.path,
+      ca: text(options.ca),
+      cert: text(options.cert),
+      key: text(options.key),
+      headers: { ...(options.headers as Record<string, string>), 'Content-Type': 'application/json' },
+    },
+    bodies: Array.from({ length: 64 }, (_, i) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', ...workload.pod(i) })),
+    status: 201,
+    mustContain: ['"name":"mesh-proxy"'],
+    mustNotContain: [],
+    pool: POOL,
+    // Past the API server's webhook timeout and request timeout: an answer that never comes is an error.
+    timeoutMs: 65_000,
+  };
 }
 
+export interface Inputs {
+  /** Direct reviews: pods of Deployment `shop` (through its ReplicaSet), selected by the SidecarSet. */
+  direct: string[];
+  /** Dry-run creates: pods of Deployment `api`. */
+  api: Workload;
+  /** Upstream's real limit: reviews of pods owned by a Job, a DaemonSet, a custom workload. */
+  realLimit: Record<string, string[]>;
+  workloads: Workload[];
+}
+
+/** Creates every workload the compare benchmark's pods belong to, in `namespace` (which must exist). */
+export async function createInputs(kc: KubeConfig, namespace = PODS_NS): Promise<Inputs> {
+  await ensureCustomWorkloadCrd(kc);
+  const shop = await createWorkload(kc, namespace, 'shop', { mesh: true });
+  const api = await createWorkload(kc, namespace, 'api', { mesh: true });
+  const reviews = (w: Workload) =>
+    Array.from({ length: 64 }, (_, i) => podCreateReview(w.pod(i), namespace, w.creator));
+  const realLimit: Record<string, string[]> = {};
+  const workloads = [shop, api];
+  for (const kind of REAL_LIMIT_KINDS) {
+    const w = await createWorkload(kc, namespace, `${kind.toLowerCase()}-owned`, { kind, mesh: true });
+    workloads.push(w);
+    realLimit[kind] = reviews(w);
+  }
+  return { direct: reviews(shop), api, realLimit, workloads };
+}
+
+/** Waits until `s` injects, lets start-up settle, and reads its idle memory. */
+async function idleOf(s: Subject, inject: string) {
+  await until(`${s.name} to inject`, () => post(s.target, new Agent(), inject, { inject: true }), 60_000, 200);
+  await sleep(SETTLE_MS);
+  return { rssBytes: proc(s.pid).rssBytes, ...rssSplit(s.pid), loadAverage1m: load1m(), uptime: uptime() };
+}
+
+async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: LoadGenerator) {
+  const idle = await idleOf(s, inputs.direct[0]);
+  log(`${s.name}: idle RSS ${(idle.rssBytes / 1e6).toFixed(1)} MB (${idle.uptime})`);
+  const runs: Record<string, RunFigures> = {};
+  const exited = () => Object.values(runs).some((r) => r.exited) || Boolean(proc(s.pid).exited);
+  const conditions: Record<string, string> = {};
+
+  await gen.open(directTarget(s, inputs.direct));
+  await gen.run({ mode: 'closed', connections: 8, seconds: WARMUP_SECONDS }); // JIT, TLS sessions: not measured
+  for (const rate of RATES) {
+    if (exited()) break;
+    conditions[`direct ${rate}/s`] = uptime();
+    runs[`${rate}PerSecond`] = await measured(s, gen, { mode: 'rate', rate, seconds: RATE_SECONDS });
+    log(`${s.name} direct ${rate}/s: ${JSON.stringify(pick(runs[`${rate}PerSecond`]))}`);
+  }
+  if (!exited()) {
+    conditions['direct saturation'] = uptime();
+    runs.saturation = await measured(s, gen, {
+      mode: 'closed',
+      connections: SATURATION_CONNECTIONS,
+      seconds: RATE_SECONDS,
+    });
+    log(`${s.name} direct saturation: ${JSON.stringify(pick(runs.saturation))}`);
+  }
+
+  const apiServer: Record<string, RunFigures> = {};
+  // BENCH_COMPARE_API=0: direct reviews only (A/B runs of one subject).
+  if (!exited() && process.env.BENCH_COMPARE_API !== '0') {
+    await gen.open(await apiServerTarget(kc, inputs.api));
+    // The API server opens its connections to the webhook on first use: not measured.
+    await gen.run({ mode: 'rate', rate: 20, seconds: 2 });
+    for (const rate of API_RATES) {
+      if (exited()) break;
+      conditions[`API server ${rate}/s`] = uptime();
+      apiServer[`${rate}PerSecond`] = await measured(s, gen, { mode: 'rate', rate, seconds: RATE_SECONDS });
+      log(`${s.name} through the API server ${rate}/s: ${JSON.stringify(pick(apiServer[`${rate}PerSecond`]))}`);
+    }
+    if (!exited()) {
+      conditions['API server saturation'] = uptime();
+      apiServer.saturation = await measured(s, gen, {
+        mode: 'closed',
+        connections: SATURATION_CONNECTIONS,
+        seconds: RATE_SECONDS,
+      });
+      log(`${s.name} through the API server, saturation: ${JSON.stringify(pick(apiServer.saturation))}`);
+    }
+  }
+
+  const realLimit: Record<string, RunFigures> = {};
+  if (REAL_LIMIT_SUBJECTS.has(s.name) && process.env.BENCH_COMPARE_REAL_LIMIT !== '0') {
+    for (const kind of REAL_LIMIT_KINDS) {
+      if (exited()) break;
+      await gen.open({ ...directTarget(s, inputs.realLimit[kind]), pool: SATURATION_CONNECTIONS });
+      conditions[`real limit ${kind}`] = uptime();
+      realLimit[kind] = await measured(s, gen, {
+        mode: 'closed',
+        connections: SATURATION_CONNECTIONS,
+        seconds: RATE_SECONDS,
+      });
+      log(`${s.name} pods owned by a ${kind}, saturation: ${JSON.stringify(pick(realLimit[kind]))}`);
+    }
+  }
+
+  await sleep(AFTER_MS);
+  const after = { rssBytes: proc(s.pid).rssBytes, ...rssSplit(s.pid), loadAverage1m: load1m(), uptime: uptime() };
+  const all = [...Object.values(runs), ...Object.values(apiServer), ...Object.values(realLimit)];
+  return {
+    label: LABELS[s.name],
+    idle,
+    underLoadPeakRssBytes: Math.max(...all.map((r) => r.peakRssBytes || 0)),
+    after,
+    runs,
+    apiServer,
+    realLimit,
+    conditions,
+    exitedUnderLoad: exited(),
+  };
+}
+
+type SubjectResults = Awaited<ReturnType<typeof measureSubject>>;
+
 /** Our runtime as the image runs it: the esbuild bundle on plain node. */
-async function startOurs(
-  kubeconfigPath: string,
-  dir: string,
-): Promise<{
-  child: ChildProcess;
-  webhookPort: number;
-  metricsPort: number;
-  exited: Promise<unknown>;
-  readySeconds: number;
-}> {
+async function startOurs(kubeconfigPath: string, dir: string) {
   const bundle = writeRuntimeBundle(dir);
   const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
-  // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof
-  // --heapsnapshot-signal=SIGUSR2`.
+  // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_COMPARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const started = performance.now();
   // The flags and environment the runtime image's entrypoint has (lib/constructs/runtime-dockerfile.ts).
-  const child = spawn(
+  const child: ChildProcess = spawn(
     process.execPath,
     [
       ...IMAGE_NODE_FLAGS,
@@ -280,130 +435,150 @@ async function startOurs(
   };
 }
 
-type SubjectResults = Awaited<ReturnType<typeof measureSubject>>;
-type ScaleRun = Awaited<ReturnType<typeof measureScale>>;
-interface ScaleResults {
-  populated: { seconds: number; podsPerSecond: number };
-  pods: number;
-  sidecarSets: number;
-  ours: ScaleRun;
-  upstream: ScaleRun;
-}
+const pick = (r: RunFigures) => ({
+  answeredPerSecond: r.answeredPerSecond,
+  p50Ms: r.p50Ms,
+  p90Ms: r.p90Ms,
+  p99Ms: r.p99Ms,
+  maxMs: r.maxMs,
+  errors: r.errors,
+  cpuSecondsPer1000: r.cpuSecondsPer1000,
+  peakRssMB: round(r.peakRssBytes / 1e6, 1),
+  loadAverage1m: r.loadAverage1m,
+  managerStallP99Ms: r.managerStallP99Ms,
+  managerStallMaxMs: r.managerStallMaxMs,
+  managerGcPauseMaxMs: r.managerGcPauseMaxMs,
+  generatorStallP99Ms: r.generator?.loopDelayP99Ms,
+  generatorStallMaxMs: r.generator?.loopDelayMaxMs,
+  generatorGcPauseMaxMs: r.generator?.gcPauseMaxMs,
+  generatorCpuShare: r.generatorCpuShare,
+  managerRunQueueWaitShare: r.managerRunQueueWaitShare,
+  managerMainThreadRunQueueWaitShare: r.managerMainThreadRunQueueWaitShare,
+});
+type Picked = ReturnType<typeof pick>;
 
-/** Start-up, memory and admission at scale, and memory per cached pod against the small run's idle figures. */
-function summarizeScale(scale: ScaleResults, small: Record<'ours' | 'upstream', SubjectResults>) {
-  const per = (name: 'ours' | 'upstream') => {
-    const r = scale[name];
-    const base = small[name].idle;
-    return {
-      readySeconds: r.readySeconds,
-      idleRssMB: round(r.idle.rssBytes / 1e6, 1),
-      rssPerCachedPodKB: round((r.idle.rssBytes - base.rssBytes) / scale.pods / 1e3, 2),
-      ...(r.idle.heapUsedBytes !== undefined && base.heapUsedBytes !== undefined
-        ? { heapPerCachedPodKB: round((r.idle.heapUsedBytes - base.heapUsedBytes) / scale.pods / 1e3, 2) }
-        : {}),
-      admission: Object.fromEntries(Object.entries(r.runs).map(([k, v]) => [k, pick(v)])),
-    };
-  };
-  return {
-    pods: scale.pods,
-    sidecarSets: scale.sidecarSets,
-    populated: scale.populated,
-    ours: per('ours'),
-    upstream: per('upstream'),
-  };
-}
+const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? Number((a / b).toPrecision(2)) : NaN);
 
-/** Ratios, goals, table and chart from the measured figures (also re-rendered from a saved compare.json). */
-function summarize(
-  results: Record<'ours' | 'upstream', SubjectResults>,
-  upstreamVersion: string,
-  scale?: ScaleResults,
-) {
-  const keys = [...RATES.map((r) => `${r}PerSecond`), 'saturation'];
-  const ratio = (a: number, b: number) => (b > 0 ? Number((a / b).toPrecision(2)) : NaN);
-  const latency: Record<string, unknown> = {};
-  for (const k of keys) {
-    const o = pick(results.ours.runs[k]);
-    const u = pick(results.upstream.runs[k]);
-    latency[k] = {
-      ours: o,
-      upstream: u,
-      ratio: {
-        p50: ratio(o.p50Ms, u.p50Ms),
-        p99: ratio(o.p99Ms, u.p99Ms),
-        max: ratio(o.maxMs, u.maxMs),
-        cpuSecondsPer1000: ratio(o.cpuSecondsPer1000, u.cpuSecondsPer1000),
-        answeredPerSecond: ratio(o.answeredPerSecond, u.answeredPerSecond),
-      },
-    };
-  }
-  const apiServer: Record<string, unknown> = {};
-  for (const k of Object.keys(results.ours.apiServer ?? {})) {
-    const o = pick(results.ours.apiServer[k]);
-    const u = results.upstream.apiServer?.[k] ? pick(results.upstream.apiServer[k]) : undefined;
-    apiServer[k] = {
-      ours: o,
-      upstream: u,
-      ratio: u ? { p50: ratio(o.p50Ms, u.p50Ms), p99: ratio(o.p99Ms, u.p99Ms) } : undefined,
-    };
-  }
-  const scaleSummary = scale ? summarizeScale(scale, results) : undefined;
-  const rss = (r: SubjectResults) => ({
-    idleMB: round(r.idle.rssBytes / 1e6, 1),
-    underLoadPeakMB: round(r.underLoadPeakRssBytes / 1e6, 1),
-    afterMB: round(r.after.rssBytes / 1e6, 1),
-    // What stays after load is mostly file-backed (binary pages touched): shown apart from the process's own memory.
-    idleAnonMB: round(r.idle.anonBytes / 1e6, 1),
-    idleFileMB: round(r.idle.fileBytes / 1e6, 1),
-    afterAnonMB: round(r.after.anonBytes / 1e6, 1),
-    afterFileMB: round(r.after.fileBytes / 1e6, 1),
-  });
-  const memory = {
-    ours: rss(results.ours),
-    upstream: rss(results.upstream),
-    ratioIdle: ratio(results.ours.idle.rssBytes, results.upstream.idle.rssBytes),
+/** Side-by-side tables, ratios of ours against each upstream variant, the goals of #29 this run judges, the chart. */
+export function summarize(results: Partial<Record<SubjectName, SubjectResults>>, upstreamVersion: string) {
+  const names = SUBJECTS.filter((n) => results[n]);
+  const table = (of: (r: SubjectResults) => Record<string, RunFigures>) => {
+    const keys = [...new Set(names.flatMap((n) => Object.keys(of(results[n]!))))];
+    return Object.fromEntries(
+      keys.map((k) => [
+        k,
+        Object.fromEntries(names.filter((n) => of(results[n]!)[k]).map((n) => [n, pick(of(results[n]!)[k])])),
+      ]),
+    ) as Record<string, Partial<Record<SubjectName, Picked>>>;
   };
-  const oursAt1000 = results.ours.runs['1000PerSecond'];
-  const worseAt = RATES.filter(
-    (r) => results.ours.runs[`${r}PerSecond`].p99Ms > results.upstream.runs[`${r}PerSecond`].p99Ms,
-  );
-  const goals: Record<string, string> = {
-    [`webhook p99 <= ${GOALS.oursP99At1000Ms} ms at 1,000 req/s (ours: ${oursAt1000.p99Ms} ms)`]:
-      oursAt1000.p99Ms <= GOALS.oursP99At1000Ms && oursAt1000.errors === 0 ? 'met' : 'NOT met',
-    [`webhook p99 no worse than upstream's at every fixed rate${worseAt.length ? ` (worse at ${worseAt.join(', ')}/s)` : ''}`]:
-      worseAt.length ? 'NOT met' : 'met',
-    [`idle RSS <= ${GOALS.oursIdleRssBytes / 1e6} MB, bundled runtime (ours: ${memory.ours.idleMB} MB)`]:
-      results.ours.idle.rssBytes <= GOALS.oursIdleRssBytes ? 'met' : 'NOT met',
-    [`RSS comes back after load (ours: idle ${memory.ours.idleMB}, peak ${memory.ours.underLoadPeakMB}, ${AFTER_MS / 1000} s after ${memory.ours.afterMB} MB; anonymous ${memory.ours.idleAnonMB} -> ${memory.ours.afterAnonMB} MB)`]:
-      results.ours.after.rssBytes <= results.ours.idle.rssBytes * 1.1 ? 'met' : 'NOT met',
-    'graceful handover <= 1 s median over 20 runs':
-      'judged by `npm run bench -- failover` (BENCH_FAILOVER_RUNS=20 BENCH_FAILOVER_SETS=default)',
-    '1,000-pod rollout': 'not measured by this command (`bench sidecarset`)',
-  };
-  for (const name of ['ours', 'upstream'] as const) {
-    if (results[name].exitedUnderLoad) goals[`${name} exited under load (its later runs are missing)`] = 'observed';
-  }
-  if (scaleSummary) {
-    const o = scaleSummary.ours;
-    goals[
-      `scale: ${scaleSummary.pods} pods + ${scaleSummary.sidecarSets} SidecarSets: ready ${o.readySeconds} s (upstream ${scaleSummary.upstream.readySeconds} s), idle RSS ${o.idleRssMB} MB (upstream ${scaleSummary.upstream.idleRssMB} MB), ${o.rssPerCachedPodKB} KB RSS per cached pod, admission p99 at 100/s ${o.admission['100PerSecond']?.p99Ms} ms`
-    ] = 'measured';
+  const direct = table((r) => r.runs);
+  const apiServer = table((r) => r.apiServer);
+  const realLimit = table((r) => r.realLimit);
+  const memory = Object.fromEntries(
+    names.map((n) => {
+      const r = results[n]!;
+      return [
+        n,
+        {
+          idleMB: round(r.idle.rssBytes / 1e6, 1),
+          idleAnonMB: round(r.idle.anonBytes / 1e6, 1),
+          idleFileMB: round(r.idle.fileBytes / 1e6, 1),
+          underLoadPeakMB: round(r.underLoadPeakRssBytes / 1e6, 1),
+          afterMB: round(r.after.rssBytes / 1e6, 1),
+          afterAnonMB: round(r.after.anonBytes / 1e6, 1),
+          afterFileMB: round(r.after.fileBytes / 1e6, 1),
+        },
+      ];
+    }),
+  ) as Partial<Record<SubjectName, Record<string, number>>>;
+
+  // Goals of #29 against each upstream variant measured: p99 <= upstream's at every rate, CPU per 1,000 <= upstream's,
+  // RSS idle and after load <= upstream's.
+  const goals: Record<string, Record<string, string>> = {};
+  const ours = results.ours;
+  for (const u of names.filter((n): n is UpstreamVariant => n !== 'ours')) {
+    if (!ours) break;
+    const up = results[u]!;
+    const g: Record<string, string> = {};
+    for (const [title, tbl] of [
+      ['direct', direct],
+      ['API server', apiServer],
+    ] as const) {
+      for (const [k, row] of Object.entries(tbl)) {
+        const o = row.ours;
+        const x = row[u];
+        if (!o || !x) continue;
+        const rate = k === 'saturation' ? 'saturation' : `${k.replace('PerSecond', '')}/s`;
+        if (k === 'saturation') {
+          g[
+            `${title} saturation: answers/s ours ${o.answeredPerSecond} vs ${x.answeredPerSecond} (x${ratio(o.answeredPerSecond, x.answeredPerSecond)})`
+          ] = o.answeredPerSecond >= x.answeredPerSecond ? 'met' : 'NOT met';
+        } else {
+          g[`${title} ${rate} p99: ours ${o.p99Ms} ms vs ${x.p99Ms} ms (x${ratio(o.p99Ms, x.p99Ms)})`] =
+            o.p99Ms <= x.p99Ms && o.errors <= x.errors ? 'met' : 'NOT met';
+        }
+        g[
+          `${title} ${rate} CPU s per 1,000: ours ${o.cpuSecondsPer1000} vs ${x.cpuSecondsPer1000} (x${ratio(o.cpuSecondsPer1000, x.cpuSecondsPer1000)})`
+        ] = o.cpuSecondsPer1000 <= x.cpuSecondsPer1000 ? 'met' : 'NOT met';
+      }
+    }
+    const mo = memory.ours!;
+    const mu = memory[u]!;
+    g[`RSS idle: ours ${mo.idleMB} MB vs ${mu.idleMB} MB (x${ratio(mo.idleMB, mu.idleMB)})`] =
+      ours.idle.rssBytes <= up.idle.rssBytes ? 'met' : 'NOT met';
+    g[
+      `RSS ${AFTER_MS / 1000} s after load: ours ${mo.afterMB} MB vs ${mu.afterMB} MB (x${ratio(mo.afterMB, mu.afterMB)})`
+    ] = ours.after.rssBytes <= up.after.rssBytes ? 'met' : 'NOT met';
+    goals[`ours vs ${u}`] = g;
   }
   const labelOf = (k: string) => (k === 'saturation' ? 'saturation' : `${k.replace('PerSecond', '')}/s`);
+  const keys = [...RATES.map((r) => `${r}PerSecond`), 'saturation'];
   const svg = chart(
-    (['upstream', 'ours'] as const).map((name) => ({
+    names.map((name) => ({
       name,
-      points: keys.map((k) => ({
-        label: labelOf(k),
-        p50: results[name].runs[k].p50Ms,
-        p99: results[name].runs[k].p99Ms,
-        answeredPerSecond: pick(results[name].runs[k]).answeredPerSecond,
-      })),
+      points: keys
+        .filter((k) => results[name]!.runs[k])
+        .map((k) => ({
+          label: labelOf(k),
+          p50: results[name]!.runs[k].p50Ms,
+          p99: results[name]!.runs[k].p99Ms,
+          answeredPerSecond: results[name]!.runs[k].answeredPerSecond,
+        })),
     })),
     `SidecarSet injection, direct over loopback TLS: ours vs upstream kruise-manager ${upstreamVersion}`,
   );
-  return { latency, apiServer, memory, goals, svg, scaleSummary };
+  return { direct, apiServer, realLimit, memory, goals, svg };
+}
+
+function printTable(sum: Omit<ReturnType<typeof summarize>, 'svg'>): void {
+  const cell = (r?: Picked) =>
+    r
+      ? `${r.p50Ms}/${r.p99Ms}/${r.maxMs} ms ${r.answeredPerSecond}/s e${r.errors} cpu${r.cpuSecondsPer1000} ld${r.loadAverage1m} gen${r.generatorStallMaxMs}ms/${r.generatorCpuShare}`
+      : '-';
+  const lines: string[] = [];
+  for (const [title, tbl] of [
+    [
+      'direct AdmissionReviews (p50/p99/max, answered/s, errors, CPU s per 1,000, load1m, generator stall max/CPU share)',
+      sum.direct,
+    ],
+    ['through the API server (dryRun creates)', sum.apiServer],
+    [
+      "upstream's real limit: pods owned by a Job / DaemonSet / custom workload, 16 connections closed loop",
+      sum.realLimit,
+    ],
+  ] as const) {
+    lines.push('', title);
+    for (const [k, row] of Object.entries(tbl)) {
+      lines.push(`  ${k}`);
+      for (const [n, r] of Object.entries(row)) lines.push(`    ${n.padEnd(22)} ${cell(r)}`);
+    }
+  }
+  lines.push('', `RSS MB: ${JSON.stringify(sum.memory)}`, 'goals of #29:');
+  for (const [against, g] of Object.entries(sum.goals)) {
+    lines.push(`  ${against}`);
+    for (const [goal, status] of Object.entries(g)) lines.push(`    [${status}] ${goal}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 function writeChart(svg: string): void {
@@ -413,50 +588,64 @@ function writeChart(svg: string): void {
   if (process.env.BENCH_COMPARE_CHART) writeFileSync(process.env.BENCH_COMPARE_CHART, svg);
 }
 
+function machine() {
+  const model = cpus()[0]?.model ?? 'unknown';
+  return {
+    hostname: hostname(),
+    cores: availableParallelism(),
+    cpuModel: model,
+    memoryGB: round(totalmem() / 1e9, 1),
+    node: process.version,
+  };
+}
+
 export async function run(): Promise<BenchmarkResult> {
-  // Re-renders the table, goals and chart of a saved run without measuring again.
+  // Re-renders the tables, goals and chart of a saved run without measuring again.
   if (process.env.BENCH_COMPARE_FROM) {
     const saved = JSON.parse(readFileSync(process.env.BENCH_COMPARE_FROM, 'utf8')) as BenchmarkResult & {
-      figures: { raw: Record<'ours' | 'upstream', SubjectResults>; upstreamVersion?: string; rawScale?: ScaleResults };
+      figures: { raw: Partial<Record<SubjectName, SubjectResults>>; upstreamVersion?: string };
     };
-    const { svg, ...sum } = summarize(
-      saved.figures.raw,
-      saved.figures.upstreamVersion ?? 'v1.8.3',
-      saved.figures.rawScale,
-    );
+    const { svg, ...sum } = summarize(saved.figures.raw, saved.figures.upstreamVersion ?? 'v1.8.3');
     writeChart(svg);
     printTable(sum);
-    return { ...saved, figures: { ...saved.figures, ...sum, scale: sum.scaleSummary } };
+    return { ...saved, figures: { ...saved.figures, ...sum } };
   }
+  const runId = `${new Date().toISOString().replace(/[:.]/g, '').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
+  const startedUptime = uptime();
+  log(`run ${runId}; ${startedUptime}`);
   const controlPlane = new ControlPlane({ log });
   const dir = mkdtempSync(join(tmpdir(), 'bench-compare-'));
   let upstream: UpstreamManager | undefined;
   let ours: Awaited<ReturnType<typeof startOurs>> | undefined;
+  const gen = LoadGenerator.start();
+  const kc = new KubeConfig();
   const stopOurs = async () => {
     if (!ours) return;
     ours.child.kill('SIGTERM');
     await ours.exited;
     await removeEndpoint(kc, OURS_NS, 'compare-ours-0');
+    await uninstallWebhooks(kc);
     ours = undefined;
   };
-  const kc = new KubeConfig();
   try {
     const info = await controlPlane.start();
-    // The harness helpers (upstream replica, kubectl) find the control plane through the state file the test setup
-    // writes.
     const statePath = join(dir, 'state.json');
     writeFileSync(statePath, JSON.stringify({ ...info, controlUrl: '' }));
     process.env[STATE_ENV] = statePath;
-    // After the control plane started (its processes keep floating over every core); children inherit CPU 0 until
-    // pinned.
     pin(process.pid, 0);
+    pin(gen.pid, 0);
     kc.loadFromFile(info.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: PODS_NS } } });
-    const inject = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
-    const results: Partial<Record<'ours' | 'upstream', SubjectResults>> = {};
-    const createSidecarSet = (via: string) =>
-      until(
+    // Every pod's owners exist before any subject starts (so they are in every cache it builds).
+    const inputs = await createInputs(kc);
+    log(`inputs: ${inputs.workloads.map((w) => w.objects.map((o) => `${o.kind}/${o.name}`).join(' <- ')).join('; ')}`);
+    const results: Partial<Record<SubjectName, SubjectResults>> = {};
+    const readySeconds: Partial<Record<SubjectName, number>> = {};
+    let sidecarSetCreated = false;
+    const createSidecarSet = async (via: string) => {
+      if (sidecarSetCreated) return;
+      await until(
         `the SidecarSet to be created through ${via} webhooks`,
         async () => {
           await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
@@ -470,37 +659,23 @@ export async function run(): Promise<BenchmarkResult> {
         60_000,
         500,
       );
-    const startOursSubject = async (): Promise<Subject> => {
-      await installRuntime(kc, OURS_NS);
-      ours = await startOurs(info.kubeconfigPath, dir);
-      await addEndpoint(kc, OURS_NS, 'compare-ours-0', ours.webhookPort);
-      const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: OURS_NS });
-      return {
-        name: 'ours',
-        pid: ours.child.pid!,
-        metricsPort: ours.metricsPort,
-        target: { port: ours.webhookPort, ca: Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8') },
-      };
+      sidecarSetCreated = true;
     };
 
-    // BENCH_COMPARE_ONLY=ours: measure our runtime alone (profiling runs); no ratios, goals or chart.
-    if (process.env.BENCH_COMPARE_ONLY === 'ours') {
-      const subject = await startOursSubject();
-      await createSidecarSet('our');
-      const alone = await measureSubject(subject, inject, kc);
-      return {
-        figures: {
-          ours: { ...alone, runs: Object.fromEntries(Object.entries(alone.runs).map(([k, r]) => [k, pick(r)])) },
-        },
-        notes: ['BENCH_COMPARE_ONLY=ours: our runtime alone'],
-      };
-    }
-
-    // ---- upstream
+    // ---- upstream, installed from the synthesized default output
     const objects = synthesizeDefault();
     const rendered = renderedManager(objects);
-    let upstreamRun = 0;
+    const defaultGates = flagValue(rendered.container.args ?? [], 'feature-gates');
+    const variants: Record<UpstreamVariant, RenderedManager> = {
+      'upstream-default': rendered,
+      'upstream-tuned': withContainerFlags(rendered, TUNED),
+      'upstream-equal-scope': withContainerFlags(rendered, {
+        ...TUNED,
+        'feature-gates': defaultGates ? `${defaultGates},${OFF_GATES}` : OFF_GATES,
+      }),
+    };
     let upstreamInstalled = false;
+    let upstreamRun = 0;
     const installUpstream = async () => {
       if (!upstreamInstalled) {
         const applied = await kubectlApply(objects, join(dir, 'install.yaml'), {
@@ -508,9 +683,10 @@ export async function run(): Promise<BenchmarkResult> {
           fieldManager: 'kruise-ha',
         });
         if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
+        upstreamInstalled = true;
       } else {
-        // Again after ours, whose install forced its own versions of the shared names (RBAC, CRDs,
-        // webhook configurations): each object forced back, but the Secret, which holds upstream's certificates.
+        // Again after ours (or after the last upstream's webhook configurations were removed): each object forced back
+        // but the Secret, which holds upstream's certificates.
         for (const o of objects.filter((x) => x.kind !== 'Secret')) await serverSideApply(kc, o);
       }
       await until(
@@ -522,31 +698,26 @@ export async function run(): Promise<BenchmarkResult> {
         60_000,
         200,
       );
-      upstreamInstalled = true;
     };
-    const startUpstream = async (): Promise<{ subject: Subject; readySeconds: number }> => {
+    const startUpstream = async (variant: UpstreamVariant): Promise<Subject> => {
       await installUpstream();
+      const r = variants[variant];
       const started = performance.now();
-      upstream = await UpstreamManager.start(
-        rendered,
-        `${rendered.deployment.metadata!.name}-compare-${upstreamRun++}`,
-        dir,
-      );
+      upstream = await UpstreamManager.start(r, `${r.deployment.metadata!.name}-compare-${upstreamRun++}`, dir);
       pin(upstream.child.pid!, MANAGER_CPU);
-      await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
+      await addEndpoint(kc, r.namespace, upstream.name, upstream.webhookPort);
       await upstream.waitReady(300_000);
-      const readySeconds = round((performance.now() - started) / 1000);
-      log(`upstream ${info.kruiseVersion} ready after ${readySeconds}s`);
+      readySeconds[variant] = round((performance.now() - started) / 1000);
+      log(`${variant} ready after ${readySeconds[variant]}s: ${r.container.args?.join(' ')}`);
       return {
-        readySeconds,
-        subject: {
-          name: 'upstream',
-          pid: upstream.child.pid!,
-          target: {
-            port: upstream.webhookPort,
-            ca: upstream.caPem(),
-            servername: `${Names.webhookService}.${rendered.namespace}.svc`,
-          },
+        name: variant,
+        runtime: 'go',
+        pid: upstream.child.pid!,
+        metricsPort: upstream.metricsPort,
+        target: {
+          port: upstream.webhookPort,
+          ca: upstream.caPem(),
+          servername: `${Names.webhookService}.${r.namespace}.svc`,
         },
       };
     };
@@ -556,160 +727,105 @@ export async function run(): Promise<BenchmarkResult> {
       await uninstallWebhooks(kc);
       upstream = undefined;
     };
-    // ---- failover (BENCH_COMPARE_FAILOVER=0 skips it): two replicas of each, upstream first, as the rest
-    const measureFailover = async () => {
-      if (process.env.BENCH_COMPARE_FAILOVER === '0') return undefined;
+    const startOursSubject = async (): Promise<Subject> => {
+      await installRuntime(kc, OURS_NS);
+      ours = await startOurs(info.kubeconfigPath, dir);
+      readySeconds.ours = ours.readySeconds;
+      await addEndpoint(kc, OURS_NS, 'compare-ours-0', ours.webhookPort);
+      const secret = await core.readNamespacedSecret({ name: Names.webhookSecret, namespace: OURS_NS });
+      return {
+        name: 'ours',
+        runtime: 'node',
+        pid: ours.child.pid!,
+        metricsPort: ours.metricsPort,
+        target: { port: ours.webhookPort, ca: Buffer.from(secret.data![SecretKeys.caCert], 'base64').toString('utf8') },
+      };
+    };
+
+    if (process.env.BENCH_COMPARE_ONLY === 'failover') {
       await installUpstream();
       const upstreamHandovers = await upstreamFailover(kc, rendered, dir, log);
       await uninstallWebhooks(kc);
-      const oursHandovers = await oursFailover(kc, info.kubeconfigPath);
-      return summarizeFailover(oursHandovers, upstreamHandovers);
-    };
-    // BENCH_COMPARE_ONLY=failover: only the failover side by side.
-    if (process.env.BENCH_COMPARE_ONLY === 'failover') {
-      const failover = (await measureFailover())!;
+      const failover = summarizeFailover(await oursFailover(kc, info.kubeconfigPath), upstreamHandovers);
       process.stdout.write(`${failoverTable(failover).join('\n')}\n`);
-      return { figures: { failover, upstreamVersion: info.kruiseVersion }, notes: FAILOVER_NOTES };
+      return { figures: { failover, upstreamVersion: info.kruiseVersion, runId, uptime: startedUptime } };
     }
 
-    const up = await startUpstream();
-    await createSidecarSet("upstream's");
-    results.upstream = await measureSubject(up.subject, inject, kc);
-    await stopUpstream();
-
-    // ---- ours
-    const oursSubject = await startOursSubject();
-    const oursReadyS = ours!.readySeconds;
-    results.ours = await measureSubject(oursSubject, inject, kc);
-
-    // ---- scale (BENCH_COMPARE_SCALE=0 skips it): the same managers restarted over 10,000 pods and 100 more
-    // SidecarSets
-    let scale: Record<string, unknown> | undefined;
-    if (process.env.BENCH_COMPARE_SCALE !== '0') {
-      await stopOurs();
-      await uninstallWebhooks(kc);
-      log(`scale: creating ${SCALE.pods} pods and ${SCALE.sidecarSets} SidecarSets (no webhook configured)`);
-      const populated = await populate(kc);
-      log(`scale: populated in ${populated.seconds}s (${populated.podsPerSecond} pods/s)`);
-      const oursScale = await measureScale(await startOursSubject(), inject, ours!.readySeconds);
-      await stopOurs();
-      await uninstallWebhooks(kc);
-      const upScale = await startUpstream();
-      const upstreamScale = await measureScale(upScale.subject, inject, upScale.readySeconds);
-      await stopUpstream();
-      scale = {
-        populated,
-        pods: SCALE.pods,
-        sidecarSets: SCALE.sidecarSets + 1,
-        ours: oursScale,
-        upstream: upstreamScale,
-      };
+    for (const name of SUBJECTS) {
+      const subject = name === 'ours' ? await startOursSubject() : await startUpstream(name);
+      await createSidecarSet(name);
+      results[name] = await measureSubject(subject, inputs, kc, gen);
+      if (name === 'ours') await stopOurs();
+      else await stopUpstream();
     }
 
-    await stopOurs(); // still running when the scale run was skipped
-    const failover = await measureFailover();
+    // Failover side by side (BENCH_COMPARE_FAILOVER=1): not part of the fair latency run.
+    let failover: ReturnType<typeof summarizeFailover> | undefined;
+    if (process.env.BENCH_COMPARE_FAILOVER === '1') {
+      await installUpstream();
+      const upstreamHandovers = await upstreamFailover(kc, rendered, dir, log);
+      await uninstallWebhooks(kc);
+      failover = summarizeFailover(await oursFailover(kc, info.kubeconfigPath), upstreamHandovers);
+    }
 
-    // ---- side by side
-    const { svg, ...sum } = summarize(
-      results as Record<'ours' | 'upstream', SubjectResults>,
-      info.kruiseVersion,
-      scale as ScaleResults | undefined,
-    );
-    const { latency, apiServer, memory, goals, scaleSummary } = sum;
+    const { svg, ...sum } = summarize(results, info.kruiseVersion);
     writeChart(svg);
-    if (failover)
-      goals[
-        `failover side by side: SIGTERM → new leader ${failover.gracefulSigtermToNewLeaderSeconds.ours?.medianS} s (upstream ${failover.gracefulSigtermToNewLeaderSeconds.upstream?.medianS} s), SIGKILL ${failover.crashSigkillToNewLeaderSeconds.ours?.medianS} s (upstream ${failover.crashSigkillToNewLeaderSeconds.upstream?.medianS} s)`
-      ] = 'measured';
     printTable(sum);
     if (failover) process.stdout.write(`${failoverTable(failover).join('\n')}\n`);
-    return {
+    const conditions = {
+      runId,
+      machine: machine(),
+      uptimeAtStart: startedUptime,
+      uptimeAtEnd: uptime(),
+      rates: {
+        direct: RATES,
+        apiServer: API_RATES,
+        secondsPerRate: RATE_SECONDS,
+        saturationConnections: SATURATION_CONNECTIONS,
+      },
+      sharedMachine:
+        'figures taken on a 2-core machine shared with other sessions running their own builds and tests: every figure carries the 1-minute load average at its end and every run the `uptime` at its start (conditions)',
+      pinned: PIN,
+    };
+    const record = {
       figures: {
-        goals,
+        conditions,
+        subjects: Object.fromEntries(SUBJECTS.map((n) => [n, LABELS[n]])),
+        goals: sum.goals,
+        direct: sum.direct,
+        apiServer: sum.apiServer,
+        realLimit: sum.realLimit,
+        memory: sum.memory,
+        readySeconds,
         failover,
-        latency,
-        apiServer,
-        memory,
-        scale: scaleSummary,
-        readySeconds: { ours: oursReadyS, upstream: up.readySeconds },
         upstreamVersion: info.kruiseVersion,
-        loadAverage1mAtEnd: load1m(),
-        pinned: PIN,
         raw: results,
-        rawScale: scale,
       },
       notes: [
-        `one control plane (envtest kube-apiserver ${info.kubernetesVersion}, etcd, loopback); upstream kruise-manager ${info.kruiseVersion} measured first, then ours, each alone (they share webhook configuration names)`,
-        `direct AdmissionReviews (${Buffer.byteLength(inject[0])} bytes, a pod the SidecarSet selects: the answer injects a sidecar) over keep-alive TLS; open loop at ${RATES.join('/')} per second for ${RATE_SECONDS}s each, latency from the scheduled send time; saturation: ${SATURATION_CONNECTIONS} connections closed loop`,
-        `through the API server: pod creates with dryRun=All (admission runs, nothing is stored) at ${API_RATES.join('/')} per second for ${RATE_SECONDS}s each, open loop, one keep-alive client`,
-        `scale: ${SCALE.pods} pods and ${SCALE.sidecarSets} SidecarSets (selecting no pod) created with no webhook configured, then each manager started fresh: ready time, idle RSS, direct admission at ${SCALE_RATES.join('/')} per second; memory per cached pod = (RSS at scale - RSS idle in the small run) / pods`,
-        'CPU seconds (utime + stime) and RSS from /proc of each manager process; RSS idle after the first answer + 15 s, peak sampled every 250 ms under load, and 15 s after the last run (anonymous and file-backed apart, from smaps_rollup)',
-        "ours runs as the image runs it (esbuild bundle, plain node with the image's flags and environment, every role); upstream as the synthesized Deployment runs it (support/upstream-manager.ts adapts only ports, dirs and credentials)",
-        PIN
-          ? `pinned: the load generator on CPU 0, the manager under test on CPU ${MANAGER_CPU} (taskset); kube-apiserver, etcd and other work float`
-          : 'not pinned (BENCH_COMPARE_PIN=0)',
-        `loadAverage1m is recorded with every figure: the load generator, both managers, kube-apiserver and etcd share ${availableParallelism()} cores with whatever else runs on the machine`,
-        'chart: bench/results/compare.svg',
-        ...FAILOVER_NOTES,
+        `one control plane (envtest kube-apiserver ${info.kubernetesVersion}, etcd, loopback); subjects one after the other, each alone (they share webhook configuration names): ${SUBJECTS.join(', ')}`,
+        `inputs: pods of Deployments whose ReplicaSets exist (real UIDs in ownerReferences), created before any subject started: ${inputs.workloads.map((w) => w.objects.map((o) => `${o.kind}/${o.name}`).join(' <- ')).join('; ')}`,
+        `direct: AdmissionReviews (${Buffer.byteLength(inputs.direct[0])} bytes, a pod the SidecarSet selects: the answer injects a sidecar) over ${POOL} keep-alive TLS connections opened before the clock; open loop at ${RATES.join('/')} per second for ${RATE_SECONDS}s each, latency from the scheduled send time; saturation: ${SATURATION_CONNECTIONS} connections closed loop`,
+        `through the API server: pod creates with dryRun=All (admission runs, nothing is stored) at ${API_RATES.join('/')} per second for ${RATE_SECONDS}s each, open loop, then ${SATURATION_CONNECTIONS} connections closed loop`,
+        "upstream's real limit: pods owned by a Job, a DaemonSet and a custom workload (CRD workers.bench.kruise-ha.dev, no scale subresource); upstream's controller finder has no cached lookup for these and GETs the owner (scale subresource, then unstructured) through its rate-limited client",
+        'load generator: its own Node process (bench/loadgen.ts); generatorStall*: its event-loop delay beyond the 1 ms sampling interval; generatorCpuShare: its CPU seconds per second of the run',
+        `managerStall* (ours): prom-client's event-loop histogram (10 ms resolution) minus the 10 ms interval; managerGcPauseMaxMs (upstream): go_gc_duration_seconds{quantile="1"}`,
+        'CPU seconds (utime + stime) and RSS from /proc of each manager process; RSS idle after the first answer + 15 s, peak sampled every 250 ms under load, and 15 s after the last run',
+        ...Object.entries(LABELS).map(([n, l]) => `${n}: ${l}`),
       ],
     };
+    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+    writeFileSync(new URL(`./results/compare-${runId}.json`, import.meta.url), `${JSON.stringify(record, null, 2)}\n`);
+    return record;
   } finally {
     upstream?.signal('SIGKILL');
     if (ours) {
       ours.child.kill('SIGTERM');
       await ours.exited;
     }
+    await gen.close();
     await controlPlane.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-const pick = (r: RunFigures) => ({
-  // Runs recorded before wallSeconds existed only know the offered rate.
-  answeredPerSecond: r.answeredPerSecond ?? NaN,
-  p50Ms: r.p50Ms,
-  p90Ms: r.p90Ms,
-  p99Ms: r.p99Ms,
-  maxMs: r.maxMs,
-  errors: r.errors,
-  cpuSecondsPer1000: r.cpuSecondsPer1000,
-  peakRssMB: round(r.peakRssBytes / 1e6, 1),
-  loadAverage1m: r.loadAverage1m,
-  managerLoopDelayMaxMs: r.managerLoopDelayMaxMs,
-  managerLoopDelayP99Ms: r.managerLoopDelayP99Ms,
-  clientLoopDelayMaxMs: r.clientLoopDelayMaxMs,
-  managerRunQueueWaitShare: r.managerRunQueueWaitShare,
-});
-
-type Picked = ReturnType<typeof pick>;
-type Row = { ours: Picked; upstream?: Picked; ratio?: { p99: number } };
-
-function printTable(sum: Omit<ReturnType<typeof summarize>, 'svg'>): void {
-  const f = (r?: Picked) =>
-    (r ? `${r.p50Ms}/${r.p90Ms}/${r.p99Ms}/${r.maxMs} (${r.answeredPerSecond})` : '-').padEnd(38);
-  const stall = (r: Picked) =>
-    `${r.managerLoopDelayP99Ms ?? '-'}/${r.managerLoopDelayMaxMs ?? '-'} | ${r.clientLoopDelayMaxMs ?? '-'} | ${r.managerRunQueueWaitShare ?? '-'}`;
-  const rows = (title: string, table: Record<string, unknown>) => [
-    '',
-    title,
-    'load            | ours p50/p90/p99/max ms (req/s)        | upstream p50/p90/p99/max ms (req/s)    | p99 ours/upstream | CPU s/1000 ours / upstream | ours loop stall p99/max ms | generator max | ours run-queue wait share | load1m',
-    ...(Object.entries(table) as Array<[string, Row]>).map(
-      ([k, v]) =>
-        `${k.padEnd(15)} | ${f(v.ours)} | ${f(v.upstream)} | ${String(v.ratio?.p99 ?? '-').padEnd(17)} | ${v.ours.cpuSecondsPer1000} / ${v.upstream?.cpuSecondsPer1000 ?? '-'} | ${stall(v.ours)} | ${v.ours.loadAverage1m} / ${v.upstream?.loadAverage1m ?? '-'}`,
-    ),
-  ];
-  const lines = [
-    ...rows('direct AdmissionReviews over loopback TLS', sum.latency),
-    ...(Object.keys(sum.apiServer).length
-      ? rows('through the API server (pod creates, dryRun=All)', sum.apiServer)
-      : []),
-    `RSS MB: ${JSON.stringify(sum.memory)}`,
-    ...(sum.scaleSummary ? [`scale: ${JSON.stringify(sum.scaleSummary)}`] : []),
-    'goals:',
-    ...Object.entries(sum.goals).map(([g, st]) => `  [${st}] ${g}`),
-    '',
-  ];
-  process.stdout.write(lines.join('\n'));
 }
 
 async function fetchCrd(

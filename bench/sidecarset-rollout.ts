@@ -4,6 +4,8 @@
  */
 import { CoreV1Api, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createWorkload, smallTemplate, type Workload } from './inputs.js';
 import {
   kubeletStatus,
   patchPodStatus,
@@ -32,10 +34,15 @@ export async function pool<T>(items: T[], limit: number, task: (item: T) => Prom
   );
 }
 
-/** The rollout SidecarSet (created through the manager's webhooks), then 1,000 injected, Ready pods it counts. */
-export async function createFleet(kc: KubeConfig, who: string): Promise<void> {
+/**
+ * The rollout SidecarSet (created through the manager's webhooks), then 1,000 injected, Ready pods it counts: pods of
+ * Deployment `fleet`, created through its ReplicaSet (both exist, real UIDs in the owner references), as the
+ * ReplicaSet controller creates them.
+ */
+export async function createFleet(kc: KubeConfig, who: string): Promise<Workload> {
   const core = kc.makeApiClient(CoreV1Api);
   const sidecarSets = sidecarSetClient(kc);
+  const fleet = await fleetWorkload(kc);
   await sidecarSets.create({
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'SidecarSet',
@@ -50,11 +57,7 @@ export async function createFleet(kc: KubeConfig, who: string): Promise<void> {
   await waitFor(
     'the rollout SidecarSet to reach the webhook',
     async () => {
-      const probe = await core.createNamespacedPod({
-        namespace: ROLLOUT_NS,
-        body: pod('probe', { app: 'fleet' }),
-        dryRun: 'All',
-      });
+      const probe = await core.createNamespacedPod({ namespace: ROLLOUT_NS, body: fleet.pod(0), dryRun: 'All' });
       return probe.spec!.containers.some((c) => c.name === 'fleet-proxy') ? true : undefined;
     },
     60_000,
@@ -64,10 +67,7 @@ export async function createFleet(kc: KubeConfig, who: string): Promise<void> {
     Array.from({ length: ROLLOUT_PODS }, (_, i) => i),
     CONCURRENCY,
     async (i) => {
-      const created = await core.createNamespacedPod({
-        namespace: ROLLOUT_NS,
-        body: pod(`fleet-${i}`, { app: 'fleet' }),
-      });
+      const created = await core.createNamespacedPod({ namespace: ROLLOUT_NS, body: fleet.pod(i) });
       await patchPodStatus(core, created, kubeletStatus(created, true));
     },
   );
@@ -81,15 +81,71 @@ export async function createFleet(kc: KubeConfig, who: string): Promise<void> {
     100,
   );
   log(`${who}: ${ROLLOUT_PODS} pods created, injected and ready in ${Math.round(performance.now() - started)}ms`);
+  return fleet;
+}
+
+/** Deployment `fleet` and its ReplicaSet in {@link ROLLOUT_NS} (which must exist): the rollout pods' owners. */
+export function fleetWorkload(kc: KubeConfig, namespace = ROLLOUT_NS): Promise<Workload> {
+  return createWorkload(kc, namespace, 'fleet', { replicas: ROLLOUT_PODS, template: smallTemplate('fleet', {}) });
+}
+
+/** How long the benchmark's kubelet takes from killing a container to running its new image (both subjects alike). */
+export const RESTART_MS = Number(process.env.BENCH_ROLLOUT_RESTART_MS ?? 200);
+
+/**
+ * Pod status as a kubelet writes it while restarting `container` for a new image: `phase` `stopped` (the old
+ * container killed: not ready, waiting, the pod not Ready) or `running` (the new image running with its new imageID,
+ * ready, one more restart, the pod Ready again).
+ */
+export function restartStatus(p: V1Pod, container: string, phase: 'stopped' | 'running'): object {
+  const now = new Date().toISOString();
+  const ready = phase === 'running';
+  const fresh = kubeletStatus(p, true) as { status: { containerStatuses: Array<Record<string, unknown>> } };
+  const previous = new Map((p.status?.containerStatuses ?? []).map((c) => [c.name, c]));
+  const statuses = fresh.status.containerStatuses.map((c) => {
+    const before = previous.get(c.name as string);
+    if (c.name !== container) return before ? JSON.parse(JSON.stringify(before)) : c;
+    const restartCount = (before?.restartCount ?? 0) + 1;
+    const lastState = { terminated: { exitCode: 137, reason: 'Error', startedAt: now, finishedAt: now } };
+    return ready
+      ? { ...c, restartCount, lastState }
+      : {
+          ...c,
+          // Still the old image until the new one runs.
+          image: before?.image ?? c.image,
+          imageID: before?.imageID ?? c.imageID,
+          ready: false,
+          started: false,
+          restartCount,
+          lastState,
+          state: { waiting: { reason: 'ContainerCreating' } },
+        };
+  });
+  const condition = (type: string) => ({ type, status: ready ? 'True' : 'False', lastTransitionTime: now });
+  return {
+    status: {
+      phase: 'Running',
+      conditions: [
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+        condition('Ready'),
+        condition('ContainersReady'),
+      ],
+      containerStatuses: statuses,
+    },
+  };
 }
 
 /**
- * The kubelet for the rollout pods: watches them and, whenever a pod's sidecar spec image is
- * not what it reports running, reports it Ready on that image (a new imageID, as a registry gives).
+ * The kubelet for the rollout pods, as a real one restarts a container whose image changed in place: it watches the
+ * pods and, whenever a pod's `container` spec image is not what it runs, reports the container stopped (not ready,
+ * the pod not Ready), then after {@link RESTART_MS} running the new image (a new imageID, as a registry gives; ready,
+ * restartCount + 1, the pod Ready). Both subjects see the same two transitions.
  */
 export function startKubelet(kc: KubeConfig, container: string): { stop(): void; patches(): number } {
   const core = kc.makeApiClient(CoreV1Api);
   const inFlight = new Set<string>();
+  /** Per pod, the spec image this kubelet last brought up (events from before that may still arrive). */
+  const running = new Map<string, string>();
   let patches = 0;
   let stopped = false;
   let abort: AbortController | undefined;
@@ -97,15 +153,18 @@ export function startKubelet(kc: KubeConfig, container: string): { stop(): void;
     const name = p.metadata!.name!;
     const spec = p.spec?.containers.find((c) => c.name === container)?.image;
     const reported = p.status?.containerStatuses?.find((c) => c.name === container)?.image;
-    if (!spec || reported === reportedImage(spec) || inFlight.has(name)) return;
+    if (!spec || reported === undefined || reported === reportedImage(spec)) return;
+    if (running.get(name) === spec || inFlight.has(name)) return;
     inFlight.add(name);
-    patchPodStatus(core, p, kubeletStatus(p, true))
-      .then(
-        () => {
-          patches++;
-        },
-        (err: Error) => log(`kubelet: patching ${name} failed: ${err.message}`),
-      )
+    (async () => {
+      const stoppedPod = await patchPodStatus(core, p, restartStatus(p, container, 'stopped'));
+      patches++;
+      await sleep(RESTART_MS);
+      await patchPodStatus(core, stoppedPod, restartStatus(stoppedPod, container, 'running'));
+      patches++;
+      running.set(name, spec);
+    })()
+      .catch((err: Error) => log(`kubelet: restarting ${container} of ${name} failed: ${err.message}`))
       .finally(() => inFlight.delete(name));
   };
   const watch = async (resourceVersion?: string): Promise<void> => {

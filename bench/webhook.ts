@@ -21,7 +21,7 @@
  * the manager, kube-apiserver and etcd for the same cores: the figures are a floor.
  */
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { randomUUID } from 'node:crypto';
+import { createWorkload, podCreateReview, type Workload } from './inputs.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -79,122 +79,6 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-/** A pod as a Deployment's ReplicaSet would create it. */
-export function realisticPod(app: string, i: number): V1Pod {
-  return {
-    metadata: {
-      generateName: `${app}-7d9f8c6b5-`,
-      labels: {
-        app,
-        'pod-template-hash': '7d9f8c6b5',
-        'app.kubernetes.io/name': app,
-        'app.kubernetes.io/version': '1.4.2',
-        tier: 'backend',
-      },
-      annotations: {
-        'prometheus.io/scrape': 'true',
-        'prometheus.io/port': '9090',
-        'kubectl.kubernetes.io/restartedAt': '2026-11-20T10:00:00Z',
-        'example.com/request': String(i),
-      },
-      ownerReferences: [
-        {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          name: `${app}-7d9f8c6b5`,
-          uid: '0b6f3c2e-8d1a-4c55-9a0e-4f2d7c1e9b10',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    spec: {
-      serviceAccountName: 'default',
-      terminationGracePeriodSeconds: 30,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 1000,
-        fsGroup: 2000,
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
-      containers: [
-        {
-          name: 'app',
-          image: `registry.example.com/${app}:1.4.2`,
-          imagePullPolicy: 'IfNotPresent',
-          ports: [
-            { name: 'http', containerPort: 8080 },
-            { name: 'metrics', containerPort: 9090 },
-          ],
-          env: [
-            { name: 'TZ', value: 'UTC' },
-            { name: 'LOG_LEVEL', value: 'info' },
-            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: `${app}-db`, key: 'password' } } },
-          ],
-          resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
-          readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 5 },
-          livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, failureThreshold: 3 },
-          volumeMounts: [
-            { name: 'config', mountPath: '/etc/app' },
-            { name: 'tmp', mountPath: '/tmp' },
-          ],
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ['ALL'] },
-          },
-        },
-        {
-          name: 'log-shipper',
-          image: 'registry.example.com/shipper:2.1',
-          args: ['--path=/var/log/app'],
-          resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-          volumeMounts: [{ name: 'tmp', mountPath: '/var/log/app' }],
-        },
-      ],
-      volumes: [
-        { name: 'config', configMap: { name: `${app}-config` } },
-        { name: 'tmp', emptyDir: {} },
-      ],
-      tolerations: [
-        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      ],
-    },
-  };
-}
-
-/** The same pod, selected by the benchmark's SidecarSet. */
-export const withMesh = (p: V1Pod): V1Pod => ({
-  ...p,
-  metadata: { ...p.metadata, labels: { ...p.metadata!.labels, mesh: 'on' } },
-});
-
-export function review(pod: V1Pod): string {
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: randomUUID(),
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      requestKind: { group: '', version: 'v1', kind: 'Pod' },
-      requestResource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: PODS_NS,
-      operation: 'CREATE',
-      userInfo: {
-        username: 'system:serviceaccount:kube-system:replicaset-controller',
-        uid: randomUUID(),
-        groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'],
-      },
-      object: { apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...pod.metadata, namespace: PODS_NS } },
-      oldObject: null,
-      dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
-    },
-  });
 }
 
 export interface Check {
@@ -487,16 +371,17 @@ export async function run(): Promise<BenchmarkResult> {
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: PODS_NS } } });
     const figures: Record<string, unknown> = {};
+    // Every pod's owners exist (Deployment -> ReplicaSet), created before anything is timed.
+    const plain = await createWorkload(kc, PODS_NS, 'plain');
+    const shop = await createWorkload(kc, PODS_NS, 'shop', { mesh: true });
+    const shopPlain = await createWorkload(kc, PODS_NS, 'shop-plain');
+    const mesh = await createWorkload(kc, PODS_NS, 'mesh', { mesh: true });
+    const reviews = (w: Workload) =>
+      Array.from({ length: 64 }, (_, i) => podCreateReview(w.pod(i), PODS_NS, w.creator));
 
     // Through the API server, before any webhook configuration exists.
     log(`API server alone: ${API_CLIENTS} clients creating pods for ${API_SECONDS}s`);
-    figures.apiServerPodCreatesNoWebhook = await apiCreates(
-      core,
-      (i) => realisticPod('plain', i),
-      false,
-      API_CLIENTS,
-      API_SECONDS,
-    );
+    figures.apiServerPodCreatesNoWebhook = await apiCreates(core, (i) => plain.pod(i), false, API_CLIENTS, API_SECONDS);
 
     await installRuntime(kc, INSTALL_NS);
     manager = await ManagerProcess.start({
@@ -524,8 +409,8 @@ export async function run(): Promise<BenchmarkResult> {
       200,
     );
 
-    const injectBodies = Array.from({ length: 64 }, (_, i) => review(withMesh(realisticPod('shop', i))));
-    const plainBodies = Array.from({ length: 64 }, (_, i) => review(realisticPod('shop', i)));
+    const injectBodies = reviews(shop);
+    const plainBodies = reviews(shopPlain);
     figures.reviewBytes = Buffer.byteLength(injectBodies[0]);
     await until(
       'the manager to inject',
@@ -563,7 +448,7 @@ export async function run(): Promise<BenchmarkResult> {
       async () => {
         const probe = await core.createNamespacedPod({
           namespace: PODS_NS,
-          body: withMesh(realisticPod('probe', 0)),
+          body: mesh.pod(0),
           dryRun: 'All',
         });
         return probe.spec!.containers.some((c) => c.name === 'mesh-proxy');
@@ -572,7 +457,7 @@ export async function run(): Promise<BenchmarkResult> {
       200,
     );
     log(`API server + webhook (injecting): ${API_CLIENTS} clients creating pods for ${API_SECONDS}s`);
-    const injecting = await apiCreates(core, (i) => withMesh(realisticPod('mesh', i)), true, API_CLIENTS, API_SECONDS);
+    const injecting = await apiCreates(core, (i) => mesh.pod(i), true, API_CLIENTS, API_SECONDS);
     figures.apiServerPodCreatesWebhookInjecting = injecting;
     figures.managerMemoryAfter = await memory(manager);
     log('idle RSS of a webhook-only replica: via tsx and as bundled for the image');

@@ -21,6 +21,12 @@ export interface DispatchOptions {
   logger: Logger;
 }
 
+/**
+ * The reason a finished request's signal carries. One shared Error: a new one per request captured a stack trace
+ * every time for a signal nobody usually listens to (bench compare profile).
+ */
+const REQUEST_FINISHED = new Error('request finished');
+
 export async function dispatch(o: DispatchOptions): Promise<AdmissionResponseBody> {
   const abort = new AbortController();
   const cancelTimer = o.clock.after(o.timeoutMs, () =>
@@ -49,6 +55,6 @@ export async function dispatch(o: DispatchOptions): Promise<AdmissionResponseBod
     cancelTimer();
     o.res.off('close', onClose);
     // Tell a handler still working in the background that nobody is listening any more.
-    if (!abort.signal.aborted) abort.abort(new Error('request finished'));
+    if (!abort.signal.aborted) abort.abort(REQUEST_FINISHED);
   }
 }

@@ -152,6 +152,16 @@ function withFlag(args: readonly string[], name: string, value: string): string[
   return [...out, `--${name}=${value}`];
 }
 
+/**
+ * `r` with flags of its manager container set (each replacing every occurrence, or appended): a tuned variant of the
+ * rendered Deployment, e.g. `{ 'rest-config-qps': '1000' }`. The rendered objects themselves are not changed.
+ */
+export function withContainerFlags(r: RenderedManager, flags: Record<string, string>): RenderedManager {
+  let args = [...(r.container.args ?? [])];
+  for (const [name, value] of Object.entries(flags)) args = withFlag(args, name, value);
+  return { ...r, container: { ...r.container, args } };
+}
+
 /** The manager Deployment of a synthesized stream and the facts a process needs from it. */
 export function renderedManager(
   objects: KubernetesObject[],
