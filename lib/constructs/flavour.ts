@@ -199,7 +199,7 @@ function makeUpstreamFlavour(release: UpstreamRelease): ManagerFlavourProfile {
         })),
         webhooks: profile.webhooks,
         uninstallProtection: protection,
-        daemon: input.daemon ?? true,
+        daemon: resolveDaemon(input.daemon, profile.gates),
         upstreamProfile: profile,
       };
     },
@@ -249,6 +249,23 @@ function makeUpstreamFlavour(release: UpstreamRelease): ManagerFlavourProfile {
       };
     },
   };
+}
+
+/**
+ * Whether kruise-daemon is rendered: as asked, else when its gate is on (the chart drops the
+ * DaemonSet with `KruiseDaemon=false`); asking for it with the gate off is refused.
+ */
+function resolveDaemon(asked: boolean | undefined, gates: { readonly [gate: string]: boolean }): boolean {
+  const gate = gates.KruiseDaemon !== false;
+  if (asked && !gate) {
+    throw propError(
+      'daemon',
+      true,
+      'renders kruise-daemon while featureGates.KruiseDaemon is false, so the manager would not use it',
+      'remove daemon (KruiseDaemon=false leaves it out), or remove KruiseDaemon=false',
+    );
+  }
+  return asked ?? gate;
 }
 
 /** The default release's upstream flavour. */

@@ -75,6 +75,17 @@ export function resolveUpstreamProfile(input: UpstreamProfileInput): UpstreamPro
         : `use one of: ${release.featureGates.map((g) => g.name).join(', ')}`,
     );
   }
+  const external = user[FeatureGates.enableExternalCerts];
+  if (external !== undefined && external !== input.externalCertificates) {
+    throw propError(
+      `featureGates.${FeatureGates.enableExternalCerts}`,
+      external,
+      external
+        ? 'makes the manager wait for certificates that something else writes into its Secret, while certificates is WebhookCertificates.selfManaged(): the manager would never turn ready'
+        : 'turns off reading the certificates cert-manager issues, while certificates is WebhookCertificates.certManager()',
+      `remove ${FeatureGates.enableExternalCerts} (certificates sets it), and choose the mode with certificates`,
+    );
+  }
   const flags = {
     ...CHART_GATES,
     ...input.protectionGates,

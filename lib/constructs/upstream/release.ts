@@ -184,16 +184,28 @@ export function effectiveGates(
 ): { [gate: string]: boolean } {
   const gates: { [gate: string]: boolean } = {};
   for (const g of release.featureGates) gates[g.name] = g.default;
+  // component-base's AllAlpha/AllBeta: every gate of that stage the flags do not name takes the value.
+  for (const [all, stage] of ALL_GATES) {
+    if (flags[all] === undefined) continue;
+    for (const g of release.featureGates) if (g.preRelease === stage && !(g.name in flags)) gates[g.name] = flags[all];
+  }
   Object.assign(gates, flags);
+  for (const [all] of ALL_GATES) delete gates[all];
   for (const imp of release.implications) {
     if (holds(imp.when, { gates, crds: new Set() })) Object.assign(gates, imp.set);
   }
   return gates;
 }
 
+/** component-base's switches for every gate of a stage, which every release's binary accepts. */
+const ALL_GATES = [
+  ['AllAlpha', 'Alpha'],
+  ['AllBeta', 'Beta'],
+] as const;
+
 /** Gate names the release does not know (the binary refuses to start with them). */
 export function unknownGates(release: UpstreamRelease, flags: { readonly [gate: string]: boolean }): string[] {
-  const known = new Set(release.featureGates.map((g) => g.name));
+  const known = new Set([...release.featureGates.map((g) => g.name), ...ALL_GATES.map(([all]) => all)]);
   return Object.keys(flags).filter((g) => !known.has(g));
 }
 

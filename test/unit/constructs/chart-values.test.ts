@@ -4,10 +4,11 @@
  * checked where the chart would put it. The table in docs/chart-values.md lists the same rows.
  */
 import { describe, expect, it } from '@jest/globals';
-import { Duration, Size } from 'cdk8s';
+import { Chart, Duration, Size, Testing } from 'cdk8s';
 import { k8s, kplus } from '../../../lib/constructs/api.js';
 import {
   CrdSource,
+  KruiseManager,
   KruiseManagerProps,
   LogFormat,
   LogLevel,
@@ -341,6 +342,46 @@ describe('the chart-parity props refuse what cannot work, naming the prop and th
       /daemonOptions\.extraEnv.*1PROXY/s,
     ],
   ])('%s', (_case, props, error) => expect(() => synthManager(props())).toThrow(error));
+});
+
+describe('feature gates and props agree, or synth says which to change', () => {
+  const manager = (props: KruiseManagerProps) => {
+    const chart = new Chart(Testing.app(), 'gates');
+    return { m: new KruiseManager(chart, 'kruise', props), objects: Testing.synth(chart) as Manifest[] };
+  };
+
+  it('passes AllAlpha and AllBeta to the binary and renders what they switch on, explicit gates first', () => {
+    const { m, objects } = manager({ featureGates: { AllAlpha: true, ResourceDistributionGate: false } });
+    expect(managerArgs(objects).find((a) => a.startsWith('--feature-gates='))).toMatch(/AllAlpha=true/);
+    const alpha = m.upstreamProfile!.release.featureGates.filter((g) => g.preRelease === 'Alpha').map((g) => g.name);
+    expect(alpha.filter((g) => g !== 'ResourceDistributionGate' && !m.upstreamProfile!.gates[g])).toEqual([]);
+    expect(m.upstreamProfile!.gates.ResourceDistributionGate).toBe(false);
+    expect(m.upstreamProfile!.gates).not.toHaveProperty('AllAlpha');
+    const beta = manager({ featureGates: { AllBeta: false } }).m.upstreamProfile!;
+    expect(beta.gates.PodWebhook).toBe(false);
+  });
+
+  it('leaves kruise-daemon out with KruiseDaemon=false, as the chart does, and refuses asking for both', () => {
+    expect(manager({ featureGates: { KruiseDaemon: false } }).objects.some((o) => o.kind === 'DaemonSet')).toBe(false);
+    expect(() => manager({ daemon: true, featureGates: { KruiseDaemon: false } })).toThrow(
+      /daemon.*featureGates\.KruiseDaemon is false.*remove daemon/s,
+    );
+  });
+
+  it('refuses EnableExternalCerts that disagrees with certificates', () => {
+    expect(() => manager({ featureGates: { EnableExternalCerts: true } })).toThrow(
+      /featureGates\.EnableExternalCerts.*never turn ready.*choose the mode with certificates/s,
+    );
+    expect(() =>
+      manager({ certificates: WebhookCertificates.certManager(), featureGates: { EnableExternalCerts: false } }),
+    ).toThrow(/featureGates\.EnableExternalCerts.*WebhookCertificates\.certManager/s);
+  });
+
+  it('refuses a log format on a release without --logging-format, naming the releases that have it', () => {
+    expect(() => manager({ image: ManagerImage.upstream({ version: 'v1.7.0' }), logFormat: LogFormat.JSON })).toThrow(
+      /logFormat.*kruise-manager v1\.7\.0 does not have.*v1\.8\.3.*v1\.9\.1/s,
+    );
+  });
 });
 
 describe('webhook namespace selectors', () => {
