@@ -90,6 +90,45 @@ export function recordDrill(report: DrillReport, state: ClusterState, title: str
   return figures;
 }
 
+/** What the drills revealed (kept with the generator so the page always carries it). */
+const FINDINGS = [
+  '## What the drills revealed',
+  '',
+  '- **Upstream liveness could not see a hung process (constructs, fixed).** The rendered TCP probe of the health',
+  '  port passes for a SIGSTOPped process: the kernel completes the handshake for its listener. The frozen upstream',
+  '  replica left the Service (readiness) but was never restarted. Liveness now asks the process itself',
+  '  (`/readyz`: its webhook controller initialized and its webhook server answering over TLS; no API server needed',
+  '  once started); the drill shows the kubelet restarting it (`lib/constructs/flavour.ts`, unit tests in',
+  '  `test/unit/constructs/flavour.test.ts` and `kruise-manager.test.ts`).',
+  '- **Upstream stops listening at SIGTERM, with no drain (upstream, bounded, not fixed here).** In a rollout, creates',
+  '  the API server sends to an old replica between its SIGTERM and kube-proxy dropping it fail with `connection',
+  '  refused` (4 of 166 at 4 creates/s in one run, 0 in another); the drill asserts they fall only inside that window.',
+  '  The runtime fails readiness first and keeps serving through `--drain-timeout`: 0. A `preStop` sleep would close',
+  '  the window for upstream, but the kubelet sleep action needs Kubernetes 1.30+ and the cdk8s-plus-28 types this',
+  '  project renders with drop it (the upstream image has no `sleep` binary for an exec hook).',
+  '- **A crash fails the reviews in flight at that instant**: the API server does not retry a request it had sent',
+  '  (`read: connection reset by peer`, 1 of 128 for the runtime in one run). Every create sent after the crash',
+  '  succeeded, in both flavours.',
+  '- **The runtime refuses admission from a stale cache, which outlasts an API outage (runtime, design, not fixed).**',
+  '  With every API server killed, both runtime replicas failed `/readyz` (cache older than `--max-cache-staleness`',
+  '  10 s, as designed) and the pod webhook answered "cache not current … the watch is down, reconnecting" for about',
+  '  11 s after the first API server was back: the `kubernetes` Service still listed the two API servers not yet',
+  '  restarted, so reconnects through it were refused 2 times in 3 and backed off (up to 5 s). Upstream serves from',
+  '  its stale cache and failed none. Next step: retry a refused connect at once (a refused connect costs the server',
+  '  nothing), so a cache relists as soon as one API server answers.',
+  '- **Admission traffic is pinned per connection.** The API server keeps one connection per webhook through the',
+  '  ClusterIP, so kube-proxy picks a replica once per connection, not per review: a dead or frozen replica only costs',
+  '  the reviews on connections that were pinned to it, which is why most drills saw 0 or 1 failed creates.',
+  '- **With host ports and 3 schedulable nodes** the 100 % surge cannot be placed: the scheduler leaves one surge pod',
+  '  Pending ("didn\'t have free ports for the requested pod ports") and the Deployment completes one pod at a time,',
+  '  never below 2 Ready replicas and with 0 failed creates; `expectedNodes: 3` refuses at synth ("4 nodes are',
+  '  needed"), which is the full-surge arithmetic the scheduler confirmed.',
+  "- **Node and zone loss take the node monitor's grace**: a cut-off node turns NotReady after ~45–50 s and only",
+  '  then does the EndpointSlice controller drop its replica; until then reviews pinned to it time out (10 s).',
+  "- **Harness**: Node's `request.setTimeout` only starts once a socket is connected; a SYN to a cut-off node retries",
+  '  for two minutes, which stalled the first node-loss figures. Every poll now has a hard deadline.',
+];
+
 const cell = (v: number | null | undefined, unit = '') => (v === null || v === undefined ? '–' : `${v}${unit}`);
 
 export function renderDrillsMarkdown(results: Results): string {
@@ -111,6 +150,8 @@ export function renderDrillsMarkdown(results: Results): string {
       ([, f]) =>
         `| ${f.drill} | ${f.flavour} | ${f.creates} | ${f.webhookFailures} | ${f.apiFailures} | ${f.withoutSidecar} | ${cell(f.routeAwayS, ' s')} | ${cell(f.newLeaderS, ' s')} | ${f.leaderChanges} | ${f.maxLeadersAtOnce} | ${cell(f.longestRenewalGapS, ' s')} | ${cell(f.convergeS, ' s')} | ${f.uptime} |`,
     ),
+    '',
+    ...FINDINGS,
     '',
     '## Per drill',
     '',

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ClusterState } from '../../cluster/state.js';
+import { startComponent, type ClusterState } from '../../cluster/state.js';
 import { managerPods, MANAGER_SELECTOR, NS } from './install.js';
 import { describePods, getJson, kubectl, until, type PodLike } from './kube.js';
 import { PodCreateLoad, summarize, LOAD_LABEL, type CreateOutcome, type LoadSummary } from './load.js';
@@ -41,7 +41,8 @@ export class Api {
           res.statusCode === 200 ? resolve(JSON.parse(data) as T) : reject(new Error(`GET ${path}: ${res.statusCode}`)),
         );
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`GET ${path} timed out`)));
+      const deadline = setTimeout(() => req.destroy(new Error(`GET ${path} timed out`)), timeoutMs);
+      req.once('close', () => clearTimeout(deadline));
       req.once('error', reject);
       req.end();
     });
@@ -99,7 +100,13 @@ function readyz(hostIP: string, timeoutMs: number): Promise<boolean> {
       res.resume().once('end', () => resolve(res.statusCode === 200));
       res.once('error', () => resolve(false));
     });
-    req.setTimeout(timeoutMs, () => req.destroy());
+    // a hard deadline: setTimeout on the request only starts once connected, and a SYN to a cut-off
+    // node retries for two minutes
+    const deadline = setTimeout(() => {
+      req.destroy();
+      resolve(false);
+    }, timeoutMs);
+    req.once('close', () => clearTimeout(deadline));
     req.once('error', () => resolve(false));
     req.end();
   });
@@ -117,7 +124,11 @@ function leads(hostIP: string, timeoutMs: number): Promise<boolean | undefined> 
       });
       res.once('error', () => resolve(undefined));
     });
-    req.setTimeout(timeoutMs, () => req.destroy());
+    const deadline = setTimeout(() => {
+      req.destroy();
+      resolve(undefined);
+    }, timeoutMs);
+    req.once('close', () => clearTimeout(deadline));
     req.once('error', () => resolve(undefined));
     req.end();
   });
@@ -127,6 +138,7 @@ function leads(hostIP: string, timeoutMs: number): Promise<boolean | undefined> 
 export class Watcher {
   readonly samples: Sample[] = [];
   private running = false;
+  private known: ManagerPodView[] = [];
   private loop?: Promise<void>;
   constructor(private readonly api: Api) {}
 
@@ -165,11 +177,11 @@ export class Watcher {
         .catch(() => undefined),
     ]);
     const views = pods?.items.map(viewOf);
+    // While the API server is down, keep asking the replicas it last listed.
+    if (views) this.known = views;
     // Host network: a replica's metrics are on its node's address. Pods sharing a node (a restarted
     // container) answer once per address.
-    const addrs = [
-      ...new Map((views ?? []).filter((v) => v.hostIP && !v.deleting).map((v) => [v.hostIP!, v])).values(),
-    ];
+    const addrs = [...new Map(this.known.filter((v) => v.hostIP && !v.deleting).map((v) => [v.hostIP!, v])).values()];
     const answers = await Promise.all(
       addrs.map(async (v) => [v.name, await leads(v.hostIP!, 400), await readyz(v.hostIP!, 400)] as const),
     );
@@ -382,6 +394,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     outcomes = await load.stop();
     samples = await watcher.stop();
     api.close();
+    await superviseControlPlane(o.state);
   }
   // Convergence: every target's controller brings its status to what was asked.
   const notConverged: string[] = [];
@@ -454,6 +467,17 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
     figures: { ...(fault ? fault.figures : {}) },
     uptime: `${uptimeBefore} → ${loadAverage()}`,
   };
+}
+
+/**
+ * Starts again any leader-elected scheduler or controller-manager that exited: they exit when they
+ * lose their Lease (every API server down, or their own member lost), and on a real control plane
+ * the kubelet restarts their static pods. No-op for the ones running.
+ */
+export async function superviseControlPlane(state: ClusterState): Promise<void> {
+  for (const m of state.controlPlane) {
+    for (const c of ['kube-scheduler', 'kube-controller-manager'] as const) await startComponent(m.name, c);
+  }
 }
 
 // --- levers on a replica's process -----------------------------------------------------------
