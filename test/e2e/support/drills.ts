@@ -593,7 +593,7 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
       '8. control-plane member loss (one API server and its etcd member) under load: 0 failed creates, no leader change',
       async () => {
         if (!state.ha)
-          throw new Error('drill 8 needs the HA control plane: run the e2e tier with KRUISE_HA_CLUSTER_HA=1');
+          throw new Error('drill 8 needs the HA control plane: run the e2e tier without KRUISE_HA_CLUSTER_HA=0');
         const member = state.controlPlane[0]!.name;
         const r = await drill('8-member-loss', '8. control-plane member loss', {
           async fault() {
