@@ -226,10 +226,13 @@ function makeUpstreamFlavour(release: UpstreamRelease): ManagerFlavourProfile {
         ...pprofArgs(input.pprofPort),
       ];
     },
-    // Upstream 1.7/1.8 register no healthz check (its /healthz answers 404): a TCP check of the
-    // health listener is what can be probed.
+    // Upstream 1.7/1.8 register no healthz check (its /healthz answers 404). A TCP check of the
+    // health listener cannot see a hung process: the kernel completes the handshake for a frozen
+    // listener, so the HA drill's SIGSTOPped replica was never restarted. /readyz is answered by the
+    // process itself (its webhook controller initialized and its webhook server answering over
+    // TLS), needs no API server once started, and fails when the process hangs.
     _liveness(port) {
-      return kplus.Probe.fromTcpSocket({ port, ...LIVENESS_TIMING });
+      return kplus.Probe.fromHttpGet(Paths.readyz, { port, ...LIVENESS_TIMING, timeoutSeconds: Duration.seconds(5) });
     },
     _flagProblem(flag, strict) {
       if (own.has(flag) || library.has(flag)) return undefined;

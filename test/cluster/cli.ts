@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { LocalCluster } from './cluster.js';
+import { serveClusterControl } from './control.js';
 import { REPO_ROOT } from './paths.js';
 
 const { values } = parseArgs({
@@ -10,6 +11,9 @@ const { values } = parseArgs({
     ha: { type: 'boolean', default: false },
     nodes: { type: 'string', default: '3' },
     kubeconfig: { type: 'string', default: join(REPO_ROOT, '.cluster', 'kubeconfig') },
+    // Also serve the control endpoint and write the state file the e2e tier attaches to
+    // (KRUISE_HA_CLUSTER_STATE=<path> npm run test:e2e reuses this cluster and leaves it running).
+    'serve-state': { type: 'boolean', default: false },
   },
 });
 const nodes = Number(values.nodes);
@@ -43,6 +47,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 try {
   const info = await started;
   const shown = relative(process.cwd(), values.kubeconfig) || values.kubeconfig;
+  const served = values['serve-state'] ? await serveClusterControl(cluster, info) : undefined;
   process.stdout.write(
     [
       `cluster: Kubernetes ${info.kubernetesVersion}, ${info.ha ? '3 control-plane members (HA)' : '1 control-plane member'}, ` +
@@ -53,6 +58,7 @@ try {
       `  registry:   ${info.registry} (plain HTTP; nodes resolve ${info.mirroredRegistries.join(', ')} through it)`,
       `  try:        kubectl --kubeconfig ${shown} get nodes -L topology.kubernetes.io/zone`,
       `  logs:       ${info.dir}/<member or node>/logs/`,
+      ...(served ? [`  e2e:        KRUISE_HA_CLUSTER_STATE=${served.statePath} npm run test:e2e`] : []),
       'Press Ctrl-C to stop.',
       '',
     ].join('\n'),

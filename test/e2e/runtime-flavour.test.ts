@@ -4,11 +4,6 @@
  * manager pods, passing the same placement, routing and SidecarSet checks as upstream.
  */
 import { afterAll, beforeAll, describe, expect, test, jest } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { App } from 'cdk8s';
-import { RuntimeImageChart, runtimeImageProps } from '../cluster/images/runtime-app.js';
 import type { ClusterImages } from '../cluster/images/index.js';
 import { doctorJson } from '../integration/support/doctor-run.js';
 import { pushAppImages, type AppImages } from './support/app-images.js';
@@ -16,7 +11,7 @@ import { expectManagerPlacement, expectSidecarSetInPlace, expectWebhookEndpoints
 import { clusterImages, e2eEnv } from './support/e2e-env.js';
 import { installKruise, managerPods, NS, uninstallKruise } from './support/install.js';
 import { kubectl } from './support/kube.js';
-import { outputFiles, type Synthesized } from './support/synth.js';
+import { synthRuntime, type Synthesized } from './support/synth.js';
 import { appNamespace, asList } from './support/workloads.js';
 
 // Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
@@ -28,19 +23,10 @@ let built: ClusterImages;
 let out: Synthesized;
 let images: AppImages;
 
-/** The same chart and props that published the image, so the Deployment names exactly that image. */
-function synthRuntime(baseImage: string): Synthesized {
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-runtime-'));
-  const app = new App({ outdir: dir });
-  new RuntimeImageChart(app, 'kruise-runtime', runtimeImageProps(env.registry, baseImage));
-  app.synth();
-  return { dir, files: outputFiles(dir) };
-}
-
 beforeAll(async () => {
   images = await pushAppImages(env.registry);
   built = await clusterImages();
-  out = synthRuntime(built.runtime.baseImage);
+  out = synthRuntime(env.registry, built.runtime.baseImage);
   await installKruise(kc, out);
   await kubectl(kc, ['apply', '--server-side', '-f', '-'], { input: asList(appNamespace()) });
 }, 900_000);

@@ -7,7 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { App } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
+import { RuntimeImageChart, runtimeImageProps } from '../../cluster/images/runtime-app.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -57,4 +59,16 @@ export function synthExample(file: string, env: Record<string, string> = {}): Pr
       },
     );
   });
+}
+
+/**
+ * The runtime flavour's output: the same chart and props that published the runtime image into
+ * `registry`, so the Deployment names exactly that image.
+ */
+export function synthRuntime(registry: string, baseImage: string): Synthesized {
+  const dir = mkdtempSync(join(tmpdir(), 'e2e-runtime-'));
+  const app = new App({ outdir: dir });
+  new RuntimeImageChart(app, 'kruise-runtime', runtimeImageProps(registry, baseImage));
+  app.synth();
+  return { dir, files: outputFiles(dir) };
 }

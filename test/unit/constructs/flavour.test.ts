@@ -13,20 +13,22 @@ function container(objects: Manifest[]): Manifest {
     uid: spec.securityContext.runAsUser,
     fsGroup: spec.securityContext.fsGroup,
     mounts: c.volumeMounts.map((m: Manifest) => m.mountPath),
-    liveness: Object.keys(c.livenessProbe).filter((k) => ['tcpSocket', 'httpGet'].includes(k)),
+    liveness: [c.livenessProbe.httpGet?.path ?? Object.keys(c.livenessProbe).find((k) => k === 'tcpSocket')],
   };
 }
 
 // Each flavour answers once (lib/constructs/flavour.ts) for everything that depends on which
 // binary runs; these read the answers back from what KruiseManager renders.
 describe('manager flavours', () => {
-  it('run upstream kruise-manager as the chart does: /manager as nobody, /log writable, a TCP liveness probe', () => {
+  // A TCP probe passes for a frozen process (the kernel accepts for it): the HA hang drill's
+  // SIGSTOPped upstream replica was never restarted until liveness asked the process itself.
+  it('run upstream kruise-manager as the chart does: /manager as nobody, /log writable, liveness on its own /readyz', () => {
     expect(container(synthManager())).toEqual({
       command: ['/manager'],
       uid: 65534,
       fsGroup: 65534,
       mounts: ['/tmp', '/log'],
-      liveness: ['tcpSocket'],
+      liveness: ['/readyz'],
     });
   });
 
@@ -36,7 +38,7 @@ describe('manager flavours', () => {
       uid: 65532,
       fsGroup: 65532,
       mounts: ['/tmp'],
-      liveness: ['httpGet'],
+      liveness: ['/healthz'],
     });
   });
 

@@ -1,0 +1,205 @@
+/**
+ * The drills' load: a steady stream of pod creates through the API server into a namespace that a
+ * SidecarSet selects, so every create goes through the pod webhook (failurePolicy Fail). Each
+ * create's outcome and time is recorded: whether the API server accepted it, why not (the webhook
+ * call failed, or the API itself was unreachable), and whether the stored pod carries the sidecar.
+ *
+ * The pods name a scheduler that does not exist, so they stay Pending and cost the nodes nothing;
+ * `deleteLoadPods` removes them (one deletecollection, which no pod webhook sees).
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import type { ClusterState } from '../../cluster/state.js';
+
+export const LOAD_LABEL = 'e2e.kruise-ha.io/load';
+/** The app label the drills' load SidecarSet selects. */
+export const LOAD_APP = 'drill-load';
+const UNSCHEDULED = 'e2e-kruise-ha-unscheduled';
+
+/** Why a create failed: the pod webhook (what the drills count), or the API server itself. */
+export type FailureKind = 'webhook' | 'api';
+
+export interface CreateOutcome {
+  /** Sequence number in this stream. */
+  readonly seq: number;
+  /** When the request was sent (ms since the epoch). */
+  readonly at: number;
+  /** How long the API server took to answer (or the request to fail), in ms. */
+  readonly ms: number;
+  readonly ok: boolean;
+  readonly status?: number;
+  readonly failure?: FailureKind;
+  /** The API server's message, or the client error, for failures. */
+  readonly message?: string;
+  /** For a created pod: whether it carries the container named `sidecar` (the webhook injected it). */
+  readonly injected?: boolean;
+}
+
+export interface LoadOptions {
+  readonly state: ClusterState;
+  readonly namespace: string;
+  /** Image of the pods' main container (never pulled: the pods are never scheduled). */
+  readonly image: string;
+  /** Creates started per second, whatever the answers' latency. @default 4 */
+  readonly ratePerSecond?: number;
+  /** Container name the SidecarSet injects. @default 'sidecar' */
+  readonly sidecar?: string;
+  /** Client-side timeout per create; beyond the webhook's own 10 s. @default 30000 */
+  readonly timeoutMs?: number;
+  /** Distinguishes this stream's pods (a label value, part of every pod name). */
+  readonly runId: string;
+}
+
+/** What a stream of creates came to. */
+export interface LoadSummary {
+  readonly sent: number;
+  readonly created: number;
+  /** Creates refused because the pod webhook could not be called or failed. */
+  readonly webhookFailures: number;
+  /** Creates that did not reach a working API server (connection refused, 5xx without a webhook). */
+  readonly apiFailures: number;
+  /** Created pods without the sidecar: the webhook was skipped. */
+  readonly withoutSidecar: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** A running stream of pod creates; `stop()` waits for every create in flight. */
+export class PodCreateLoad {
+  readonly outcomes: CreateOutcome[] = [];
+  private readonly agent: Agent;
+  private readonly inflight = new Set<Promise<void>>();
+  private timer?: NodeJS.Timeout;
+  private seq = 0;
+  private readonly tls: { ca: Buffer; cert: Buffer; key: Buffer };
+
+  constructor(private readonly opts: LoadOptions) {
+    // Keep-alive like any API client; sockets the API server closes are replaced on the next create.
+    this.agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    this.tls = {
+      ca: readFileSync(opts.state.caCertPath),
+      cert: readFileSync(opts.state.adminCertPath),
+      key: readFileSync(opts.state.adminKeyPath),
+    };
+  }
+
+  start(): this {
+    const every = 1000 / (this.opts.ratePerSecond ?? 4);
+    this.timer = setInterval(() => {
+      const p = this.createOne().finally(() => this.inflight.delete(p));
+      this.inflight.add(p);
+    }, every);
+    return this;
+  }
+
+  async stop(): Promise<CreateOutcome[]> {
+    clearInterval(this.timer);
+    await Promise.all([...this.inflight]);
+    this.agent.destroy();
+    return this.outcomes.sort((a, b) => a.seq - b.seq);
+  }
+
+  private pod(seq: number): object {
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `load-${this.opts.runId}-${seq}`,
+        labels: { app: LOAD_APP, [LOAD_LABEL]: this.opts.runId },
+      },
+      spec: {
+        schedulerName: UNSCHEDULED,
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'main', image: this.opts.image }],
+      },
+    };
+  }
+
+  private createOne(): Promise<void> {
+    const seq = this.seq++;
+    const at = Date.now();
+    const body = JSON.stringify(this.pod(seq));
+    const record = (o: Omit<CreateOutcome, 'seq' | 'at' | 'ms'>) =>
+      void this.outcomes.push({ seq, at, ms: Date.now() - at, ...o });
+    return new Promise<void>((resolve) => {
+      const req = request(
+        new URL(`/api/v1/namespaces/${this.opts.namespace}/pods`, this.opts.state.server),
+        {
+          method: 'POST',
+          agent: this.agent,
+          ...this.tls,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let data = '';
+          res.setEncoding('utf8').on('data', (d: string) => (data += d));
+          res.once('error', (e) => {
+            record({ ok: false, failure: 'api', message: e.message });
+            resolve();
+          });
+          res.once('end', () => {
+            const status = res.statusCode ?? 0;
+            if (status === 201) {
+              const pod = JSON.parse(data) as { spec: { containers: Array<{ name: string }> } };
+              const injected = pod.spec.containers.some((c) => c.name === (this.opts.sidecar ?? 'sidecar'));
+              record({ ok: true, status, injected });
+            } else {
+              let message = data;
+              try {
+                message = (JSON.parse(data) as { message?: string }).message ?? data;
+              } catch {
+                /* not a Status */
+              }
+              record({ ok: false, status, failure: classify(status, message), message });
+            }
+            resolve();
+          });
+        },
+      );
+      req.setTimeout(this.opts.timeoutMs ?? 30_000, () => req.destroy(new Error('client timeout')));
+      req.once('error', (e) => {
+        record({ ok: false, failure: 'api', message: e.message });
+        resolve();
+      });
+      req.end(body);
+    });
+  }
+}
+
+/** A refusal that names a webhook is the webhook's; anything else is the API server's. */
+export function classify(status: number, message: string): FailureKind {
+  return /webhook/i.test(message) || (status === 400 && /admission/i.test(message)) ? 'webhook' : 'api';
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+export function summarize(outcomes: readonly CreateOutcome[]): LoadSummary {
+  const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
+  return {
+    sent: outcomes.length,
+    created: outcomes.filter((o) => o.ok).length,
+    webhookFailures: outcomes.filter((o) => o.failure === 'webhook').length,
+    apiFailures: outcomes.filter((o) => o.failure === 'api').length,
+    withoutSidecar: outcomes.filter((o) => o.ok && !o.injected).length,
+    p50Ms: quantile(ms, 0.5),
+    p99Ms: quantile(ms, 0.99),
+    maxMs: ms.at(-1) ?? 0,
+  };
+}
+
+/** The load SidecarSet: injects `sidecar` into the load pods of `namespaceLabels`-labelled namespaces. */
+export function loadSidecarSet(image: string, namespaceLabels: Record<string, string>): object {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'drill-load' },
+    spec: {
+      selector: { matchLabels: { app: LOAD_APP } },
+      namespaceSelector: { matchLabels: namespaceLabels },
+      containers: [{ name: 'sidecar', image, podInjectPolicy: 'BeforeAppContainer' }],
+    },
+  };
+}
