@@ -18,6 +18,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run: () => Promise<BenchmarkRes
   sidecarset: () => import('./sidecarset.js'),
   compare: () => import('./compare.js'),
   'webhook-dos': () => import('./webhook-dos.js'),
+  drills: () => import('./drills.js'),
 };
 
 async function runOne(name: string): Promise<void> {
