@@ -11,8 +11,13 @@ import { Chart, Testing } from 'cdk8s';
 import { ChartClass, exampleCharts } from '../support/example-charts.js';
 import { apiRequest } from '../envtest/http.js';
 import { envtest } from '../envtest/state.js';
-import { until } from './support/ha.js';
-import { kubeConfig, serverSideApply, uninstallWebhooks, waitEstablished } from './support/runtime-cluster.js';
+import {
+  asFreshInstall,
+  kubeConfig,
+  serverSideApply,
+  uninstallWebhooks,
+  waitEstablished,
+} from './support/runtime-cluster.js';
 
 const kc = kubeConfig();
 const api = KubernetesObjectApi.makeApiClient(kc);
@@ -58,7 +63,15 @@ describe('examples on a real API server', () => {
   afterAll(async () => {
     // The default app's webhook configurations would intercept later suites' pods.
     await uninstallWebhooks(kc);
-  }, 30_000);
+    // Its Kruise CRDs (v1.9 stores v1beta1) would refuse later suites' v1alpha1-only CRDs.
+    const crds = new Map<string, KubernetesObject>();
+    for (const [, chart] of charts)
+      for (const o of synth(chart).filter(
+        (x) => x.kind === 'CustomResourceDefinition' && /kruise\.io$/.test(x.metadata!.name!),
+      ))
+        crds.set(o.metadata!.name!, o);
+    for (const crd of crds.values()) await asFreshInstall({ ...crd, spec: { versions: [] } } as KubernetesObject);
+  }, 120_000);
 
   it('finds every example', () => {
     expect(charts.length).toBeGreaterThanOrEqual(7);
@@ -111,28 +124,6 @@ describe('examples on a real API server', () => {
     );
   });
 });
-
-/**
- * Each example is judged as a fresh install: a CRD an earlier example left whose stored versions
- * this one does not serve is deleted first. (On a real cluster the API server refuses that
- * change: after upstream v1.9's SidecarSet CRD, which stores v1beta1, the runtime flavour's
- * v1alpha1-only CRD, or v1.8's, cannot be applied; see docs/upstream-releases.md.)
- */
-async function asFreshInstall(crd: KubernetesObject): Promise<void> {
-  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`;
-  const res = await apiRequest(envtest(), 'GET', path);
-  if (res.status !== 200) return;
-  const stored = (JSON.parse(res.body) as { status?: { storedVersions?: string[] } }).status?.storedVersions ?? [];
-  const served = ((crd as { spec?: { versions?: Array<{ name: string }> } }).spec?.versions ?? []).map((v) => v.name);
-  if (stored.every((v) => served.includes(v))) return;
-  await apiRequest(envtest(), 'DELETE', path);
-  await until(
-    `CRD ${crd.metadata!.name} to be deleted`,
-    async () => (await apiRequest(envtest(), 'GET', path)).status === 404,
-    60_000,
-    200,
-  );
-}
 
 /**
  * CRDs are read as raw JSON: client-node's typed model drops the `x-kubernetes-*` schema
