@@ -14,7 +14,7 @@ export class UpstreamImageChart extends Chart {
     super(scope, id);
     this.manager = new KruiseManager(this, 'Kruise', {
       // Pin explicitly: upgrading the library then never upgrades the cluster by surprise.
-      image: ManagerImage.upstream({ version: 'v1.8.3' }),
+      image: ManagerImage.upstream({ version: 'v1.9.1' }),
       // Installed and upgraded by another pipeline; the manager still assumes all 18 are present.
       crds: CrdSource.none(),
       // A PodUnavailableBudget guards a custom workload kind: the manager must read its scale.

@@ -85,7 +85,7 @@ afterAll(() => {
 }, 180_000);
 
 describe('upstream kruise-manager image on every real node', () => {
-  it('is pulled as docker.io/openkruise/kruise-manager:v1.8.3 (the unmodified name) and both binaries start as the output runs them', async () => {
+  it('is pulled as docker.io/openkruise/kruise-manager:<default release> (the unmodified name) and both binaries start as the output runs them', async () => {
     const nodes = state.nodes.map((n) => n.name);
     for (const node of nodes)
       kubectl(

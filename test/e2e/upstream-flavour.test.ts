@@ -1,5 +1,5 @@
 /**
- * The default output of `npm run synth` (upstream kruise-manager v1.8.3, built from its Go module
+ * The default output of `npm run synth` (upstream kruise-manager of the default release, built from its Go module
  * into the cluster's registry) applied unmodified in one `kubectl apply --server-side` to the
  * three-zone cluster of real kubelets, then Kruise used on it as a user would.
  */
@@ -32,7 +32,7 @@ let images: AppImages;
 
 beforeAll(async () => {
   images = await pushAppImages(env.registry);
-  // openkruise/kruise-manager:v1.8.3 (and its /kruise-daemon) as the output names it, built from the module
+  // openkruise/kruise-manager:<default release> (and its /kruise-daemon) as the output names it, built from the module
   await clusterImages();
   out = await synthExample('default-ha.ts');
   await installKruise(kc, out);

@@ -76,9 +76,11 @@ export function runBuildScript(
 
 /** Runs build.sh for the envtest control plane (kube-apiserver, etcd, kruise-manager). */
 export async function resolveBinaries(): Promise<Binaries> {
+  // No kruise-daemon: nothing here runs it (the local cluster's images build it, through build.sh too).
   const kv = await runBuildScript(
     [],
     ['KUBE_APISERVER', 'ETCD', 'KUBERNETES_VERSION', 'KUBE_APISERVER_SOURCE', 'KRUISE_MANAGER', 'KRUISE_VERSION'],
+    { ...process.env, KRUISE_WITHOUT_DAEMON: '1' },
   );
   const kruiseManagers: Record<string, string> = { [kv.KRUISE_VERSION]: kv.KRUISE_MANAGER };
   if (!(RUNTIME_REFERENCE_RELEASE in kruiseManagers) && !process.env.TEST_ASSET_KRUISE_MANAGER) {

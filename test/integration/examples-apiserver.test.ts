@@ -11,7 +11,13 @@ import { Chart, Testing } from 'cdk8s';
 import { ChartClass, exampleCharts } from '../support/example-charts.js';
 import { apiRequest } from '../envtest/http.js';
 import { envtest } from '../envtest/state.js';
-import { kubeConfig, serverSideApply, uninstallWebhooks, waitEstablished } from './support/runtime-cluster.js';
+import {
+  asFreshInstall,
+  kubeConfig,
+  serverSideApply,
+  uninstallWebhooks,
+  waitEstablished,
+} from './support/runtime-cluster.js';
 
 const kc = kubeConfig();
 const api = KubernetesObjectApi.makeApiClient(kc);
@@ -57,7 +63,15 @@ describe('examples on a real API server', () => {
   afterAll(async () => {
     // The default app's webhook configurations would intercept later suites' pods.
     await uninstallWebhooks(kc);
-  }, 30_000);
+    // Its Kruise CRDs (v1.9 stores v1beta1) would refuse later suites' v1alpha1-only CRDs.
+    const crds = new Map<string, KubernetesObject>();
+    for (const [, chart] of charts)
+      for (const o of synth(chart).filter(
+        (x) => x.kind === 'CustomResourceDefinition' && /kruise\.io$/.test(x.metadata!.name!),
+      ))
+        crds.set(o.metadata!.name!, o);
+    for (const crd of crds.values()) await asFreshInstall({ ...crd, spec: { versions: [] } } as KubernetesObject);
+  }, 120_000);
 
   it('finds every example', () => {
     expect(charts.length).toBeGreaterThanOrEqual(7);
@@ -68,6 +82,7 @@ describe('examples on a real API server', () => {
     for (const [name, chart] of charts) {
       const objects = synth(chart);
       for (const o of objects.filter((x) => FOUNDATION.has(x.kind!))) {
+        if (o.kind === 'CustomResourceDefinition') await asFreshInstall(o);
         await serverSideApply(kc, o);
         if (o.kind === 'CustomResourceDefinition') await waitEstablished(api, o);
       }

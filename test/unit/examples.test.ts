@@ -381,7 +381,7 @@ const EXAMPLES: Example[] = [
       expect(of(m, 'NetworkPolicy')).toHaveLength(1);
       const [deployment] = of(m, 'Deployment');
       expect(deployment.spec.template.spec.hostNetwork).toBe(false);
-      expect(deployment.spec.template.spec.containers[0].image).toBe('openkruise/kruise-manager:v1.8.3');
+      expect(deployment.spec.template.spec.containers[0].image).toBe('openkruise/kruise-manager:v1.9.1');
       const wave = (o: Manifest) => Number(o.metadata.annotations?.['argocd.argoproj.io/sync-wave']);
       expect(wave(of(m, 'Namespace')[0])).toBe(0);
       expect(wave(deployment)).toBe(2);
@@ -400,7 +400,7 @@ const RUNTIME_ONLY: ReadonlySet<string> = new Set([
   Flags.logLevel,
 ]);
 /**
- * Flags upstream kruise-manager v1.8.3 parses (its main.go, with controller-runtime's and klog's) that this library
+ * Flags every upstream kruise-manager release parses (its main.go, with controller-runtime's and klog's) that this library
  * renders.
  */
 const UPSTREAM_FLAGS = new Set([

@@ -1,7 +1,8 @@
 /**
  * The images the real-cluster tier runs, built here and pushed to a local registry:
  *
- * - `openkruise/kruise-manager:v1.8.3`: upstream's image, laid out as upstream's Dockerfile lays it out
+ * - `openkruise/kruise-manager:<default release>` (ensureUpstreamImage(): any other pinned release):
+ *   upstream's image, laid out as upstream's Dockerfile lays it out
  *   (`/manager` and `/kruise-daemon`, static binaries from the pinned, checksum-verified module, built by
  *   test/envtest/binaries/build.sh) on a base from Debian's packages. Pushed under the repository that
  *   the synthesized reference resolves to through a docker.io mirror, so `npm run synth`'s output runs

@@ -3,7 +3,12 @@
  * setup): its kubeconfig, the registry every node pulls through, its nodes, and the images built
  * from source into that registry (once per run; later calls find them cached and up to date).
  */
-import { type ClusterImages, ensureClusterImages } from '../../cluster/images/index.js';
+import {
+  type BuiltImage,
+  type ClusterImages,
+  ensureClusterImages,
+  ensureUpstreamImage,
+} from '../../cluster/images/index.js';
 import { localCluster } from '../../cluster/state.js';
 
 export interface E2eEnv {
@@ -24,4 +29,9 @@ let images: Promise<ClusterImages> | undefined;
 export function clusterImages(): Promise<ClusterImages> {
   images ??= ensureClusterImages({ registry: localCluster().registry, plainHttp: true });
   return images;
+}
+
+/** `openkruise/kruise-manager:<version>` of another pinned release (e.g. the previous one, to upgrade from). */
+export function upstreamImage(version: string): Promise<BuiltImage> {
+  return ensureUpstreamImage({ registry: localCluster().registry, plainHttp: true }, version);
 }

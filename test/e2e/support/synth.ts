@@ -44,15 +44,24 @@ export function outputFiles(dir: string): string[] {
 
 /** Runs `examples/<file>` as the cdk8s app; `env` adds variables the example reads. */
 export function synthExample(file: string, env: Record<string, string> = {}): Promise<Synthesized> {
+  return synthApp(join('examples', file), env);
+}
+
+/** The default app on upstream release `version` (support/release-app.ts), as `npm run synth` writes it. */
+export function synthRelease(version: string): Promise<Synthesized> {
+  return synthApp(join('test', 'e2e', 'support', 'release-app.ts'), { KRUISE_HA_RELEASE: version });
+}
+
+function synthApp(file: string, env: Record<string, string>): Promise<Synthesized> {
   const dir = mkdtempSync(join(tmpdir(), 'e2e-synth-'));
   return new Promise((resolve, reject) => {
     execFile(
       join(ROOT, 'node_modules/.bin/tsx'),
-      ['--tsconfig', 'tsconfig.dev.json', join('examples', file)],
+      ['--tsconfig', 'tsconfig.dev.json', file],
       { cwd: ROOT, timeout: 120_000, env: { ...process.env, NODE_OPTIONS: '', CDK8S_OUTDIR: dir, ...env } },
       (err, _stdout, stderr) => {
         if (err) {
-          reject(new Error(`synth of examples/${file} failed: ${stderr || err.message}`));
+          reject(new Error(`synth of ${file} failed: ${stderr || err.message}`));
           return;
         }
         resolve({ dir, files: outputFiles(dir) });

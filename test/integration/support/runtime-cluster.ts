@@ -13,7 +13,9 @@ import {
 import { request, type RequestOptions } from 'node:https';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { Names } from '../../../lib/contract.js';
+import { apiRequest } from '../../envtest/http.js';
 import { envtest } from '../../envtest/state.js';
+import { until } from './ha.js';
 
 export function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -31,10 +33,33 @@ export async function installRuntime(kc: KubeConfig, namespace: string): Promise
   const objects = Testing.synth(chart).filter((o) => !SKIPPED.has(o.kind)) as KubernetesObject[];
   const api = KubernetesObjectApi.makeApiClient(kc);
   for (const object of objects) {
+    if (object.kind === 'CustomResourceDefinition') await asFreshInstall(object);
     await serverSideApply(kc, object);
     if (object.kind === 'CustomResourceDefinition') await waitEstablished(api, object);
   }
   return objects;
+}
+
+/**
+ * Deletes the live CRD of `crd`'s name when it has stored versions `crd` does not serve (and
+ * waits until it is gone), so `crd` applies as on a fresh cluster. The API server refuses a CRD
+ * that drops a stored version: after upstream v1.9's SidecarSet CRD (stores v1beta1), the
+ * runtime's v1alpha1-only one cannot be applied (docs/upstream-releases.md).
+ */
+export async function asFreshInstall(crd: KubernetesObject): Promise<void> {
+  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`;
+  const res = await apiRequest(envtest(), 'GET', path);
+  if (res.status !== 200) return;
+  const stored = (JSON.parse(res.body) as { status?: { storedVersions?: string[] } }).status?.storedVersions ?? [];
+  const served = ((crd as { spec?: { versions?: Array<{ name: string }> } }).spec?.versions ?? []).map((v) => v.name);
+  if (stored.every((v) => served.includes(v))) return;
+  await apiRequest(envtest(), 'DELETE', path);
+  await until(
+    `CRD ${crd.metadata!.name} to be deleted`,
+    async () => (await apiRequest(envtest(), 'GET', path)).status === 404,
+    60_000,
+    200,
+  );
 }
 
 /**
