@@ -18,7 +18,9 @@ import { STATE_ENV } from '../test/envtest/state.js';
 import { kubectlApply } from '../test/integration/support/apply.js';
 import {
   appPod,
+  attackProcess,
   createWithSidecar,
+  EVERY_ATTACK,
   idleTcp,
   idleTls,
   largePod,
@@ -29,10 +31,9 @@ import {
   podReviewBody,
   postOnNewConnection,
   rssWatcher,
-  slowBodies,
   slowloris,
   together,
-  type Attack,
+  type AttackSpec,
   type Target,
 } from '../test/integration/support/attacks.js';
 import { createSidecarSet, until, type SidecarSetParams } from '../test/integration/support/ha.js';
@@ -67,34 +68,15 @@ interface Subject {
   terminate(): Promise<{ ms: number; code: number | null }>;
 }
 
-const ATTACKS: Array<{ name: string; make: (t: Target) => Attack; bigPods?: boolean }> = [
-  { name: 'slow uploads: 1,000 clients, 1 MiB declared, 1 byte/s', make: (t) => slowBodies(t, 1_000, MiB) },
-  {
-    name: 'one slow large upload: 2 MiB declared + one chunked, 1 byte/s',
-    make: (t) => together(slowBodies(t, 1, 2 * MiB), slowBodies(t, 1, 'chunked')),
-  },
-  {
-    name: '1,000 idle TLS + 300 slowloris TLS + 300 idle TCP',
-    make: (t) => together(idleTls(t, 1_000), slowloris(t, 300), idleTcp(t, 300)),
-  },
-  {
-    name: 'pods with 200,000 annotations, straight to the webhook in a loop',
-    make: () => ({ name: 'big pods', stop: () => Promise.resolve({ opened: 0, closedByServer: 0 }) }),
-    bigPods: true,
-  },
-  {
-    name: 'all together',
-    make: (t) =>
-      together(
-        slowBodies(t, 1_000, MiB),
-        slowBodies(t, 1, 2 * MiB),
-        slowBodies(t, 1, 'chunked'),
-        idleTls(t, 1_000),
-        slowloris(t, 300),
-        idleTcp(t, 300),
-      ),
-    bigPods: true,
-  },
+const ALL = EVERY_ATTACK;
+
+/** Each attack runs in a process of its own (attackProcess), as another pod would run it. */
+const ATTACKS: Array<{ name: string; specs: readonly AttackSpec[]; bigPods?: boolean }> = [
+  { name: 'slow uploads: 1,000 clients, 1 MiB declared, 1 byte/s', specs: [ALL[0]] },
+  { name: 'one slow large upload: 2 MiB declared + one chunked, 1 byte/s', specs: [ALL[1], ALL[2]] },
+  { name: '1,000 idle TLS + 300 slowloris TLS + 300 idle TCP', specs: [ALL[3], ALL[4], ALL[5]] },
+  { name: 'pods with 200,000 annotations, straight to the webhook in a loop', specs: [], bigPods: true },
+  { name: 'all together', specs: ALL, bigPods: true },
 ];
 
 async function measure(kc: KubeConfig, s: Subject): Promise<Record<string, unknown>> {
@@ -119,7 +101,7 @@ async function measure(kc: KubeConfig, s: Subject): Promise<Record<string, unkno
       sidecar: SIDECAR.container,
       target: s.target,
     });
-    const attack = a.make(s.target);
+    const attack = await attackProcess(s.target, a.specs);
     let big = a.bigPods;
     const bigBody = podReviewBody(PODS, manyAnnotationsPod('big', APP));
     const bigLoop = (async () => {
@@ -263,6 +245,7 @@ export async function run(): Promise<BenchmarkResult> {
     figures,
     notes: [
       `each attack runs ${WINDOW_MS / 1000} s against one replica, the only endpoint of its webhook Service, after ${BASELINE_MS / 1000} s of the same pod creates without it; upstream first, then ours, on the same API server`,
+      'attackers: a process of their own per attack, one TLS client context each (as a real client keeps one)',
       'pod creates: 2 loops through the API server, a create every 200 ms each, ok only with the sidecar; reviews on new connections: one every 200 ms, 10 s timeout (the API server default)',
       'upstream: kruise-manager v1.8.3 built from the pinned Go module, run as the synthesized Deployment runs it; ours: the esbuild bundle with the image flags and environment, --role=webhook',
       'drain: SIGTERM with an unused TLS connection, a TCP-only one and a slowloris one open; upstream with its rendered flags, ours with --drain-timeout=1s',

@@ -6,10 +6,11 @@
 // connections and time (support/attacks.ts).
 //
 // Under each attack, and all of them together, what must hold is behaviour: pod creates through
-// the API server keep succeeding with their sidecar; a review on a new connection (what the API
+// the API server keep succeeding with their sidecar; every review on a new connection (what the API
 // server sends when it needs another connection) is answered; a legitimate 1.1 MB pod is created;
 // drain ends on its own, within its budget. Figures (p99 before and during, RSS, load) are printed
-// for the docs, never asserted.
+// for the docs, never asserted. The attackers run in a process of their own (as another pod would),
+// so their thousands of TLS clients do not stall the legitimate clients' event loop.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +24,9 @@ import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from '../../bench/run
 import { ControlPlane } from '../envtest/control-plane.js';
 import {
   appPod,
+  attackProcess,
   createWithSidecar,
+  EVERY_ATTACK,
   idleTcp,
   idleTls,
   largePod,
@@ -34,10 +37,10 @@ import {
   podReviewBody,
   postOnNewConnection,
   rssWatcher,
-  slowBodies,
   slowloris,
   together,
   type Attack,
+  type AttackSpec,
   type Target,
 } from './support/attacks.js';
 import { createSidecarSet, exitOf, until, type SidecarSetParams } from './support/ha.js';
@@ -125,19 +128,25 @@ afterAll(async () => {
  * Runs `attack` for WINDOW_MS with legitimate traffic throughout, and `during` (more legitimate
  * work) once the attack is under way; asserts what must hold and records the figures.
  */
-async function underAttack(attack: Attack, during: () => Promise<void> = async () => undefined): Promise<void> {
+async function underAttack(
+  attack: readonly AttackSpec[] | Attack,
+  during: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const rss = rssWatcher(replica.child.pid!);
+  const attacker = Array.isArray(attack)
+    ? await attackProcess(target, attack as readonly AttackSpec[])
+    : (attack as Attack);
   const traffic = legitimateTraffic({ kc, namespace: podsNs, appLabel: app, sidecar, target });
   await sleep(1_500); // the attack ramps up (its clients start 50 every 100 ms)
   const extra = during();
   await sleep(WINDOW_MS - 1_500);
   await extra;
-  const stats = await attack.stop();
+  const stats = await attacker.stop();
   await traffic.stop();
   rss.stop();
   const { creates, newConnections } = traffic;
   figures.push(
-    `${attack.name}: creates ${creates.ok} ok / ${creates.failed} failed, p99 ${p99(creates.latenciesMs).toFixed(0)} ms ` +
+    `${attacker.name}: creates ${creates.ok} ok / ${creates.failed} failed, p99 ${p99(creates.latenciesMs).toFixed(0)} ms ` +
       `(before ${baselineP99.toFixed(0)} ms); reviews on new connections ${newConnections.ok} ok / ${newConnections.failed} failed, ` +
       `p99 ${p99(newConnections.latenciesMs).toFixed(0)} ms; attacker connections ${stats.opened} opened, ${stats.closedByServer} closed by the server; ` +
       `replica RSS max ${(rss.max() / MiB).toFixed(0)} MiB; load ${loadAverage()}`,
@@ -145,14 +154,10 @@ async function underAttack(attack: Attack, during: () => Promise<void> = async (
   expect(replica.child.exitCode).toBeNull();
   expect(creates.errors).toEqual([]);
   expect(creates.ok).toBeGreaterThan(0);
-  // Reviews on connections opened during the attack (the API server's worst case: it has to open
-  // one) must mostly get through. Not all: with every attack at once, 1 of 8 such reviews hit its
-  // 10 s timeout in one CI run while every create through the API server succeeded; kept open in #25.
+  // Every review on a connection opened during the attack (the API server's worst case: it has to
+  // open one) is answered within the API server's 10 s timeout.
+  expect(newConnections.errors).toEqual([]);
   expect(newConnections.ok).toBeGreaterThan(0);
-  if (newConnections.failed > Math.floor(newConnections.ok / 4))
-    throw new Error(
-      `${newConnections.failed} reviews on new connections failed, ${newConnections.ok} ok: ${newConnections.errors.join('; ')}`,
-    );
 }
 
 /** A 1.1 MB pod created through the API server with its sidecar (a review over the webhook's large-body threshold). */
@@ -197,11 +202,15 @@ async function bigPodSilence(count: number): Promise<{ share: number; windowMs: 
 
 describe('no client can deny pod admission', () => {
   it('slow uploads: 1,000 clients declaring 1 MiB and sending a byte a second', async () => {
-    await underAttack(slowBodies(target, 1_000, MiB));
+    await underAttack([{ kind: 'slowBodies', clients: 1_000, length: MiB }]);
   }, 120_000);
 
   it('one slow large upload (2 MiB declared, and one chunked): a 1.1 MB pod and a small chunked review still get through', async () => {
-    await underAttack(together(slowBodies(target, 1, 2 * MiB), slowBodies(target, 1, 'chunked')), async () => {
+    const attack: AttackSpec[] = [
+      { kind: 'slowBodies', clients: 1, length: 2 * MiB },
+      { kind: 'slowBodies', clients: 1, length: 'chunked' },
+    ];
+    await underAttack(attack, async () => {
       await largePodCreated();
       const chunked = await postOnNewConnection(target, podReviewBody(podsNs, appPod('chunked', app)), 10_000, {
         chunked: true,
@@ -211,7 +220,11 @@ describe('no client can deny pod admission', () => {
   }, 120_000);
 
   it('1,000 idle TLS connections, 300 slowloris TLS and 300 idle TCP connections', async () => {
-    await underAttack(together(idleTls(target, 1_000), slowloris(target, 300), idleTcp(target, 300)));
+    await underAttack([
+      { kind: 'idleTls', clients: 1_000 },
+      { kind: 'slowloris', clients: 300 },
+      { kind: 'idleTcp', clients: 300 },
+    ]);
   }, 120_000);
 
   it('a pod with 200,000 annotations: handled without holding up other reviews, and pods keep being created', async () => {
@@ -259,17 +272,7 @@ describe('no client can deny pod admission', () => {
     const bigLoop = (async () => {
       while (bigRunning) await postOnNewConnection(target, big, 30_000).catch(() => undefined);
     })();
-    await underAttack(
-      together(
-        slowBodies(target, 1_000, MiB),
-        slowBodies(target, 1, 2 * MiB),
-        slowBodies(target, 1, 'chunked'),
-        idleTls(target, 1_000),
-        slowloris(target, 300),
-        idleTcp(target, 300),
-      ),
-      largePodCreated,
-    );
+    await underAttack(EVERY_ATTACK, largePodCreated);
     bigRunning = false;
     await bigLoop;
   }, 180_000);

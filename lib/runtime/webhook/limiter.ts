@@ -6,7 +6,9 @@
  *   included (~36 KiB each). An idle or slowloris connection holds no working slot, a client
  *   sending its body too slowly gives its slot to a newcomer, and past the open cap a newcomer
  *   takes an idle connection's slot, so such clients cannot keep the API server out; otherwise it
- *   waits as a bare socket in a bounded queue, newest first.
+ *   waits as a bare socket in a bounded queue, newest first. A connection takes nothing until its
+ *   first bytes arrive, and its handshake holds a working slot only while the server answers its
+ *   ClientHello: waiting on a client (silent, or slow to finish its handshake) holds none.
  * - {@link ByteBudget}: request bodies are charged as their bytes arrive (never by the length a
  *   client declares), so the bodies (and the objects parsed from them) in memory stay bounded and
  *   a slow client holds only what it has sent.
@@ -14,7 +16,7 @@
 import type { Socket } from 'node:net';
 import type { Clock } from '../clock.js';
 
-export type DropReason = 'queue-full' | 'queue-timeout' | 'evicted';
+export type DropReason = 'queue-full' | 'queue-timeout' | 'evicted' | 'silent';
 
 export interface ConnectionGateOptions {
   /**
@@ -30,6 +32,11 @@ export interface ConnectionGateOptions {
   maxQueued: number;
   /** A queued socket not admitted within this is closed (the caller has given up by then). */
   queueTimeoutMs: number;
+  /**
+   * A connection that has sent nothing within this is closed (the TLS handshake timeout: a TLS
+   * client sends its ClientHello as soon as it connects).
+   */
+  silentTimeoutMs: number;
   /**
    * An idle connection is a candidate for eviction (past maxOpenConnections) once idle this long
    * (default 1 s): connected without a request since its handshake, or unused since its last response.
@@ -60,6 +67,8 @@ interface Slot {
 }
 
 export class ConnectionGate {
+  /** Connected, nothing received yet: no slot, no TLS state; the oldest is closed for a newcomer past maxQueued. */
+  private readonly silent = new Map<Socket, () => void>();
   private readonly slots = new Map<Socket, Slot>();
   private working = 0;
   private readonly queue: Array<{ socket: Socket; cancel: () => void }> = [];
@@ -76,9 +85,46 @@ export class ConnectionGate {
     }
   }
 
-  /** The raw listener's 'connection' handler. */
+  /**
+   * The raw listener's 'connection' handler. A connection takes nothing until its first bytes (a
+   * TLS ClientHello) arrive: one that sends nothing (an idle TCP client) would otherwise hold a
+   * working slot for the whole handshake timeout, and a few hundred of them every slot.
+   */
   readonly onConnection = (socket: Socket): void => {
     socket.on('error', () => undefined); // a peer that resets must not crash the process
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    if (this.silent.size >= this.o.maxQueued) {
+      // The connection silent the longest: a TLS client speaks at once, so it is the least likely to be one.
+      const [oldest, drop] = this.silent.entries().next().value!;
+      drop();
+      this.o.onDropped?.('silent');
+      oldest.destroy();
+    }
+    const onReadable = () => {
+      done();
+      // Left paused, its first bytes buffered: the TLS socket reads them when it takes the connection.
+      if (socket.readableLength > 0 && !socket.destroyed) this.arrived(socket);
+      else socket.destroy(); // ended without a byte
+    };
+    const cancel = this.o.clock.after(this.o.silentTimeoutMs, () => {
+      done();
+      this.o.onDropped?.('silent');
+      socket.destroy();
+    });
+    const done = () => {
+      cancel();
+      this.silent.delete(socket);
+      socket.off('readable', onReadable).off('close', done);
+    };
+    this.silent.set(socket, done);
+    socket.on('readable', onReadable).once('close', done);
+  };
+
+  /** `socket` sent its first bytes: it takes a working slot, or waits for one as a bare socket. */
+  private arrived(socket: Socket): void {
     if (this.closing) {
       socket.destroy();
       return;
@@ -101,7 +147,6 @@ export class ConnectionGate {
       socket.destroy();
       return;
     }
-    socket.pause(); // nothing is read (or allocated for TLS) until it is admitted
     const entry = {
       socket,
       cancel: this.o.clock.after(this.o.queueTimeoutMs, () => {
@@ -115,7 +160,7 @@ export class ConnectionGate {
       entry.cancel();
     });
     this.queue.push(entry);
-  };
+  }
 
   /** The TLS handshake on `socket` (the raw socket under the TLS one) completed: it gives up its working slot. */
   handshakeDone(socket: Socket | undefined): void {
@@ -180,9 +225,17 @@ export class ConnectionGate {
     if (this.closing) socket.destroy();
   }
 
-  /** Connections working now (handshake or request), open and idle, and sockets waiting for a slot. */
-  counts(): { active: number; idle: number; queued: number } {
-    return { active: this.working, idle: this.slots.size - this.working, queued: this.queue.length };
+  /**
+   * Connections working now (handshake or request), open and idle, sockets waiting for a slot, and
+   * connections that have sent nothing yet.
+   */
+  counts(): { active: number; idle: number; queued: number; silent: number } {
+    return {
+      active: this.working,
+      idle: this.slots.size - this.working,
+      queued: this.queue.length,
+      silent: this.silent.size,
+    };
   }
 
   /** Resolves once no admitted connection is open. */
@@ -196,6 +249,10 @@ export class ConnectionGate {
    */
   close(): void {
     this.closing = true;
+    for (const [socket, done] of [...this.silent]) {
+      done();
+      socket.destroy();
+    }
     for (const entry of this.queue.splice(0)) {
       entry.cancel();
       entry.socket.destroy();
@@ -222,6 +279,13 @@ export class ConnectionGate {
     });
     this.o.admit(socket);
     socket.resume();
+    // The server answers the ClientHello (its key exchange and signature: the costly part of a
+    // handshake) as the TLS socket reads the bytes buffered here, before this turn of the event
+    // loop ends. What is left waits on the client: a client slow to finish its handshake holds no
+    // working slot (the handshake timeout still closes it).
+    setImmediate(() => {
+      if (this.slots.get(socket) === slot && !slot.secure && !slot.busy) this.stopWorking(slot);
+    });
   }
 
   private startWorking(slot: Slot): void {

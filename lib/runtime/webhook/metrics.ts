@@ -6,16 +6,19 @@
 import type { DropReason } from './limiter.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+interface Counts {
+  active: number;
+  idle: number;
+  queued: number;
+  silent: number;
+}
+
 export class WebhookMetrics {
   private readonly latency: Histogram<'webhook'>;
   private readonly requests: Counter<'webhook' | 'code'>;
   private readonly inFlight: Gauge<'webhook'>;
   private readonly dropped: Counter<'reason'>;
-  private connections: () => { active: number; idle: number; queued: number } = () => ({
-    active: 0,
-    idle: 0,
-    queued: 0,
-  });
+  private connections: () => Counts = () => ({ active: 0, idle: 0, queued: 0, silent: 0 });
 
   constructor(registry: Registry) {
     this.latency =
@@ -48,7 +51,7 @@ export class WebhookMetrics {
       existing(registry, 'webhook_connections_dropped_total') ??
       new Counter({
         name: 'webhook_connections_dropped_total',
-        help: 'Connections closed by the server to protect others: queue-full, queue-timeout, evicted (held a slot unused when a newcomer needed it), slow-body (sent its body below the minimum rate or past the body deadline).',
+        help: 'Connections closed by the server to protect others: queue-full, queue-timeout, evicted (held a slot unused when a newcomer needed it), silent (sent nothing within the handshake timeout, or the oldest such when too many), slow-body (sent its body below the minimum rate or past the body deadline).',
         labelNames: ['reason'],
         registers: [registry],
       });
@@ -56,21 +59,22 @@ export class WebhookMetrics {
     if (!existing(registry, 'webhook_connections')) {
       new Gauge({
         name: 'webhook_connections',
-        help: 'Webhook connections: active (in a TLS handshake or a request), idle (open, neither) and queued (waiting for a slot as bare sockets).',
+        help: 'Webhook connections: active (in a TLS handshake or a request), idle (open, neither), queued (sent their first bytes, waiting for a slot as bare sockets) and silent (connected, nothing received yet).',
         labelNames: ['state'],
         registers: [registry],
         collect() {
-          const { active, idle, queued } = counts();
+          const { active, idle, queued, silent } = counts();
           this.set({ state: 'active' }, active);
           this.set({ state: 'idle' }, idle);
           this.set({ state: 'queued' }, queued);
+          this.set({ state: 'silent' }, silent);
         },
       });
     }
   }
 
   /** Where the connection gauge reads from (the running server's gate). */
-  trackConnections(counts: () => { active: number; idle: number; queued: number }): void {
+  trackConnections(counts: () => Counts): void {
     this.connections = counts;
   }
 

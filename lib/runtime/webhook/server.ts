@@ -104,6 +104,20 @@ export interface WebhookServerOptions {
   /** A queued connection not admitted within this is closed (default 10s, the API server's webhook timeout). */
   connectionQueueTimeoutMs?: number;
   /**
+   * Connections the kernel holds until the process accepts them (default 4096, Node's own 511; the
+   * kernel caps it at net.core.somaxconn). Past it the kernel drops the client's SYN and the client
+   * retries only after 1 s, then 3 s: under a reconnecting flood with the event loop busy, 511 overflowed.
+   */
+  listenBacklog?: number;
+  /**
+   * Listening sockets sharing the port through SO_REUSEPORT (default 16; one on port 0). Node
+   * accepts one connection per listening socket per turn of its event loop; under a flood one
+   * socket's accepts fall behind and new connections wait in the kernel's queue behind the
+   * attackers'. SO_REUSEPORT lets another process of the same user bind the same port too: one
+   * replica per node and port, as the hostPort of the rendered Deployment already ensures.
+   */
+  acceptSockets?: number;
+  /**
    * Bytes of request bodies in memory at once (default 32 MiB), charged as they arrive and held
    * until the response. A chunk that does not fit pauses its connection until room frees (any
    * waiter that fits goes first); one that waited past handlerTimeoutMs gets a 429.
@@ -125,7 +139,8 @@ export class WebhookServer {
   private readonly clock: Clock;
   private readonly log: Logger;
   private server?: Server;
-  private listener?: NetServer;
+  /** Listening sockets sharing the port (SO_REUSEPORT): Node accepts one connection per socket per loop turn. */
+  private listeners: NetServer[] = [];
   private gate?: ConnectionGate;
   private readonly budget: ByteBudget;
   /** One large body at a time: a second one waits instead of stacking event-loop work. */
@@ -184,18 +199,40 @@ export class WebhookServer {
       maxOpenConnections: Math.max(this.opts.maxOpenConnections ?? 4096, this.opts.maxConnections ?? 256),
       maxQueued: this.opts.maxQueuedConnections ?? 4096,
       queueTimeoutMs: this.opts.connectionQueueTimeoutMs ?? 10_000,
+      silentTimeoutMs: this.opts.handshakeTimeoutMs ?? 5_000,
       evictIdleAfterMs: this.opts.evictIdleAfterMs ?? 1_000,
       clock: this.clock,
       admit: (socket) => server.emit('connection', socket),
       onDropped: (reason) => this.metrics.connectionDropped(reason),
     });
-    const listener = createNetServer({ pauseOnConnect: true }, gate.onConnection);
-    await listen(listener, this.opts.port ?? Ports.webhook, this.opts.host);
-    listener.on('error', (err) => this.log.error('webhook listener error', { err }));
+    // Node (libuv) accepts one connection per listening socket per turn of the event loop. Under a
+    // flood each turn handles the I/O of thousands of sockets, so one socket's accepts fell behind
+    // the arrivals: the kernel's first-in-first-out accept queue held 1,000-2,000 connections and a
+    // new connection from the API server waited there for seconds before its handshake began.
+    // Several sockets on the port (the kernel spreads connections over them) accept that many per turn.
+    const listeners: NetServer[] = [];
+    try {
+      const port = this.opts.port ?? Ports.webhook;
+      // Port 0 (tests): one socket. The kernel may hand an ephemeral port already shared by another
+      // process's SO_REUSEPORT sockets of the same user, and the two servers would then split connections.
+      const sockets = port === 0 ? 1 : (this.opts.acceptSockets ?? 16);
+      for (let i = 0; i < sockets; i++) {
+        const listener = createNetServer({ pauseOnConnect: true }, gate.onConnection);
+        listener.on('error', (err) => this.log.error('webhook listener error', { err }));
+        listeners.push(listener);
+        await listen(listener, i === 0 ? port : boundPort(listeners[0], 'webhook server'), this.opts.host, {
+          backlog: this.opts.listenBacklog ?? 4096,
+          reusePort: sockets > 1,
+        });
+      }
+    } catch (e) {
+      for (const l of listeners) l.close();
+      throw e;
+    }
     // Starts the HTTP server's header/request timeout checks, which it arms when it listens.
     server.emit('listening');
     this.server = server;
-    this.listener = listener;
+    this.listeners = listeners;
     this.gate = gate;
     this.metrics.trackConnections(() => gate.counts());
     this.draining = false;
@@ -204,7 +241,7 @@ export class WebhookServer {
   }
 
   port(): number {
-    return boundPort(this.listener, 'webhook server');
+    return boundPort(this.listeners[0], 'webhook server');
   }
 
   /** Re-reads the cert dir now (the cert manager calls this after writing); true if it changed. */
@@ -234,13 +271,16 @@ export class WebhookServer {
    */
   async stop(graceMs = this.opts.stopGraceMs ?? 25_000): Promise<void> {
     const server = this.server;
-    const listener = this.listener;
+    const listeners = this.listeners;
     const gate = this.gate;
-    if (!server || !listener || !gate) return;
-    this.server = this.listener = this.gate = undefined;
+    if (!server || !gate) return;
+    this.server = this.gate = undefined;
+    this.listeners = [];
     this.draining = true;
     this.reloader.stop();
-    const listenerClosed = new Promise<void>((resolve) => listener.close(() => resolve()));
+    const listenerClosed = Promise.all(
+      listeners.map((listener) => new Promise<void>((resolve) => listener.close(() => resolve()))),
+    );
     server.close(); // stops the timeout checks and closes idle keep-alive connections
     server.closeIdleConnections();
     gate.close(); // and the connections Node does not count as idle (connected, no request yet)

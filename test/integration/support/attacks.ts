@@ -5,11 +5,13 @@
  * Shared by the fault test (webhook-dos.test.ts) and `npm run bench -- webhook-dos`, which runs the
  * same attacks against upstream's kruise-manager.
  */
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { request, type Agent } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { podReview } from './ha.js';
@@ -83,8 +85,23 @@ function swarm(
   };
 }
 
+/**
+ * One TLS client context for every connection of a process, as a real client keeps one (Go's
+ * http.Transport does): Node builds a new one per connection otherwise, ~3 ms each here (the CA
+ * bundle of NODE_EXTRA_CA_CERTS is parsed every time), which throttled the attackers and stalled
+ * the legitimate clients sharing their event loop.
+ */
+let context: SecureContext | undefined;
+const clientContext = () => (context ??= createSecureContext());
+
 const tls = (t: Target) => () =>
-  tlsConnect({ host: '127.0.0.1', port: t.port, servername: 'localhost', rejectUnauthorized: false });
+  tlsConnect({
+    host: '127.0.0.1',
+    port: t.port,
+    servername: 'localhost',
+    rejectUnauthorized: false,
+    secureContext: clientContext(),
+  });
 
 /** Writes `bytes()` every `everyMs` until the socket closes. */
 function drip(socket: Socket, everyMs: number, bytes: () => string): void {
@@ -161,10 +178,84 @@ export function together(...attacks: Attack[]): Attack {
     name: attacks.map((a) => a.name).join(' + '),
     async stop() {
       const all = await Promise.all(attacks.map((a) => a.stop()));
-      return all.reduce((a, b) => ({
-        opened: a.opened + b.opened,
-        closedByServer: a.closedByServer + b.closedByServer,
-      }));
+      return all.reduce(
+        (a, b) => ({ opened: a.opened + b.opened, closedByServer: a.closedByServer + b.closedByServer }),
+        { opened: 0, closedByServer: 0 },
+      );
+    },
+  };
+}
+
+/** One attack, as data: what {@link attackProcess} runs in a process of its own. */
+export type AttackSpec =
+  | { kind: 'slowBodies'; clients: number; length: number | 'chunked'; everyMs?: number; maxConnections?: number }
+  | { kind: 'idleTls'; clients: number; maxConnections?: number }
+  | { kind: 'slowloris'; clients: number; everyMs?: number; maxConnections?: number }
+  | { kind: 'idleTcp'; clients: number; maxConnections?: number };
+
+const MiB = 1024 * 1024;
+
+/**
+ * Every attack of #25 at once: 1,000 slow uploads, one slow 2 MiB and one chunked, 1,000 idle TLS,
+ * 300 slowloris, 300 idle TCP.
+ */
+export const EVERY_ATTACK: readonly AttackSpec[] = [
+  { kind: 'slowBodies', clients: 1_000, length: MiB },
+  { kind: 'slowBodies', clients: 1, length: 2 * MiB },
+  { kind: 'slowBodies', clients: 1, length: 'chunked' },
+  { kind: 'idleTls', clients: 1_000 },
+  { kind: 'slowloris', clients: 300 },
+  { kind: 'idleTcp', clients: 300 },
+];
+
+/** Starts the attacks `specs` describe, in this process. */
+export function startAttack(t: Target, specs: readonly AttackSpec[]): Attack {
+  return together(
+    ...specs.map((s) => {
+      switch (s.kind) {
+        case 'slowBodies':
+          return slowBodies(t, s.clients, s.length, s.everyMs, s.maxConnections);
+        case 'idleTls':
+          return idleTls(t, s.clients, s.maxConnections);
+        case 'slowloris':
+          return slowloris(t, s.clients, s.everyMs, s.maxConnections);
+        case 'idleTcp':
+          return idleTcp(t, s.clients, s.maxConnections);
+      }
+    }),
+  );
+}
+
+const ATTACKER = fileURLToPath(new URL('./attacker-process.ts', import.meta.url));
+
+/**
+ * The attacks `specs` describe, run by a process of their own (as another pod would run them), so
+ * the attackers' thousands of TLS clients do not stall the legitimate clients' event loop: what is
+ * measured is the server, not the test process. Resolves once the attack has started.
+ */
+export async function attackProcess(t: Target, specs: readonly AttackSpec[]): Promise<Attack> {
+  const child = fork(ATTACKER, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const message = <T>(): Promise<T> =>
+    new Promise((resolve, reject) => {
+      child.once('message', (m) => resolve(m as T));
+      void exited.then((code) => reject(new Error(`the attacker process exited with ${code}`)));
+    });
+  const started = message<{ name: string }>();
+  child.send({ target: t, specs });
+  const { name } = await started;
+  return {
+    name,
+    async stop() {
+      const stats = message<AttackStats>();
+      child.send('stop');
+      const result = await stats;
+      await exited;
+      return result;
     },
   };
 }
@@ -217,7 +308,7 @@ export function postOnNewConnection(
         path: t.path,
         method: 'POST',
         rejectUnauthorized: false,
-        agent: o.agent ?? false,
+        ...(o.agent ? { agent: o.agent } : { agent: false, secureContext: clientContext() }),
         headers: {
           'Content-Type': 'application/json',
           ...(o.chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': Buffer.byteLength(body) }),

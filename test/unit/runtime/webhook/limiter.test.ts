@@ -101,13 +101,14 @@ describe('WebhookServer under a connection flood', () => {
     }).then((r) => {
       third = r.status;
     });
-    const raw = connect(server.port(), '127.0.0.1'); // the second queued socket: fills the queue
+    // The second queued socket (it has sent its first bytes, as a TLS client's ClientHello): fills the queue.
+    const raw = connect(server.port(), '127.0.0.1', () => raw.write('\x16'));
     cleanups.push(() => raw.destroy());
     await sleep(300);
     expect(third).toBeUndefined();
     // A fifth is over the queue: closed at once, unserved.
     const refused = await new Promise<string>((resolve) => {
-      const s = connect(server.port(), '127.0.0.1');
+      const s = connect(server.port(), '127.0.0.1', () => s.write('\x16'));
       s.on('close', () => resolve('closed'));
       s.on('error', () => undefined);
       setTimeout(() => {

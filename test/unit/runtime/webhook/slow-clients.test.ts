@@ -5,6 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Registry } from 'prom-client';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { connect as netConnect } from 'node:net';
+import { once } from 'node:events';
+import { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allow, mutating, WebhookServer } from '../../../../lib/runtime/webhook/index.js';
 import { httpsRequest, makePki, quietLogger, review, tempDir, writePki, type TestPki } from '../tls-fixtures.js';
@@ -55,6 +57,43 @@ async function openTls(port: number): Promise<{ socket: TLSSocket; closed: Promi
     socket.once('close', () => reject(new Error('closed before the handshake')));
   });
   return { socket, closed };
+}
+
+/**
+ * A TLS client that sends its ClientHello and never finishes its handshake (the server's answer is
+ * read and dropped); `closed` resolves when the server closes the connection.
+ */
+async function stalledHandshake(port: number): Promise<{ closed: Promise<void> }> {
+  const raw = netConnect(port, '127.0.0.1');
+  raw.on('error', () => undefined);
+  raw.on('data', () => undefined);
+  await once(raw, 'connect');
+  let sent = false;
+  const wire = new Duplex({
+    read() {},
+    write(chunk: Buffer, _encoding, done) {
+      if (!sent) raw.write(chunk); // the ClientHello only
+      sent = true;
+      done();
+    },
+  });
+  const client = tlsConnect({ socket: wire, servername: 'localhost', ca: pki.ca.certPem });
+  client.on('error', () => undefined);
+  cleanups.push(() => {
+    client.destroy();
+    raw.destroy();
+  });
+  return { closed: new Promise<void>((resolve) => raw.once('close', () => resolve())) };
+}
+
+/** TCP connections that never send a byte. */
+function silentTcp(port: number, count: number): Array<Promise<void>> {
+  return Array.from({ length: count }, () => {
+    const s = netConnect(port, '127.0.0.1');
+    s.on('error', () => undefined);
+    cleanups.push(() => s.destroy());
+    return new Promise<void>((resolve) => s.once('close', () => resolve()));
+  });
 }
 
 /** Starts a POST declaring `length` bytes and sends its first byte; one more byte every `everyMs` until closed. */
@@ -116,6 +155,35 @@ describe('idle and slowloris connections', () => {
     expect(await metric(registry, 'evicted')).toBeGreaterThanOrEqual(1);
     const closed = await Promise.race([Promise.any(idle.map((c) => c.closed)).then(() => true), sleep(100, false)]);
     expect(closed).toBe(true);
+  }, 30_000);
+
+  it('connections that send nothing hold no working slot (and are closed after the handshake timeout)', async () => {
+    const { server, registry, post } = await startServer({ maxConnections: 2, handshakeTimeoutMs: 5_000 });
+    const silent = silentTcp(server.port(), 6);
+    await sleep(300);
+    // Answered now, not once the silent ones time out: a review waiting behind them would take 5 s.
+    expect(await Promise.race([post(small).then((r) => r.status), sleep(2_500, 'no answer')])).toBe(200);
+    expect(await registry.metrics()).toMatch(/webhook_connections\{state="silent"\} 6/);
+    expect(await Promise.race([Promise.all(silent).then(() => 'closed'), sleep(15_000, 'open')])).toBe('closed');
+    expect(await metric(registry, 'silent')).toBe(6);
+  }, 30_000);
+
+  it('past the bound on silent connections, the one silent longest is closed for a newcomer', async () => {
+    const { server, registry, post } = await startServer({ maxQueuedConnections: 3, handshakeTimeoutMs: 20_000 });
+    const conns = silentTcp(server.port(), 4);
+    expect(await Promise.race([conns[0].then(() => 'closed'), sleep(5_000, 'open')])).toBe('closed');
+    expect(await metric(registry, 'silent')).toBe(1);
+    expect((await post(small)).status).toBe(200); // a newcomer that speaks is served
+    expect(await Promise.race([conns[3].then(() => 'closed'), sleep(300, 'open')])).toBe('open');
+  }, 30_000);
+
+  it('a client that stalls in its TLS handshake holds no working slot', async () => {
+    const { server, post } = await startServer({ maxConnections: 2, handshakeTimeoutMs: 5_000 });
+    const stalled = await Promise.all(Array.from({ length: 4 }, () => stalledHandshake(server.port())));
+    await sleep(300);
+    expect(await Promise.race([post(small).then((r) => r.status), sleep(2_500, 'no answer')])).toBe(200);
+    const all = Promise.all(stalled.map((s) => s.closed)).then(() => 'closed');
+    expect(await Promise.race([all, sleep(15_000, 'open')])).toBe('closed'); // by the handshake timeout
   }, 30_000);
 
   it('a connection sending its body below the minimum rate gives its working slot up', async () => {
