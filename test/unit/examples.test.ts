@@ -238,7 +238,7 @@ const EXAMPLES: Example[] = [
   {
     name: 'split-webhook-controller',
     file: 'split-webhook-controller.ts',
-    objects: 25,
+    objects: 26,
     chart: (app) => new SplitWebhookControllerChart(app, 'kruise'),
     intent: (m) => {
       expect(of(m, 'Deployment').map((d) => [d.metadata.name, d.spec.replicas])).toEqual([
@@ -319,7 +319,7 @@ const EXAMPLES: Example[] = [
   {
     name: 'runtime-image',
     file: 'runtime-image.ts',
-    objects: 23,
+    objects: 24,
     chart: (app) => new RuntimeImageChart(app, 'kruise'),
     intent: (m) => {
       // The Deployment runs the content-addressed reference of the bundle built at synth.
@@ -334,11 +334,14 @@ const EXAMPLES: Example[] = [
   {
     name: 'sidecarset',
     file: 'sidecarset.ts',
-    objects: 24,
+    objects: 25,
     chart: (app) => new SidecarSetChart(app, 'kruise'),
     intent: (m) => {
-      // The runtime serves the CRD the SidecarSet needs, and the SidecarSet comes last.
-      expect(of(m, 'CustomResourceDefinition').map((c) => c.metadata.name)).toEqual(['sidecarsets.apps.kruise.io']);
+      // The runtime serves the CRDs of what it carries (SidecarSet, WorkloadSpread), and the SidecarSet comes last.
+      expect(of(m, 'CustomResourceDefinition').map((c) => c.metadata.name)).toEqual([
+        'sidecarsets.apps.kruise.io',
+        'workloadspreads.apps.kruise.io',
+      ]);
       expect(podSpecs(m)[0].containers[0].image).toBe('registry.example.com/kruise-ha/manager:0.1.0');
       expect(m[m.length - 1].kind).toBe('SidecarSet');
       const [sidecarSet] = of(m, 'SidecarSet');
