@@ -6,9 +6,8 @@
  * controller's deletion costs (300 / 200 / 100 by subset) make the real ReplicaSet controller's
  * scale-in remove zone-c's pods first.
  *
- * Needs the local cluster (`npm run cluster`, 4 nodes over zone-a/b/c) and its images; run with
- * the e2e tier (`npm run test:e2e -- test/e2e/workloadspread.test.ts` against a running cluster,
- * KRUISE_HA_CLUSTER_STATE pointing at it).
+ * Part of the e2e tier, whose global setup starts the local cluster (4 nodes over zone-a/b/c) and
+ * its images: `npm run test:e2e -- test/e2e/workloadspread.test.ts` runs this file alone.
  */
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { App, Chart, Testing } from 'cdk8s';
