@@ -401,6 +401,9 @@ async function runCase(c: Case, ns: string, rec: Recording): Promise<void> {
     rec.set(`${c.id} delete pod${d}`, { allowed: res.status < 300, status: res.status });
     podNames[d] = undefined;
   }
+  // The controllers settle between steps: which pods a reconcile still sees decides what it keeps
+  // (a version's status stays while one of its pods does), in upstream as here.
+  await sleep(1000);
   if (c.evict !== undefined && podNames[c.evict]) {
     const name = podNames[c.evict]!;
     const res = await api.call('POST', `${podsPath}/${name}/eviction`, {
