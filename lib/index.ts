@@ -25,6 +25,7 @@ export * from './constructs/scheduling.js';
 export * from './constructs/sidecarset.js';
 export * from './constructs/uninstall-guard.js';
 export * from './constructs/webhooks.js';
+export * from './constructs/workloadspread.js';
 export { CustomResourceAccess } from './constructs/upstream/permissions.js';
 export type { GroupResource } from './constructs/upstream/permissions.js';
 export type { UpstreamProfile } from './constructs/upstream/profile.js';

@@ -3,11 +3,10 @@
  * pkg/webhook/workloadspread/validating/workloadspread_validation.go, with the core/v1 rules it
  * reaches: ValidateNodeSelectorTerm, ValidatePreferredSchedulingTerms, ValidateTolerations of
  * k8s.io/kubernetes v1.30), written once for the construct (synth-time errors) and the runtime
- * (admission denials). Pure: problems as `[field, message]`, fields from `spec`. Not yet re-exported by
- * lib/contract.ts (WorkloadSpread is not served yet).
+ * (admission denials). Pure: problems as `[field, message]`, fields from `spec`.
  *
  * Not here: the check of each subset's patch merged into the target's pod template (it needs the
- * workload, read from the cluster; the runtime does it where it has the cache).
+ * workload, read from the cluster: lib/runtime/workloadspread/webhooks.ts subsetPatchProblems).
  */
 import { isRecord } from './values.js';
 

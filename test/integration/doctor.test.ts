@@ -268,7 +268,7 @@ describe('kruise-ha doctor on a live install (runtime flavour, manager processes
   it('finds a webhook Service without a ready endpoint, and which webhooks fail closed', async () => {
     await fault(
       'webhook-endpoints',
-      /has no ready endpoint: 3 webhooks fail closed now \(mpod.kb.io, msidecarset.kb.io, vsidecarset.kb.io\), so pod creation fails cluster-wide/,
+      /has no ready endpoint: 6 webhooks fail closed now \(mpod.kb.io, msidecarset.kb.io, vsidecarset.kb.io, vpod.kb.io and 2 more\), so pod creation fails cluster-wide/,
       async () => {
         for (const m of managers) await removeEndpoint(kc, namespace, m.name);
         const table = await runDoctorCli(['doctor', `--kubeconfig=${kubeconfig}`, '-n', namespace]);
@@ -286,7 +286,7 @@ describe('kruise-ha doctor on a live install (runtime flavour, manager processes
     const other = await generateCA({ commonName: 'not-the-webhook-ca', now: Date.now(), validityMs: 86400_000 });
     await fault(
       'ca-bundle',
-      /1 of 3 caBundles do not contain the CA .*: mutating webhook mpod.kb.io/,
+      /1 of 6 caBundles do not contain the CA .*: mutating webhook mpod.kb.io/,
       async () => {
         await admission.patchMutatingWebhookConfiguration(
           {

@@ -156,8 +156,9 @@ afterAll(async () => {
   await Promise.all(replicas.map((m) => m.stop()));
   for (const m of replicas) await removeEndpoint(kc, ns, m.name);
   await deleteSidecarSet(kc, sidecarSet.name);
-  await deletePods(kc, podsNs);
+  // Webhooks first: vpod.kb.io (pod DELETE, failurePolicy Fail) has no replica left to answer.
   await uninstallWebhooks(kc);
+  await deletePods(kc, podsNs);
 }, 60_000);
 
 describe('API server → manager processes', () => {

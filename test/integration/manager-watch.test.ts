@@ -98,8 +98,9 @@ afterAll(async () => {
   await manager?.stop();
   await removeEndpoint(kc, ns, manager?.name ?? '');
   await deleteSidecarSet(kc, sidecarSet.name);
-  await deletePods(kc, podsNs);
+  // Webhooks first: vpod.kb.io (pod DELETE, failurePolicy Fail) has no replica left to answer.
   await uninstallWebhooks(kc);
+  await deletePods(kc, podsNs);
 }, 60_000);
 
 describe('manager watches across a kube-apiserver crash', () => {

@@ -70,8 +70,9 @@ afterAll(async () => {
   await manager?.stop();
   if (manager) await removeEndpoint(kc, id, manager.name);
   await deleteSidecarSet(kc, sidecarSet.name);
-  await deletePods(kc, podsNs);
+  // Webhooks first: vpod.kb.io (pod DELETE, failurePolicy Fail) has no replica left to answer.
   await uninstallWebhooks(kc);
+  await deletePods(kc, podsNs);
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 

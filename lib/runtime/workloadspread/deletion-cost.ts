@@ -5,7 +5,7 @@
  * its limit get +100 x (subsets - index), those over it (the first to delete by
  * kubecontroller.ActivePods order) -100 x (index + 1); pods of no subset -100 x (subsets + 1). On
  * an old version of the workload the subset order is reversed. Pure: answers the annotation
- * values to write (only those that change). Not wired yet.
+ * values to write (only those that change); the controller (controller.ts) patches them.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -7,7 +7,7 @@
  * on a tie), and is patched with the subset's metadata and the annotation; the rest (no node, no
  * such node, no subset) form upstream's fake subset. Node matching as
  * k8s.io/component-helpers v0.30 (nodeaffinity, FindMatchingUntoleratedTaint). Pure: the caller
- * reads the nodes and writes the patches. Not wired yet. A subset patch is compared with the pod
+ * reads the nodes and writes the patches (controller.ts). A subset patch is compared with the pod
  * for maps only (lists are upstream's strategic merge).
  */
 import { FAKE_SUBSET } from './deletion-cost.js';

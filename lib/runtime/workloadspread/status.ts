@@ -5,7 +5,7 @@
  * creatingPods kept for 30 s and deletingPods for 15 s after the webhook booked them, and under
  * the Adaptive strategy the Schedulable condition and the pods to delete because they stayed
  * unschedulable longer than rescheduleCriticalSeconds (the last subset is always schedulable).
- * Pure, with an explicit clock; answers when to look again. Not wired yet.
+ * Pure, with an explicit clock; answers when to look again (controller.ts requeues then).
  */
 import { isPodActive } from './deletion-cost.js';
 import { readInjected, type SubsetStatus } from './subset.js';

@@ -4,9 +4,8 @@
  * (lib/contract/workloadspread.ts, shared with the construct), the conflict with another
  * WorkloadSpread of the namespace on the same workload, and on UPDATE the immutable target.
  *
- * Not yet: upstream also merges each subset's patch into the target workload's pod template (when
- * the workload exists) and validates the resulting pod spec; this runtime does not serve
- * WorkloadSpread yet, so nothing admits one on this check alone.
+ * The check of each subset's patch merged into the target's pod template needs the workload: the
+ * webhook adds it (webhooks.ts subsetPatchProblems).
  */
 import { isRecord } from '../../contract.js';
 import {

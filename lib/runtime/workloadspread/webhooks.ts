@@ -20,6 +20,7 @@ import { isRecord } from '../../contract.js';
 import { apiGroupOf, WORKLOADSPREAD_TARGETS } from '../../contract/workloadspread.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { StaleCacheError } from '../informer/index.js';
 import { matchesSelector, validateSelector } from '../selector.js';
 import { coreSidecarErrors, coreVolumeErrors } from '../sidecarset/core-container.js';
 import {
@@ -283,6 +284,14 @@ export class WorkloadSpreadPodHandler {
   }
 }
 
+/** 503 naming the stale cache (as SidecarSet's webhooks): another replica may answer, the client retries. */
+const unavailable = (e: StaleCacheError): Denied => ({
+  allowed: false,
+  code: 503,
+  reason: 'ServiceUnavailable',
+  message: `${e.message}; retry shortly (another replica may answer)`,
+});
+
 /** `dryRun` of a DeleteOptions/CreateOptions object ("All"). */
 const isDryRun = (options: Json) => Array.isArray(options?.dryRun) && options.dryRun.length > 0;
 
@@ -297,6 +306,7 @@ export function workloadSpreadPodMutation(handler: WorkloadSpreadPodHandler) {
     try {
       return await handler.handleCreation(pod, signal);
     } catch (e) {
+      if (e instanceof StaleCacheError) return unavailable(e);
       if (e instanceof StrategicMergeError)
         return deny(`WorkloadSpread subset patch could not be merged into the pod: ${e.message}`, 500);
       return deny(`WorkloadSpread: ${String((e as Error).message ?? e)}`, 500);
@@ -333,6 +343,7 @@ export function podDeletionWebhook(
       }
       return allow();
     } catch (e) {
+      if (e instanceof StaleCacheError) return unavailable(e);
       return deny(`WorkloadSpread: ${String((e as Error).message ?? e)}`, 400);
     }
   });
@@ -390,7 +401,12 @@ export function workloadSpreadValidatingWebhook(
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
     const ws = request.object as Json;
     const namespace = request.namespace ?? ws?.metadata?.namespace ?? '';
-    cache.assertFresh?.();
+    try {
+      cache.assertFresh?.();
+    } catch (e) {
+      if (e instanceof StaleCacheError) return unavailable(e);
+      throw e;
+    }
     const others = cache
       .list(namespace)
       .map((o) => ({ name: String(o?.metadata?.name ?? ''), targetRef: o?.spec?.targetRef }));

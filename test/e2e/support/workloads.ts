@@ -143,3 +143,17 @@ export function protectedDeployment(images: AppImages): object {
 
 /** Objects as one YAML-free apply stream (kubectl accepts a JSON List). */
 export const asList = (...items: object[]): string => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+
+/** A plain Deployment whose pods a WorkloadSpread spreads over the zones (workloadspread.test.ts). */
+export function spreadDeployment(images: AppImages, replicas: number): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'spread', namespace: APP_NAMESPACE },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'spread' } },
+      template: { metadata: { labels: { app: 'spread' } }, spec: podSpec(images.v1) },
+    },
+  };
+}
