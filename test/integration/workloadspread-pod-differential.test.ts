@@ -380,7 +380,15 @@ async function runCase(c: Case, ns: string, rec: Recording): Promise<void> {
     },
   };
   const wsPath = pathOf(ns, 'apps.kruise.io/v1alpha1', 'workloadspreads');
-  const created = await api.call('POST', wsPath, ws);
+  let created = await api.call('POST', wsPath, ws);
+  if (created.status === 400) {
+    // Refused: by a rule (both managers refuse again), or by upstream's cache not having the target
+    // yet under load (seen at load 20+: upstream refused, then admitted the same WorkloadSpread). Asked
+    // once more, as an operator re-applying would; only a refusal that holds is recorded.
+    log(`${c.id}: WorkloadSpread refused (${String(created.body?.message ?? '').slice(0, 300)}); asking again in 3 s`);
+    await sleep(3000);
+    created = await api.call('POST', wsPath, ws);
+  }
   rec.set(`${c.id} ws`, { allowed: created.status < 300, status: created.status });
   if (c.workloadAfter) owner = await createWorkload(c, ns);
   // Both managers' webhooks answer from the cache their controller reads: the first status written

@@ -3,6 +3,9 @@
  * get -o json, delete), and polling that reports what it last saw when it gives up.
  */
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { until as pollUntil } from '../../integration/support/ha.js';
 
 export interface KubectlOptions {
@@ -20,6 +23,18 @@ export interface KubectlResult {
   readonly stderr: string;
 }
 
+/**
+ * kubectl's discovery cache, this process's own and dropped after every write: the tier installs
+ * CRDs whose served versions change between installs (upstream v1.9.1 serves SidecarSets as
+ * v1beta1, the runtime as v1alpha1 only), and kubectl's shared cache (~/.kube/cache, kept for
+ * hours) would go on asking for a version that is gone ("the server could not find the requested
+ * resource").
+ */
+const DISCOVERY_CACHE = join(tmpdir(), `kruise-ha-e2e-kubectl-${process.pid}`);
+const WRITES = new Set(['apply', 'create', 'delete', 'replace', 'patch']);
+const forgetDiscovery = () => rmSync(DISCOVERY_CACHE, { recursive: true, force: true });
+process.once('exit', forgetDiscovery);
+
 /** Runs kubectl against `kubeconfig`; throws with its stderr on failure unless `allowFailure`. */
 export function kubectl(
   kubeconfig: string,
@@ -27,11 +42,13 @@ export function kubectl(
   options: KubectlOptions = {},
 ): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
+    const done = WRITES.has(args[0]) ? forgetDiscovery : () => undefined;
     const child = execFile(
       'kubectl',
-      ['--kubeconfig', kubeconfig, ...args],
+      ['--kubeconfig', kubeconfig, `--cache-dir=${DISCOVERY_CACHE}`, ...args],
       { timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: '' } },
       (err, stdout, stderr) => {
+        done();
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
         if (code !== 0 && !options.allowFailure) {
           reject(new Error(`kubectl ${args.join(' ')} exited ${code}: ${stderr.trim() || err?.message}`));
