@@ -56,13 +56,27 @@ export class WebhookCertificates {
         'set renewBefore well below duration, e.g. 30 days of 90',
       );
     }
-    return new WebhookCertificates(true, options);
+    return new WebhookCertificates(true, options, true);
+  }
+
+  /**
+   * Bring your own: something else (your PKI, a CSI driver, another operator) writes the CA and
+   * the serving certificate into the Secret `kruise-webhook-certs` in the install namespace,
+   * under `ca.crt`, `tls.crt` and `tls.key`, and puts the CA into the webhook configurations
+   * (and, for the upstream image, the CRDs with conversion webhooks): give your injector's
+   * annotation in `webhooks.annotations`, which reaches both. The manager reads and verifies
+   * the certificate, and waits until it exists.
+   */
+  public static external(): WebhookCertificates {
+    return new WebhookCertificates(true, {}, false);
   }
 
   private constructor(
-    /** True when cert-manager issues the certificate. */
+    /** True when something other than the manager issues the certificate. */
     public readonly external: boolean,
     private readonly options: CertManagerOptions,
+    /** True when cert-manager is that something (this library renders its objects). */
+    private readonly certManagerIssues = false,
   ) {}
 
   /**
@@ -87,6 +101,7 @@ export class WebhookCertificates {
         webhookAnnotations: {},
       };
     }
+    if (!this.certManagerIssues) return { apiObjects: [], webhookAnnotations: {} };
     const options = this.options;
     const apiObjects: ApiObject[] = [];
     let issuerRef = options.issuer

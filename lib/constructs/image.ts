@@ -24,6 +24,20 @@ export interface UpstreamImageOptions {
    * @default 'openkruise'
    */
   readonly registry?: string;
+  /**
+   * The whole repository, for a mirror that renames it (the chart's `manager.image.repository`):
+   * `registry.example.com/platform/kruise-manager-fips` gives
+   * `registry.example.com/platform/kruise-manager-fips:<version>`. Give this or `registry`.
+   * @default - `<registry>/kruise-manager`
+   */
+  readonly repository?: string;
+  /**
+   * Pin the image by content (`sha256:<64 hex digits>`): rendered as `<repository>:<version>@<digest>`,
+   * so the kubelet pulls exactly that image while the tag still tells people (and the doctor)
+   * which release it is.
+   * @default - the tag only
+   */
+  readonly digest?: string;
 }
 
 /** Which process the manager image runs; decides flags, webhooks, CRDs and RBAC. */
@@ -48,8 +62,35 @@ export class ManagerImage {
   /** `openkruise/kruise-manager:<version>`, optionally from a mirror registry. */
   public static upstream(options: UpstreamImageOptions = {}): ManagerImage {
     const version = options.version ?? UPSTREAM_VERSION;
+    if (options.registry !== undefined && options.repository !== undefined) {
+      throw propError(
+        'image.repository',
+        options.repository,
+        'is given with image.registry, and both name where the image lives',
+        'give repository (the whole path) or registry (the path before kruise-manager), not both',
+      );
+    }
     const registry = (options.registry ?? 'openkruise').replace(/\/+$/, '');
     checkReferencePart('image.registry', registry);
+    const repository = options.repository ?? `${registry}/kruise-manager`;
+    if (options.repository !== undefined) {
+      checkReferencePart('image.repository', repository);
+      if (/[:@]/.test(repository.split('/').pop()!))
+        throw propError(
+          'image.repository',
+          repository,
+          'carries a tag or digest',
+          'give the repository alone; the tag is image.version and the digest image.digest',
+        );
+    }
+    if (options.digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(options.digest)) {
+      throw propError(
+        'image.digest',
+        options.digest,
+        'is not a sha256 digest',
+        'give sha256: and 64 lowercase hex digits, as `crane digest` or the registry prints it',
+      );
+    }
     if (!/^[\w][\w.-]{0,127}$/.test(version)) {
       throw propError(
         'image.version',
@@ -66,7 +107,8 @@ export class ManagerImage {
         `use one of ${UPSTREAM_VERSIONS.join(', ')} (default ${UPSTREAM_VERSION}), or add ${version} with \`npm run upstream:generate -- --version ${version}\` and its real-binary test (docs/upstream-releases.md)`,
       );
     }
-    return new ManagerImage(ManagerFlavor.UPSTREAM, `${registry}/kruise-manager:${version}`, version);
+    const reference = `${repository}:${version}${options.digest ? `@${options.digest}` : ''}`;
+    return new ManagerImage(ManagerFlavor.UPSTREAM, reference, version);
   }
 
   /** This project's runtime from an image reference you built and pushed yourself. */

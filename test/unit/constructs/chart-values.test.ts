@@ -83,6 +83,36 @@ const ROWS: Array<[string, KruiseManagerProps, (objects: Manifest[]) => void]> =
     (o) => expect(managerContainer(o).image).toMatch(/^mirror\.example\.com\/kruise\/kruise-manager:v/),
   ],
   [
+    'manager.image.repository (renamed) and a digest',
+    {
+      image: ManagerImage.upstream({
+        repository: 'registry.example.com/platform/kruise-manager-fips',
+        digest: `sha256:${'a'.repeat(64)}`,
+      }),
+    },
+    (o) => {
+      const image = `registry.example.com/platform/kruise-manager-fips:v1.9.1@sha256:${'a'.repeat(64)}`;
+      expect(managerContainer(o).image).toBe(image);
+      expect(daemonContainer(o).image).toBe(image);
+    },
+  ],
+  [
+    'externalCerts (bring your own certificate and injector)',
+    {
+      certificates: WebhookCertificates.external(),
+      webhooks: { annotations: { 'example.com/inject-ca-from': 'kruise-system/my-ca' } },
+    },
+    (o) => {
+      expect(o.filter((x) => x.kind === 'Secret' || x.kind === 'Certificate' || x.kind === 'Issuer')).toEqual([]);
+      expect(managerArgs(o).find((a) => a.startsWith('--feature-gates='))).toContain('EnableExternalCerts=true');
+      const asts = find(o, 'CustomResourceDefinition', 'statefulsets.apps.kruise.io');
+      expect(asts.metadata.annotations['example.com/inject-ca-from']).toBe('kruise-system/my-ca');
+      expect(find(o, 'ValidatingWebhookConfiguration').metadata.annotations['example.com/inject-ca-from']).toBe(
+        'kruise-system/my-ca',
+      );
+    },
+  ],
+  [
     'manager.webhook.port, manager.metrics.port, manager.healthProbe.port',
     { ports: { webhook: 9443, metrics: 9090, health: 9091 } },
     (o) => {
@@ -340,6 +370,21 @@ describe('the chart-parity props refuse what cannot work, naming the prop and th
       'a bad environment variable name',
       () => ({ daemonOptions: { extraEnv: { '1PROXY': kplus.EnvValue.fromValue('x') } } }),
       /daemonOptions\.extraEnv.*1PROXY/s,
+    ],
+    [
+      'a repository beside a registry',
+      () => ({ image: ManagerImage.upstream({ registry: 'a.example.com', repository: 'b.example.com/k' }) }),
+      /image\.repository.*registry.*not both/s,
+    ],
+    [
+      'a repository with a tag',
+      () => ({ image: ManagerImage.upstream({ repository: 'b.example.com/kruise-manager:v1' }) }),
+      /image\.repository.*tag or digest/s,
+    ],
+    [
+      'a digest that is not one',
+      () => ({ image: ManagerImage.upstream({ digest: 'sha256:abc' }) }),
+      /image\.digest.*sha256: and 64/s,
     ],
   ])('%s', (_case, props, error) => expect(() => synthManager(props())).toThrow(error));
 });
