@@ -91,12 +91,6 @@ export interface ManagerFlavourProfile {
   readonly writablePaths: WritablePath[];
   /** Whether the webhook configurations carry upstream's `template` annotation snapshot. */
   readonly webhookTemplate: boolean;
-  /**
-   * Run before SIGTERM, for a binary that stops serving at once: the kubelet marks the pod
-   * terminating, the EndpointSlice change reaches every kube-proxy, and only then does the
-   * process stop listening. Undefined for a binary that drains itself.
-   */
-  readonly preStop?: string[];
   /** Throws for props the flavour cannot honour, naming the prop. */
   _check(input: FlavourInput): void;
   _resolve(input: FlavourInput): ResolvedFlavour;
@@ -170,10 +164,6 @@ function makeUpstreamFlavour(release: UpstreamRelease): ManagerFlavourProfile {
       { name: 'log', path: '/log', sizeMi: 256 },
     ],
     webhookTemplate: true,
-    // Upstream closes its webhook listener at SIGTERM without draining: the [ha-drills] rollouts and
-    // the v1.8.3 -> v1.9.1 upgrade lost creates that kube-proxy still sent to a stopping replica
-    // ("connection refused"). 5 s of sleep (the image's busybox) covers the EndpointSlice change.
-    preStop: ['sleep', '5'],
     _check(input) {
       if (input.split) {
         throw propError(

@@ -209,7 +209,6 @@ export class ManagerWorkload extends Construct {
         timeoutSeconds: Duration.seconds(3),
       }),
       liveness: flavour._liveness(ports.health),
-      lifecycle: flavour.preStop ? { preStop: kplus.Handler.fromCommand(flavour.preStop) } : undefined,
       resources: pod.resources ?? {
         cpu: { request: kplus.Cpu.millis(100), limit: kplus.Cpu.millis(500) },
         memory: { request: sizeMi(256), limit: sizeMi(512) },

@@ -157,11 +157,6 @@ describe('KruiseManager options', () => {
     ]);
   });
 
-  it('holds a stopping upstream replica in the endpoints until kube-proxy drops it (preStop sleep); the runtime drains itself', () => {
-    expect(podSpec(synthManager()).containers[0].lifecycle).toEqual({ preStop: { exec: { command: ['sleep', '5'] } } });
-    expect(podSpec(synthManager({ image: runtime })).containers[0].lifecycle).toBeUndefined();
-  });
-
   it('uses the runtime image with its own CRDs, HTTP liveness and no daemon', () => {
     const objects = synthManager({ image: runtime });
     expect(find(objects, 'CustomResourceDefinition', 'sidecarsets.apps.kruise.io')).toBeDefined();
