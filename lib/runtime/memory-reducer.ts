@@ -30,7 +30,7 @@ export interface MemoryReducerOptions {
   /** Heap growth (V8 total heap size) since the last reduction that makes one worth its pause. @default 4 MiB */
   minGrowthBytes?: number;
   /** Seams for tests; default the process's own. */
-  gc?: ExposedGc;
+  gc?: ExposedGc | null;
   cpuMicros?: () => number;
   heapBytes?: () => number;
 }
@@ -55,7 +55,7 @@ export class MemoryReducer {
     this.intervalMs = o.intervalMs ?? 5_000;
     this.idleCpuShare = o.idleCpuShare ?? 0.01;
     this.minGrowthBytes = o.minGrowthBytes ?? 4 * 1024 * 1024;
-    this.gc = o.gc ?? (globalThis as { gc?: ExposedGc }).gc;
+    this.gc = o.gc === null ? undefined : (o.gc ?? (globalThis as { gc?: ExposedGc }).gc);
     this.cpuMicros = o.cpuMicros ?? (() => cpuMicros(process.cpuUsage()));
     this.heapBytes = o.heapBytes ?? (() => getHeapStatistics().total_heap_size);
     this.reductions = new Counter({

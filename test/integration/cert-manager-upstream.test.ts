@@ -71,7 +71,13 @@ async function crdCaBundle(): Promise<string | undefined> {
 }
 
 async function apply(stream: KubernetesObject[], file: string): Promise<void> {
-  const result = await kubectlApply(stream, join(runDir, file), { serverSide: true, fieldManager: 'kruise-ha' });
+  // Earlier suites on this shared API server may have applied the same CRDs (cert-manager's, stand-ins
+  // for the example checks) under other field managers; an operator installing cert-manager takes them over.
+  const result = await kubectlApply(stream, join(runDir, file), {
+    serverSide: true,
+    fieldManager: 'kruise-ha',
+    forceConflicts: true,
+  });
   if (!result.ok) throw new Error(`kubectl apply --server-side failed:\n${result.output}`);
 }
 
@@ -93,6 +99,9 @@ afterAll(async () => {
     await removeEndpoint(kc, ns, replica.name);
   }
   await certManager?.stop();
+  // The Secrets cert-manager wrote (type kubernetes.io/tls): a later suite's Opaque Secret of the same name would be refused.
+  for (const secret of ['kruise-webhook-certs', 'kruise-webhook-ca'])
+    await apiRequest(state, 'DELETE', `/api/v1/namespaces/${ns}/secrets/${secret}`).catch(() => undefined);
   await apiRequest(
     state,
     'DELETE',

@@ -124,10 +124,16 @@ export async function kubectlVersion(): Promise<string | undefined> {
 export async function kubectlApply(
   objects: KubernetesObject[],
   file: string,
-  opts: { serverSide?: boolean; fieldManager?: string } = {},
+  opts: { serverSide?: boolean; fieldManager?: string; forceConflicts?: boolean } = {},
 ): Promise<{ ok: boolean; output: string }> {
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
-  const mode = opts.serverSide ? ['--server-side', `--field-manager=${opts.fieldManager ?? 'kubectl'}`] : [];
+  const mode = opts.serverSide
+    ? [
+        '--server-side',
+        `--field-manager=${opts.fieldManager ?? 'kubectl'}`,
+        ...(opts.forceConflicts ? ['--force-conflicts'] : []),
+      ]
+    : [];
   try {
     const { stdout, stderr } = await promisify(execFile)(
       'kubectl',
