@@ -181,10 +181,13 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
         expect(r.newLeaderS).not.toBeNull();
         // The bound: a review the process was serving when it died fails with it, and so does the
         // next review on each API server's connection pinned to it (the kernel answers with a reset;
-        // the API server retries no POST it has sent). At most one per API server, all resets.
+        // the API server retries no POST it has sent), or a connection an API server opens to the dead
+        // process before the kubelet restarted it (refused: seen once in a run on merged main, 09:17).
+        // At most one per API server, all of those kinds.
         const failed = r.outcomes.filter((x) => x.failure === 'webhook');
         expect(failed.length).toBeLessThanOrEqual(state.apiServers.length);
-        for (const f of failed) expect(f.message).toMatch(/connection reset by peer|EOF|broken pipe/);
+        for (const f of failed)
+          expect(f.message).toMatch(/connection reset by peer|EOF|broken pipe|connect: connection refused/);
       },
     );
 
