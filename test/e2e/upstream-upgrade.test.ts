@@ -158,7 +158,7 @@ describe(`upgrading the default output from ${FROM} to ${TO} under pod-create lo
     expect(crd.status.storedVersions).toEqual(['v1alpha1']);
   });
 
-  test(`applying ${TO}'s output over it: 0 failed pod creates while the manager rolls over`, async () => {
+  test(`applying ${TO}'s output over it: no failed pod create while the manager rolls over, but those a stopping ${FROM} replica refuses (upstream does not drain)`, async () => {
     const kcObj = new KubeConfig();
     kcObj.loadFromFile(kc);
     load.run = new PodCreateLoad(kcObj.makeApiClient(CoreV1Api));
