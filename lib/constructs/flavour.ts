@@ -91,6 +91,12 @@ export interface ManagerFlavourProfile {
   readonly writablePaths: WritablePath[];
   /** Whether the webhook configurations carry upstream's `template` annotation snapshot. */
   readonly webhookTemplate: boolean;
+  /**
+   * Seconds a stopping pod keeps serving before SIGTERM (the kubelet's preStop sleep action), for
+   * a binary that stops listening at once: the EndpointSlice change reaches every kube-proxy first.
+   * Undefined for a binary that drains itself.
+   */
+  readonly preStopSleepSeconds?: number;
   /** Throws for props the flavour cannot honour, naming the prop. */
   _check(input: FlavourInput): void;
   _resolve(input: FlavourInput): ResolvedFlavour;
@@ -164,6 +170,11 @@ function makeUpstreamFlavour(release: UpstreamRelease): ManagerFlavourProfile {
       { name: 'log', path: '/log', sizeMi: 256 },
     ],
     webhookTemplate: true,
+    // Upstream closes its webhook listener at SIGTERM without draining: the [ha-drills] rollouts and
+    // the v1.8.3 -> v1.9.1 upgrade lost creates that kube-proxy still sent to a stopping replica
+    // ("connection refused"). Its image has no executable for an exec hook (its Dockerfile deletes
+    // /bin and /usr/bin), so the kubelet sleeps (Kubernetes 1.30+; older API servers drop the field).
+    preStopSleepSeconds: 5,
     _check(input) {
       if (input.split) {
         throw propError(

@@ -234,6 +234,21 @@ export class ManagerWorkload extends Construct {
     // failure must never take two replicas.
     this.deployment.scheduling.separate(this.deployment, { topology: kplus.Topology.HOSTNAME });
     this.renderL1Only(pod, props.zoneSpread);
+    if (flavour.preStopSleepSeconds !== undefined) this.renderPreStopSleep(flavour.preStopSleepSeconds);
+  }
+
+  /**
+   * The kubelet's preStop sleep action. cdk8s-plus-28's Kubernetes 1.28 types predate it and drop
+   * it from any JSON patch (the typed L1 object re-serializes the patched spec), so it is added to
+   * the rendered object.
+   */
+  private renderPreStopSleep(seconds: number): void {
+    const render = this.apiObject.toJson.bind(this.apiObject);
+    this.apiObject.toJson = () => {
+      const json = render();
+      json.spec.template.spec.containers[0].lifecycle = { preStop: { sleep: { seconds } } };
+      return json;
+    };
   }
 
   /**

@@ -157,6 +157,11 @@ describe('KruiseManager options', () => {
     ]);
   });
 
+  it('keeps a stopping upstream replica serving until kube-proxy drops it (preStop sleep); the runtime drains itself', () => {
+    expect(podSpec(synthManager()).containers[0].lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    expect(podSpec(synthManager({ image: runtime })).containers[0].lifecycle).toBeUndefined();
+  });
+
   it('uses the runtime image with its own CRDs, HTTP liveness and no daemon', () => {
     const objects = synthManager({ image: runtime });
     expect(find(objects, 'CustomResourceDefinition', 'sidecarsets.apps.kruise.io')).toBeDefined();
