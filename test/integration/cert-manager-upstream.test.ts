@@ -99,7 +99,8 @@ afterAll(async () => {
     await removeEndpoint(kc, ns, replica.name);
   }
   await certManager?.stop();
-  // The Secrets cert-manager wrote (type kubernetes.io/tls): a later suite's Opaque Secret of the same name would be refused.
+  // The Secrets cert-manager wrote (type kubernetes.io/tls): a later suite's Opaque Secret of the
+  // same name would be refused.
   for (const secret of ['kruise-webhook-certs', 'kruise-webhook-ca'])
     await apiRequest(state, 'DELETE', `/api/v1/namespaces/${ns}/secrets/${secret}`).catch(() => undefined);
   await apiRequest(

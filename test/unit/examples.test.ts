@@ -400,8 +400,8 @@ const RUNTIME_ONLY: ReadonlySet<string> = new Set([
   Flags.logLevel,
 ]);
 /**
- * Flags every upstream kruise-manager release parses (its main.go, with controller-runtime's and klog's) that this library
- * renders.
+ * Flags every upstream kruise-manager release parses (its main.go, with controller-runtime's and
+ * klog's) that this library renders.
  */
 const UPSTREAM_FLAGS = new Set([
   ...Object.values(Flags).filter((f) => !RUNTIME_ONLY.has(f)),
