@@ -412,7 +412,8 @@ describe('admission under API-server outages, hostile objects, floods and killed
       return (
         (metricValue(text, 'webhook_connections_dropped_total', { reason: 'queue-full' }) ?? 0) +
         (metricValue(text, 'webhook_connections_dropped_total', { reason: 'queue-timeout' }) ?? 0) +
-        (metricValue(text, 'webhook_connections_dropped_total', { reason: 'silent' }) ?? 0)
+        (metricValue(text, 'webhook_connections_dropped_total', { reason: 'silent' }) ?? 0) +
+        (metricValue(text, 'webhook_connections_dropped_total', { reason: 'handshake-timeout' }) ?? 0)
       );
     };
     const droppedBefore = await droppedSoFar();

@@ -51,7 +51,7 @@ export class WebhookMetrics {
       existing(registry, 'webhook_connections_dropped_total') ??
       new Counter({
         name: 'webhook_connections_dropped_total',
-        help: 'Connections closed by the server to protect others: queue-full, queue-timeout, evicted (held a slot unused when a newcomer needed it), silent (sent nothing within the handshake timeout, or the oldest such when too many), slow-body (sent its body below the minimum rate or past the body deadline).',
+        help: 'Connections closed by the server to protect others: queue-full, queue-timeout, evicted (held a slot unused when a newcomer needed it), silent (sent nothing within the handshake timeout, or the oldest such when too many), slow-body (sent its body below the minimum rate or past the body deadline), handshake-timeout (did not finish its TLS handshake within the handshake timeout).',
         labelNames: ['reason'],
         registers: [registry],
       });
@@ -78,7 +78,7 @@ export class WebhookMetrics {
     this.connections = counts;
   }
 
-  connectionDropped(reason: DropReason | 'slow-body'): void {
+  connectionDropped(reason: DropReason | 'slow-body' | 'handshake-timeout'): void {
     this.dropped.inc({ reason });
   }
 

@@ -189,7 +189,12 @@ export class WebhookServer {
       },
       (req, res) => this.onRequest(req, res),
     );
-    server.on('tlsClientError', (err) => this.log.debug('TLS handshake failed', { err }));
+    server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+      // The handshake bound (handshakeTimeout) sheds a client that cannot finish in time, e.g. one of
+      // thousands of connections opened at once: counted like the gate's own sheds.
+      if (err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') this.metrics.connectionDropped('handshake-timeout');
+      this.log.debug('TLS handshake failed', { err });
+    });
     server.on('secureConnection', (socket: Socket) => this.gate?.handshakeDone(rawSocket(socket)));
     server.on('error', (err) => this.log.error('webhook server error', { err }));
     // The TLS server never listens itself: a plain TCP listener hands it connections through the
