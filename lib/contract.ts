@@ -622,10 +622,7 @@ export function runtimeWebhookGates(path: string): string[] {
 }
 
 /** The first gate of {@link runtimeWebhookGates} set to false in `gates`, if any. */
-export function runtimeWebhookGate(
-  path: string,
-  gates: { readonly [gate: string]: boolean } = {},
-): string | undefined {
+export function runtimeWebhookGate(path: string, gates: { readonly [gate: string]: boolean } = {}): string | undefined {
   const all = runtimeWebhookGates(path);
   return all.find((g) => gates[g] === false) ?? all[0];
 }

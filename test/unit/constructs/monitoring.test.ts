@@ -19,7 +19,9 @@ describe('ManagerMonitoring', () => {
   it('renders a metrics Service over every replica', () => {
     const [service] = synth(false);
     expect(service.spec.selector).toEqual({ app: 'm' });
-    expect(service.spec.ports).toEqual([expect.objectContaining({ name: 'metrics', port: 8080, targetPort: 'metrics' })]);
+    expect(service.spec.ports).toEqual([
+      expect.objectContaining({ name: 'metrics', port: 8080, targetPort: 'metrics' }),
+    ]);
   });
 
   it('renders a ServiceMonitor selecting that Service', () => {
