@@ -50,6 +50,8 @@ export interface ControlPlaneInfo {
   kubernetesVersion: string;
   pinnedKubernetesVersion: string;
   kubeApiServerSource: string;
+  /** The kube-apiserver binary that runs. */
+  kubeApiServerPath: string;
   /** kube-apiserver's audit log: JSON lines, every request at level Metadata (see config.ts). */
   auditLogPath: string;
   /** The real upstream kruise-manager binary under test (binaries/build.sh) and its version, e.g. `v1.9.1`. */
@@ -123,6 +125,7 @@ export class ControlPlane {
       kubernetesVersion: stdout.trim().replace(/^Kubernetes /, ''),
       pinnedKubernetesVersion: bins.pinnedKubernetesVersion,
       kubeApiServerSource: bins.kubeApiServerSource,
+      kubeApiServerPath: bins.kubeApiServer,
       auditLogPath: join(dir, AUDIT_LOG),
       kruiseManager: bins.kruiseManager,
       kruiseVersion: bins.kruiseVersion,

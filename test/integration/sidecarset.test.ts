@@ -49,6 +49,15 @@ const LEADER_ARGS = [
 let m0: ManagerProcess;
 let m1: ManagerProcess;
 
+/** How many reconciles the SidecarSet controller of `m` has finished (any result), from its metrics. */
+async function sidecarSetReconciles(m: ManagerProcess): Promise<number> {
+  const { body } = await m.get('/metrics', m.ports.metrics);
+  return [...body.matchAll(/^controller_runtime_reconcile_total\{controller="sidecarset",[^}]*\} (\d+)$/gm)].reduce(
+    (sum, x) => sum + Number(x[1]),
+    0,
+  );
+}
+
 async function createSidecarSet(body: SidecarSetObject): Promise<SidecarSetObject> {
   created.push(body.metadata.name);
   return sidecarSets.create(body);
@@ -786,6 +795,8 @@ describe('SidecarSet in-place rollout', () => {
 
   it('deleting the SidecarSet leaves the pods untouched', async () => {
     const before = await driver.pods();
+    expect(await m0.leading()).toBe(true);
+    const reconciled = await sidecarSetReconciles(m0);
     await sidecarSets.delete('it-roll');
     await waitForInjection(
       ROLL_NS,
@@ -793,7 +804,11 @@ describe('SidecarSet in-place rollout', () => {
       (p) => !containerNames(p).includes('roll-proxy'),
       'the deletion to reach the webhook cache',
     );
-    await sleep(1_000); // the controller sees pod and SidecarSet events by now
+    // The leader's controller has handled the deletion (a reconcile ended after it), so an unwanted write would be
+    // in the API server by now: no fixed sleep stands in for that.
+    await waitFor('the leader to reconcile the deletion', async () =>
+      (await sidecarSetReconciles(m0)) > reconciled ? true : undefined,
+    );
     const after = await driver.pods();
     expect(after.map((p) => [p.metadata!.name, p.metadata!.resourceVersion])).toEqual(
       before.map((p) => [p.metadata!.name, p.metadata!.resourceVersion]),

@@ -87,6 +87,12 @@ function cluster(count: number, strategy: SidecarSet['spec']['updateStrategy']) 
     patched,
     statuses,
     maxInFlight: () => maxInFlight,
+    /** Resolves once no patch is in flight and the microtasks that would start another have run. */
+    settled: async () => {
+      do await new Promise((r) => setTimeout(r, 1));
+      while (inFlight > 0);
+      await new Promise((r) => setImmediate(r));
+    },
     onPatch: (f: (n: number) => void) => {
       onPatch = f;
     },
@@ -135,7 +141,8 @@ describe('sidecarSetReconciler', () => {
     await expect(sidecarSetReconciler(c.deps)({ name: 'test-sidecarset' }, { signal: abort.signal })).rejects.toThrow(
       'shutting down',
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // Every patch that was started has ended (a worker that went on would keep one in flight).
+    await c.settled();
     // 6 sent when the signal fired, plus those other workers had already begun (at most patchConcurrency - 1).
     expect(c.patched.length).toBeGreaterThanOrEqual(6);
     expect(c.patched.length).toBeLessThanOrEqual(6 + 3);

@@ -193,6 +193,13 @@ describe('status and patches', () => {
       sidecarList: ['proxy'],
       controllerRevision: 's-rev',
     });
+    // Nothing else: the image, the two annotations and the guard are the whole patch.
+    expect(ops.map((o) => `${o.op} ${o.path}`)).toEqual([
+      'test /metadata/resourceVersion',
+      'replace /spec/containers/1/image',
+      'add /metadata/annotations/kruise.io~1sidecarset-hash',
+      'add /metadata/annotations/kruise.io~1sidecarset-inplace-update-state',
+    ]);
     expect(JSON.parse(ops[3].value)).toEqual({
       s: {
         revision: sidecarSetHash(s),

@@ -69,14 +69,17 @@ describe('certificate hot reload', () => {
   });
 
   it('picks up changed files by itself (directory watch)', async () => {
-    const { dir, server } = await setup();
+    // The fallback poll is an hour away on a fake clock that only the watch's 50 ms debounce moves: only the watch
+    // can reload (with `watchCertDir: false` this test fails).
+    const clock = new FakeClock(Date.now());
+    const { dir, server } = await setup({ clock, certPollIntervalMs: 3_600_000 });
     await server.start();
     const next = await makePki('watched');
     await writePki(dir.path, next);
-    await eventually(
-      async () => (await presentedFingerprint(server.port())) === fingerprintOf(next.serving.certPem),
-      'watched reload',
-    );
+    await eventually(async () => {
+      await clock.advance(50);
+      return (await presentedFingerprint(server.port())) === fingerprintOf(next.serving.certPem);
+    }, 'watched reload');
   });
 
   it('keeps the working certificate when the new files do not form a pair', async () => {

@@ -319,11 +319,16 @@ describe('WebhookServer metrics', () => {
     expect(text).not.toContain('/unregistered');
   });
 
-  it('lets two servers share one registry', async () => {
+  it('lets two servers share one registry, both counting into it', async () => {
     const registry = new Registry();
-    const a = new WebhookServer({ certDir: dir.path, logger: quietLogger(), registry });
-    expect(() => new WebhookServer({ certDir: dir.path, logger: quietLogger(), registry })).not.toThrow();
-    expect(a).toBeInstanceOf(WebhookServer);
+    const a = await startServer({ registry });
+    const b = await startServer({ registry });
+    expect((await a.post('/mutate', review())).status).toBe(200);
+    expect((await b.post('/mutate', review())).status).toBe(200);
+    expect((await b.post('/mutate', 'not json')).status).toBe(400);
+    const text = await registry.metrics();
+    expect(text).toContain('controller_runtime_webhook_requests_total{webhook="/mutate",code="200"} 2');
+    expect(text).toContain('controller_runtime_webhook_requests_total{webhook="/mutate",code="400"} 1');
   });
 });
 
