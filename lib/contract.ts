@@ -9,7 +9,7 @@
  * This module must stay free of I/O and import only lib/contract/ (the rules both rooms check,
  * as pure functions returning problems): it is loaded at synth time.
  */
-import type { Problem } from './contract/problems.js';
+import { isValidLabelKey, type SelectorLike } from './contract/selector.js';
 import { upstreamNamespacesOverlap, upstreamSelectorsOverlap, type NamespaceSelected } from './contract/sidecarset.js';
 
 export * from './contract/problems.js';
@@ -17,6 +17,7 @@ export * from './contract/lease.js';
 export * from './contract/values.js';
 export * from './contract/sidecarset.js';
 export * from './contract/workloadspread.js';
+export * from './contract/selector.js';
 
 /** Default ports of the manager container. */
 export const Ports = {
@@ -200,7 +201,9 @@ export const SidecarSetLabels = {
  * requires a non-empty selector) and its validating webhook refuses one; so do the construct and
  * the runtime.
  */
-export function isEmptySelector(selector: { matchLabels?: object; matchExpressions?: unknown[] } | undefined): boolean {
+export function isEmptySelector(
+  selector: { readonly matchLabels?: object; readonly matchExpressions?: readonly unknown[] } | undefined,
+): boolean {
   return (
     !selector ||
     (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
@@ -392,177 +395,6 @@ export const FeatureGates = {
   /** false: pods are not spread by WorkloadSpreads (no pod path, no controller); on by default, as upstream. */
   workloadSpread: 'WorkloadSpread',
 } as const;
-
-/** Label selector operators (the Kubernetes set). */
-export const SELECTOR_OPERATORS: readonly string[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
-
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$/;
-const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/**
- * Kubernetes' label key syntax (`[prefix/]name`). Shared so the constructs never accept a
- * selector the runtime's webhook would reject.
- */
-export function isValidLabelKey(key: string): boolean {
-  const parts = key.split('/');
-  if (parts.length > 2) return false;
-  const [prefix, name] = parts.length === 2 ? parts : [undefined, parts[0]];
-  return LABEL_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && LABEL_PREFIX.test(prefix)));
-}
-
-/** Kubernetes' label value syntax (empty, or at most 63 letters, digits, `-`, `_`, `.`). */
-export function isValidLabelValue(value: string): boolean {
-  return value === '' || LABEL_NAME.test(value);
-}
-
-const KEY_FIX = 'use [prefix/]name, name at most 63 characters of letters, digits, "-", "_", "."';
-const VALUE_FIX = 'use at most 63 letters, digits, "-", "_", ".", starting and ending with a letter or digit';
-
-/**
- * Kubernetes' label selector rules, for the construct (a prop error at synth) and the runtime's
- * webhooks (a denial naming the field): every problem with `selector`, fields under `field`.
- */
-export function selectorProblems(field: string, selector: unknown): Problem[] {
-  const problem = (f: string, value: unknown, message: string, fix: string): Problem => ({
-    field: f,
-    value,
-    message,
-    fix,
-  });
-  if (selector === null || typeof selector !== 'object' || Array.isArray(selector)) {
-    return [
-      problem(
-        field,
-        selector,
-        'must be an object with matchLabels and/or matchExpressions',
-        'e.g. { matchLabels: { app: "web" } }',
-      ),
-    ];
-  }
-  const s = selector as { matchLabels?: unknown; matchExpressions?: unknown };
-  const out: Problem[] = [];
-  if (s.matchLabels !== undefined) {
-    if (typeof s.matchLabels !== 'object' || s.matchLabels === null || Array.isArray(s.matchLabels)) {
-      out.push(
-        problem(`${field}.matchLabels`, s.matchLabels, 'must be a map of label to value', 'e.g. { app: "web" }'),
-      );
-    } else {
-      for (const [k, v] of Object.entries(s.matchLabels)) {
-        if (!isValidLabelKey(k)) out.push(problem(`${field}.matchLabels`, k, 'is not a valid label key', KEY_FIX));
-        if (typeof v !== 'string' || !isValidLabelValue(v))
-          out.push(problem(`${field}.matchLabels["${k}"]`, v, 'is not a valid label value', VALUE_FIX));
-      }
-    }
-  }
-  if (s.matchExpressions === undefined) return out;
-  if (!Array.isArray(s.matchExpressions))
-    return [
-      ...out,
-      problem(
-        `${field}.matchExpressions`,
-        s.matchExpressions,
-        'must be a list',
-        'e.g. [{ key: "app", operator: "In", values: ["web"] }]',
-      ),
-    ];
-  s.matchExpressions.forEach((e: { key?: unknown; operator?: unknown; values?: unknown } | null | undefined, i) => {
-    const at = `${field}.matchExpressions[${i}]`;
-    if (typeof e?.key !== 'string' || !isValidLabelKey(e.key))
-      out.push(problem(`${at}.key`, e?.key, 'is not a valid label key', KEY_FIX));
-    const operator = e?.operator;
-    if (!SELECTOR_OPERATORS.includes(operator as string))
-      out.push(
-        problem(
-          `${at}.operator`,
-          operator,
-          'is not a selector operator',
-          `use one of ${SELECTOR_OPERATORS.join(', ')}`,
-        ),
-      );
-    const values = e?.values;
-    const count = Array.isArray(values) ? values.length : 0;
-    if ((operator === 'In' || operator === 'NotIn') && count === 0) {
-      out.push(
-        problem(
-          `${at}.values`,
-          values,
-          `must not be empty for ${operator}`,
-          'list at least one value, or use Exists/DoesNotExist',
-        ),
-      );
-    }
-    if ((operator === 'Exists' || operator === 'DoesNotExist') && count > 0)
-      out.push(problem(`${at}.values`, values, `must be empty for ${operator}`, 'remove values, or use In/NotIn'));
-    if (values !== undefined && !Array.isArray(values))
-      out.push(problem(`${at}.values`, values, 'must be a list of label values', 'e.g. ["web"]'));
-    if (Array.isArray(values)) {
-      values.forEach((v: unknown, j) => {
-        if (typeof v !== 'string' || !isValidLabelValue(v))
-          out.push(problem(`${at}.values[${j}]`, v, 'is not a valid label value', VALUE_FIX));
-      });
-    }
-  });
-  return out;
-}
-
-/**
- * The label-selector shape both rooms use (structurally what cdk8s' k8s.LabelSelector and the
- * API's LabelSelector are).
- */
-export interface SelectorLike {
-  readonly matchLabels?: { readonly [key: string]: string };
-  readonly matchExpressions?: ReadonlyArray<{
-    readonly key: string;
-    readonly operator: string;
-    readonly values?: readonly string[];
-  }>;
-}
-
-/** What a selector demands of one label key. */
-type KeyConstraint =
-  { kind: 'any' } | { kind: 'absent' } | { kind: 'present' } | { kind: 'values'; values: Set<string> };
-
-function constraintOn(s: SelectorLike, key: string): KeyConstraint {
-  let values: Set<string> | undefined = s.matchLabels?.[key] !== undefined ? new Set([s.matchLabels[key]]) : undefined;
-  let present = values !== undefined;
-  for (const e of s.matchExpressions ?? []) {
-    if (e.key !== key) continue;
-    if (e.operator === 'DoesNotExist') return present ? { kind: 'values', values: new Set() } : { kind: 'absent' };
-    if (e.operator === 'Exists') present = true;
-    if (e.operator === 'In') {
-      const inValues = new Set(e.values ?? []);
-      values = values ? new Set([...values].filter((v) => inValues.has(v))) : inValues;
-      present = true;
-    }
-  }
-  if (values) return { kind: 'values', values };
-  return present ? { kind: 'present' } : { kind: 'any' };
-}
-
-function compatible(x: KeyConstraint, y: KeyConstraint): boolean {
-  if (x.kind === 'values' && x.values.size === 0) return false;
-  if (y.kind === 'values' && y.values.size === 0) return false;
-  if (x.kind === 'any' || y.kind === 'any') return true;
-  if (x.kind === 'absent' || y.kind === 'absent') return x.kind === y.kind;
-  if (x.kind === 'values' && y.kind === 'values') return [...x.values].some((v) => y.values.has(v));
-  return true;
-}
-
-/**
- * False only when no label set can satisfy both selectors (a key pinned to disjoint values, or
- * required by one and forbidden by the other); true otherwise. Conservative on purpose: a
- * conflict check must never miss a real overlap (NotIn is treated as "any"). Shared so the
- * synth-time check of the SidecarSet construct and the runtime's webhook can never disagree.
- */
-export function selectorsMayOverlap(a: SelectorLike, b: SelectorLike): boolean {
-  const keys = new Set([
-    ...Object.keys(a.matchLabels ?? {}),
-    ...Object.keys(b.matchLabels ?? {}),
-    ...(a.matchExpressions ?? []).map((e) => e.key),
-    ...(b.matchExpressions ?? []).map((e) => e.key),
-  ]);
-  return [...keys].every((key) => compatible(constraintOn(a, key), constraintOn(b, key)));
-}
 
 /** An RBAC rule (the shape of rbac.authorization.k8s.io/v1 PolicyRule). */
 export interface RbacRule {

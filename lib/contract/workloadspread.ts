@@ -8,7 +8,8 @@
  * Not here: the check of each subset's patch merged into the target's pod template (it needs the
  * workload, read from the cluster: lib/runtime/workloadspread/webhooks.ts subsetPatchProblems).
  */
-import { isRecord } from './values.js';
+import { isValidLabelKey as isQualifiedName, isValidLabelValue as isLabelValue } from './selector.js';
+import { DNS_SUBDOMAIN, isRecord } from './values.js';
 
 /** The kinds upstream spreads, with the API groups it accepts for each (verifyGroupKind). */
 export const WORKLOADSPREAD_TARGETS: Readonly<Record<string, readonly string[]>> = {
@@ -21,21 +22,6 @@ export const WORKLOADSPREAD_TARGETS: Readonly<Record<string, readonly string[]>>
 
 /** Upstream MaxScheduledFailedDuration (300 s), which bounds rescheduleCriticalSeconds. */
 export const WORKLOADSPREAD_MAX_SCHEDULE_FAILED_SECONDS = 300;
-
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** validation.IsQualifiedName (ValidateLabelName). */
-function isQualifiedName(value: string): boolean {
-  const parts = value.split('/');
-  if (parts.length > 2) return false;
-  const name = parts[parts.length - 1];
-  if (!name || name.length > 63 || !LABEL_NAME.test(name)) return false;
-  return parts.length === 1 || (parts[0].length > 0 && parts[0].length <= 253 && DNS_SUBDOMAIN.test(parts[0]));
-}
-
-/** validation.IsValidLabelValue. */
-const isLabelValue = (v: string) => v === '' || (v.length <= 63 && LABEL_NAME.test(v));
 
 /** schema.ParseGroupVersion's group, or undefined when it does not parse (more than one `/`). */
 export function apiGroupOf(apiVersion: string): string | undefined {

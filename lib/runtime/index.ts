@@ -5,7 +5,7 @@ export * from './log.js';
 export * from './manager.js';
 export * from './metrics.js';
 export * from './options.js';
-export * from './selector.js';
+export { matchesSelector, validateSelector, type SelectorLike } from '../contract/selector.js';
 export * as certs from './certs/index.js';
 export * as health from './health/index.js';
 export * as informer from './informer/index.js';

@@ -1,6 +1,6 @@
 import type { V1Deployment, V1MutatingWebhook, V1Pod, V1ValidatingWebhook } from '@kubernetes/client-node';
 import type { ClusterSnapshot } from '../model.js';
-import { matches } from '../selectors.js';
+import { matchesSelector } from '../../contract/selector.js';
 
 /** Epoch ms of a timestamp as client-node (Date) or plain JSON (string) gives it. */
 export function epochMs(t: Date | string | undefined): number | undefined {
@@ -43,7 +43,7 @@ export function isReady(pod: V1Pod): boolean {
 
 /** The pods a Deployment owns (by its selector; terminating pods excluded). */
 export function podsOf(s: ClusterSnapshot, d: V1Deployment): V1Pod[] {
-  return s.pods.filter((p) => !p.metadata?.deletionTimestamp && matches(d.spec?.selector, p.metadata?.labels));
+  return s.pods.filter((p) => !p.metadata?.deletionTimestamp && matchesSelector(d.spec?.selector, p.metadata?.labels));
 }
 
 export function managerPods(s: ClusterSnapshot): V1Pod[] {

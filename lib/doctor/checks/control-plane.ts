@@ -2,7 +2,7 @@
 import { Names } from '../../contract.js';
 import type { Expectations } from '../expectations.js';
 import type { CheckResult, ClusterSnapshot } from '../model.js';
-import { matches } from '../selectors.js';
+import { matchesSelector } from '../../contract/selector.js';
 import { entriesOnService, epochMs, human, isReady, list, podsOf } from './common.js';
 
 const selector = 'control-plane=controller-manager';
@@ -186,7 +186,7 @@ export function checkDisruptionBudget(s: ClusterSnapshot): CheckResult {
   if (s.deployments.length === 0) return { id, status: 'skip', message: 'no manager Deployment' };
   const results = s.deployments.map((d) => {
     const labels = d.spec?.template?.metadata?.labels;
-    const pdb = s.pdbs.find((p) => p.spec?.selector && matches(p.spec.selector, labels));
+    const pdb = s.pdbs.find((p) => p.spec?.selector && matchesSelector(p.spec.selector, labels));
     return { d: d.metadata!.name!, pdb };
   });
   const missing = results.filter((r) => !r.pdb).map((r) => r.d);

@@ -9,7 +9,7 @@ import type {
   V1Toleration,
 } from '@kubernetes/client-node';
 import type { CheckResult, ClusterSnapshot } from '../model.js';
-import { matches } from '../selectors.js';
+import { matchesSelector } from '../../contract/selector.js';
 import { list, managerPods, podsOf } from './common.js';
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
@@ -30,7 +30,7 @@ export function eligibleNodes(s: ClusterSnapshot, d: V1Deployment | undefined = 
   return (s.nodes ?? []).filter((n) => {
     if (n.spec?.unschedulable) return false;
     if (!(n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) return false;
-    if (!matches({ matchLabels: pod?.nodeSelector }, n.metadata?.labels)) return false;
+    if (!matchesSelector({ matchLabels: pod?.nodeSelector }, n.metadata?.labels)) return false;
     if (!matchesRequiredAffinity(pod?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution, n))
       return false;
     return (n.spec?.taints ?? [])
@@ -54,7 +54,7 @@ function matchesRequiredAffinity(required: V1NodeSelector | undefined, node: V1N
       return e.operator === 'Gt' ? have > bound : have < bound;
     }
     const present = value !== undefined;
-    return matches({ matchExpressions: [{ ...e, key: 'v' }] }, present ? { v: value } : {});
+    return matchesSelector({ matchExpressions: [{ ...e, key: 'v' }] }, present ? { v: value } : {});
   };
   return required.nodeSelectorTerms.some(
     (t) =>

@@ -2,7 +2,7 @@
 import { Labels, Names, Ports } from '../../contract.js';
 import type { Expectations, ExpectedWebhook } from '../expectations.js';
 import type { CheckResult, ClusterSnapshot } from '../model.js';
-import { matches } from '../selectors.js';
+import { matchesSelector } from '../../contract/selector.js';
 import { list, webhookEntries, type Entry } from './common.js';
 
 const key = (w: { type?: string; kind?: string; name: string }) => `${w.type ?? w.kind}/${w.name}`;
@@ -126,7 +126,9 @@ export function checkNamespaceExclusion(s: ClusterSnapshot): CheckResult {
     const object = s.namespaces.find((n) => n.metadata?.name === ns);
     // The API server labels every namespace with its name (1.21+); judge an unread one by that alone.
     const labels = object?.metadata?.labels ?? { [Labels.namespaceName]: ns };
-    for (const w of podWebhooks.filter((x) => matches(x.namespaceSelector, labels)))
+    for (const w of podWebhooks.filter(
+      (x) => matchesSelector(x.namespaceSelector ?? {}, labels) /* absent: every namespace, as the API defaults it */,
+    ))
       caught.push(`${w.name} intercepts pods in ${ns}`);
   }
   if (caught.length > 0) {

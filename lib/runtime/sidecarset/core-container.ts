@@ -7,7 +7,7 @@
  * does this runtime. Checked on the defaulted SidecarSet (the mutating webhook fills pull policy,
  * protocol, probe periods, ...), so an absent defaulted field is not an error here.
  */
-import { isRecord } from '../../contract.js';
+import { DNS_SUBDOMAIN, isRecord, isValidLabelKey as isQualifiedName } from '../../contract.js';
 
 type Obj = Record<string, unknown>;
 
@@ -173,7 +173,6 @@ function fieldRefProblems(ref: Obj, allowed: string[], at: string, errors: strin
     errors.push(`${at}.fieldPath: ${JSON.stringify(path)} must be one of ${allowed.join(', ')}`);
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const isSubdomain = (v: unknown) => typeof v === 'string' && v.length <= 253 && DNS_SUBDOMAIN.test(v);
 /** validation.IsConfigMapKey. */
 const isConfigMapKey = (k: string) =>
@@ -277,23 +276,6 @@ export function quantityValue(q: unknown): number | undefined {
   else if (suffix && suffix in BINARY) v *= 2 ** BINARY[suffix];
   else if (suffix) v *= 10 ** SUFFIX[suffix];
   return sign === '-' ? -v : v;
-}
-
-/** validation.IsQualifiedName: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters. */
-function isQualifiedName(value: string): boolean {
-  const parts = value.split('/');
-  if (parts.length > 2) return false;
-  const name = parts[parts.length - 1];
-  if (name.length === 0 || name.length > 63 || !/^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/.test(name)) return false;
-  if (parts.length === 2) {
-    const prefix = parts[0];
-    return (
-      prefix.length > 0 &&
-      prefix.length <= 253 &&
-      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(prefix)
-    );
-  }
-  return true;
 }
 
 const isNative = (name: string) => !name.includes('/') || name.includes('kubernetes.io/');

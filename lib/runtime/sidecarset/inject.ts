@@ -7,7 +7,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../contract.js';
-import { matchesSelector } from '../selector.js';
+import { matchesSelector } from '../../contract/selector.js';
 import { cloneJson } from '../webhook/jsonpatch.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
 import { applyPodAnnotationPatches, type AnnotationAccess } from './metadata.js';

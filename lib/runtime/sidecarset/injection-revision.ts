@@ -5,7 +5,7 @@ import {
   SidecarSetAnnotations,
   SidecarSetLabels,
 } from '../../contract.js';
-import { matchesSelector, validateSelector } from '../selector.js';
+import { matchesSelector, validateSelector } from '../../contract/selector.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { sortRevisions } from './revisions.js';
 import type { SidecarSet, SidecarSetInjectRevision } from './types.js';

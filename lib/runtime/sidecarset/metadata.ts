@@ -1,5 +1,5 @@
 import { KRUISE_CONFIGURATION } from '../../contract.js';
-import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
+import { matchesSelector, validateSelector, type SelectorLike } from '../../contract/selector.js';
 import { goString } from './gojson.js';
 import type { SidecarSet, SidecarSetPatchPodMetadata } from './types.js';
 
@@ -117,7 +117,7 @@ export const PATCH_METADATA_WHITELIST_KEY = 'SidecarSet_PatchPodMetadata_WhiteLi
 
 /** Upstream's SidecarSetPatchMetadataWhiteList, as its value decodes. */
 export interface PatchMetadataWhitelist {
-  rules: Array<{ selector?: LabelSelector; allowedAnnotationKeyExprs: string[] }>;
+  rules: Array<{ selector?: SelectorLike; allowedAnnotationKeyExprs: string[] }>;
 }
 
 /**
@@ -160,7 +160,7 @@ function list(value: unknown, at: string): unknown[] {
   return value;
 }
 
-function selectorOf(value: unknown, at: string): LabelSelector | undefined {
+function selectorOf(value: unknown, at: string): SelectorLike | undefined {
   if (value === null || value === undefined) return undefined;
   const s = fields(value, at, ['matchLabels', 'matchExpressions']);
   const matchExpressions =
@@ -175,7 +175,7 @@ function selectorOf(value: unknown, at: string): LabelSelector | undefined {
   };
   const invalid = validateSelector(selector, at);
   if (invalid.length) throw new PatchMetadataWhitelistError(invalid.join('; '));
-  return selector as LabelSelector;
+  return selector as SelectorLike;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { SidecarSetAnnotations } from '../../contract.js';
-import { matchesSelector } from '../selector.js';
+import { matchesSelector } from '../../contract/selector.js';
 import {
   podSidecarSetHash,
   podSidecarSetHashWithoutImage,

@@ -1,5 +1,5 @@
 import type { V1Container, V1LocalObjectReference, V1ObjectMeta, V1Volume } from '@kubernetes/client-node';
-import type { LabelSelector } from '../selector.js';
+import type { SelectorLike } from '../../contract/selector.js';
 
 /** A sidecar container: a core Container plus SidecarSet-only fields (upstream names). */
 export interface SidecarContainer extends V1Container {
@@ -35,7 +35,7 @@ export interface SidecarSetUpdateStrategy {
   partition?: number | string;
   maxUnavailable?: number | string;
   paused?: boolean;
-  selector?: LabelSelector;
+  selector?: SelectorLike;
   /** Upstream's appspub.UpdatePriorityStrategy: which pods update first (weights, or ordered label keys). */
   priorityStrategy?: UpdatePriorityStrategy;
   /**
@@ -45,14 +45,14 @@ export interface SidecarSetUpdateStrategy {
 }
 
 export interface UpdatePriorityStrategy {
-  weightPriority?: Array<{ weight: number; matchSelector: LabelSelector }>;
+  weightPriority?: Array<{ weight: number; matchSelector: SelectorLike }>;
   orderPriority?: Array<{ orderedKey: string }>;
 }
 
 export interface SidecarSetSpec {
-  selector?: LabelSelector;
+  selector?: SelectorLike;
   namespace?: string;
-  namespaceSelector?: LabelSelector;
+  namespaceSelector?: SelectorLike;
   containers?: SidecarContainer[];
   initContainers?: SidecarContainer[];
   volumes?: V1Volume[];

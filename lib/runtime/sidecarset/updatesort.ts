@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { matchesSelector } from '../selector.js';
+import { matchesSelector } from '../../contract/selector.js';
 import type { SidecarSetUpdateStrategy, UpdatePriorityStrategy } from './types.js';
 
 /**

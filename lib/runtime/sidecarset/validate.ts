@@ -13,7 +13,7 @@ import {
   type SelectorLike,
   type SidecarSetConflictView,
 } from '../../contract.js';
-import { matchesSelector, validateSelector, type LabelSelector } from '../selector.js';
+import { matchesSelector, validateSelector } from '../../contract/selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { coreSidecarErrors, coreVolumeErrors } from './core-container.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
@@ -489,7 +489,7 @@ export function findConflicts(
     namespaceLabels &&
     ((ns: string, selector: SelectorLike) => {
       const labels = namespaceLabels(ns);
-      const s = selector as LabelSelector;
+      const s = selector as SelectorLike;
       return labels !== undefined && (isEmptySelector(s) || matchesSelector(s, labels));
     });
   return others

@@ -15,7 +15,7 @@ import type { Clock } from '../clock.js';
 import type { ReconcileContext, Request, Result } from '../controller.js';
 import type { Informer } from '../informer/index.js';
 import type { Logger } from '../log.js';
-import { matchesSelector, validateSelector } from '../selector.js';
+import { matchesSelector, validateSelector } from '../../contract/selector.js';
 import { replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
 import { apiGroupOf } from '../../contract/workloadspread.js';
 import { deletionCostPatches, FAKE_SUBSET, isPodActive, POD_DELETION_COST } from './deletion-cost.js';

@@ -10,6 +10,7 @@
  * reads the nodes and writes the patches (controller.ts). A subset patch is compared with the pod
  * for maps only (lists are upstream's strategic merge).
  */
+import { isValidLabelKey, isValidLabelValue } from '../../contract/selector.js';
 import { FAKE_SUBSET } from './deletion-cost.js';
 import { MATCHED_WORKLOADSPREAD_ANNOTATION, readInjected } from './subset.js';
 
@@ -19,31 +20,17 @@ type Json = any;
 /** Upstream IgnorePatchExistingPodsAnnotation: "true" on the WorkloadSpread leaves existing pods' metadata alone. */
 export const IGNORE_PATCH_EXISTING_PODS = 'workloadspread.kruise.io/ignore-patch-existing-pods-metadata';
 
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const qualified = (k: string) => {
-  const parts = k.split('/');
-  const name = parts[parts.length - 1];
-  return (
-    parts.length <= 2 &&
-    name.length > 0 &&
-    name.length <= 63 &&
-    LABEL_NAME.test(name) &&
-    (parts.length === 1 || (parts[0].length > 0 && parts[0].length <= 253 && SUBDOMAIN.test(parts[0])))
-  );
-};
-const labelValue = (v: string) => v === '' || (v.length <= 63 && LABEL_NAME.test(v));
 const INT = /^[-+]?\d+$/;
 
 /** One term's requirement on labels, or undefined when labels.NewRequirement refuses it. */
 function labelRequirement(e: Json): ((labels: Record<string, string>) => boolean) | undefined {
   const key = String(e?.key ?? '');
   const values: string[] = (e?.values ?? []).map(String);
-  if (!qualified(key)) return undefined;
+  if (!isValidLabelKey(key)) return undefined;
   switch (e?.operator) {
     case 'In':
     case 'NotIn': {
-      if (!values.length || !values.every(labelValue)) return undefined;
+      if (!values.length || !values.every(isValidLabelValue)) return undefined;
       const inSet = (l: Record<string, string>) => key in l && values.includes(l[key]);
       return e.operator === 'In' ? inSet : (l) => !inSet(l);
     }

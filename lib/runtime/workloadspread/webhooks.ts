@@ -21,7 +21,7 @@ import { apiGroupOf, WORKLOADSPREAD_TARGETS } from '../../contract/workloadsprea
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StaleCacheError } from '../informer/index.js';
-import { matchesSelector, validateSelector } from '../selector.js';
+import { matchesSelector, validateSelector } from '../../contract/selector.js';
 import { coreSidecarErrors, coreVolumeErrors } from '../sidecarset/core-container.js';
 import {
   allow,

@@ -159,7 +159,7 @@ describe('TestSidecarSetTransferEnv', () => {
 describe('TestSidecarSetHashInject', () => {
   it("records each injected SidecarSet's own hash annotation", () => {
     const s1 = sidecarSet1();
-    s1.spec.selector!.matchLabels!.app = 'doesnt-match';
+    (s1.spec.selector!.matchLabels as Record<string, string>).app = 'doesnt-match';
     const out = mutate(pod1(), [s1, sidecarsetWithTransferEnv(), sidecarSet3()]);
     expect(podSidecarSetHash(out.metadata!.annotations, 'sidecarset2')).toBe('c4k2dbb95d');
     expect(podSidecarSetHash(out.metadata!.annotations, 'sidecarset3')).toBe('gm967682cm');

@@ -1,15 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import fc from 'fast-check';
-import {
-  LabelSelector,
-  matchesSelector,
-  selectorsMayOverlap,
-  validateSelector,
-} from '../../../lib/runtime/selector.js';
+import { matchesSelector, validateSelector, type SelectorLike } from '../../../lib/contract/selector.js';
 
 describe('matchesSelector', () => {
   it('applies matchLabels and every operator', () => {
-    const s: LabelSelector = {
+    const s: SelectorLike = {
       matchLabels: { app: 'web' },
       matchExpressions: [
         { key: 'tier', operator: 'In', values: ['a', 'b'] },
@@ -56,50 +50,5 @@ describe('validateSelector', () => {
       's: must be an object with matchLabels and/or matchExpressions (got "app=web"). Fix: e.g. { matchLabels: { app: "web" } }',
     ]);
     expect(validateSelector({ matchLabels: { 'example.com/app': 'web' } }, 's')).toEqual([]);
-  });
-});
-
-describe('selectorsMayOverlap', () => {
-  it('sees disjoint selectors', () => {
-    expect(selectorsMayOverlap({ matchLabels: { app: 'a' } }, { matchLabels: { app: 'b' } })).toBe(false);
-    expect(
-      selectorsMayOverlap(
-        { matchExpressions: [{ key: 'x', operator: 'Exists' }] },
-        { matchExpressions: [{ key: 'x', operator: 'DoesNotExist' }] },
-      ),
-    ).toBe(false);
-    expect(
-      selectorsMayOverlap(
-        { matchExpressions: [{ key: 'x', operator: 'In', values: ['1', '2'] }] },
-        { matchLabels: { x: '3' } },
-      ),
-    ).toBe(false);
-    expect(selectorsMayOverlap({ matchLabels: { app: 'a' } }, { matchLabels: { tier: 'b' } })).toBe(true);
-    expect(selectorsMayOverlap({}, { matchLabels: { app: 'a' } })).toBe(true);
-  });
-
-  const keys = fc.constantFrom('a', 'b', 'c');
-  const values = fc.constantFrom('1', '2', '3');
-  const requirement = fc
-    .record({
-      key: keys,
-      operator: fc.constantFrom('In', 'NotIn', 'Exists', 'DoesNotExist'),
-      values: fc.uniqueArray(values, { minLength: 1, maxLength: 2 }),
-    })
-    .map((r) => (r.operator === 'Exists' || r.operator === 'DoesNotExist' ? { key: r.key, operator: r.operator } : r));
-  const selector = fc.record({
-    matchLabels: fc.dictionary(keys, values, { maxKeys: 2 }),
-    matchExpressions: fc.array(requirement, { maxLength: 3 }),
-  });
-  const labelSet = fc.dictionary(keys, values, { maxKeys: 3 });
-
-  it('never misses a real overlap (property)', () => {
-    fc.assert(
-      fc.property(selector, selector, fc.array(labelSet, { minLength: 20, maxLength: 40 }), (x, y, candidates) => {
-        const both = candidates.some((l) => matchesSelector(x, l) && matchesSelector(y, l));
-        return !both || selectorsMayOverlap(x, y);
-      }),
-      { numRuns: 2000 },
-    );
   });
 });
