@@ -5,6 +5,7 @@ import { ControllerMetrics, type ReconcileResult } from './controller-metrics.js
 import type { EventSource } from './informer/types.js';
 import type { Logger } from './log.js';
 import { RateLimitingQueue, type RateLimiter } from './workqueue/index.js';
+import { Workers } from '../contract.js';
 
 /** What to reconcile: one object, by name. Cluster-scoped objects have no namespace. */
 export interface Request {
@@ -31,7 +32,7 @@ export interface ControllerOptions {
   /** Names the metrics series, the queue and the `--<name>-workers` flag (contract's workersFlag). */
   name: string;
   reconcile: Reconciler;
-  /** Concurrent reconciles (default 1); never two for the same object. */
+  /** Concurrent reconciles (default Workers.default, 3, as --<name>-workers); never two for the same object. */
   workers?: number;
   logger: Logger;
   registry?: Registry;
@@ -64,7 +65,7 @@ export class Controller {
   private started = false;
 
   constructor(options: ControllerOptions) {
-    const workers = options.workers ?? 1;
+    const workers = options.workers ?? Workers.default;
     if (!Number.isInteger(workers) || workers < 1) {
       throw new RangeError(`controller ${options.name}: workers must be an integer >= 1 (got ${workers})`);
     }

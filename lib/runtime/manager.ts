@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject, V1Lease } from '@kubernetes/client-n
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
-import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks } from '../contract.js';
+import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks, Workers } from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
@@ -220,7 +220,7 @@ export class Manager {
     if (!this.leads) return undefined;
     const controller = new Controller({
       ...options,
-      workers: this.options.workers[options.name] ?? 1,
+      workers: this.options.workers[options.name] ?? Workers.default,
       logger: this.logger.child({ controller: options.name }),
       registry: this.registry,
       clock: this.clock,

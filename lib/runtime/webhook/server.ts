@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { realClock, sleep, type Clock } from '../clock.js';
 import { boundPort, listen } from '../http-listener.js';
-import { Ports } from '../../contract.js';
+import { Ports, withoutUndefined } from '../../contract.js';
 import type { Logger } from '../log.js';
 import { parseAdmissionReview, reviewResponse } from './admission.js';
 import { BodyTooLargeError, ClientGoneError, readBody, SlowBodyError, type Body } from './body.js';
@@ -132,6 +132,46 @@ export interface WebhookServerOptions {
 
 const MiB = 1024 * 1024;
 
+/** The default of every optional WebhookServerOptions field that has one (the field's comment says why). */
+export const WEBHOOK_SERVER_DEFAULTS = {
+  port: Ports.webhook,
+  certName: 'tls.crt',
+  keyName: 'tls.key',
+  maxBodyBytes: 7 * MiB,
+  handlerTimeoutMs: 9_000,
+  handshakeTimeoutMs: 5_000,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 30_000,
+  bodyTimeoutMs: 10_000,
+  minBodyBytesPerSecond: 64 * 1024,
+  bodyGraceMs: 5_000,
+  keepAliveTimeoutMs: 120_000,
+  stopGraceMs: 25_000,
+  maxConnections: 256,
+  maxOpenConnections: 4096,
+  evictIdleAfterMs: 1_000,
+  maxQueuedConnections: 4096,
+  connectionQueueTimeoutMs: 10_000,
+  listenBacklog: 4096,
+  acceptSockets: 16,
+  maxInFlightBodyBytes: 32 * MiB,
+  largeBodyBytes: MiB,
+} as const satisfies Partial<WebhookServerOptions>;
+
+type Defaulted = keyof typeof WEBHOOK_SERVER_DEFAULTS;
+
+/** WebhookServerOptions with every default applied: what the server reads, never the raw options. */
+export type ResolvedWebhookServerOptions = Omit<WebhookServerOptions, Defaulted | 'clock'> & {
+  readonly [K in Defaulted]-?: NonNullable<WebhookServerOptions[K]>;
+} & { readonly clock: Clock };
+
+/** Resolves every default once (controller-runtime's Options.setDefaults); an undefined field takes its default. */
+export function webhookServerOptionsWithDefaults(opts: WebhookServerOptions): ResolvedWebhookServerOptions {
+  const o = { ...opts, ...WEBHOOK_SERVER_DEFAULTS, clock: realClock, ...withoutUndefined(opts) };
+  // Idle connections are counted among the open ones, so the open cap is never below the working one.
+  return { ...o, maxOpenConnections: Math.max(o.maxOpenConnections, o.maxConnections) };
+}
+
 export class WebhookServer {
   private readonly webhooks = new Map<string, Webhook>();
   private readonly metrics: WebhookMetrics;
@@ -147,15 +187,19 @@ export class WebhookServer {
   private readonly largeLane: ByteBudget;
   private draining = false;
 
-  constructor(private readonly opts: WebhookServerOptions) {
-    this.clock = opts.clock ?? realClock;
+  private readonly opts: ResolvedWebhookServerOptions;
+
+  constructor(options: WebhookServerOptions) {
+    const opts = webhookServerOptionsWithDefaults(options);
+    this.opts = opts;
+    this.clock = opts.clock;
     this.log = opts.logger.child({ component: 'webhook-server' });
     this.metrics = new WebhookMetrics(opts.registry);
-    this.budget = new ByteBudget(opts.maxInFlightBodyBytes ?? 32 * MiB, this.clock);
+    this.budget = new ByteBudget(opts.maxInFlightBodyBytes, this.clock);
     this.largeLane = new ByteBudget(1, this.clock);
     this.reloader = new CertReloader({
-      certFile: join(opts.certDir, opts.certName ?? 'tls.crt'),
-      keyFile: join(opts.certDir, opts.keyName ?? 'tls.key'),
+      certFile: join(opts.certDir, opts.certName),
+      keyFile: join(opts.certDir, opts.keyName),
       logger: this.log,
       clock: this.clock,
       pollIntervalMs: opts.certPollIntervalMs,
@@ -179,10 +223,10 @@ export class WebhookServer {
     const server = createServer(
       {
         ...tlsOptions(material),
-        handshakeTimeout: this.opts.handshakeTimeoutMs ?? 5_000,
-        headersTimeout: this.opts.headersTimeoutMs ?? 5_000,
-        requestTimeout: this.opts.requestTimeoutMs ?? 30_000,
-        keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 120_000,
+        handshakeTimeout: this.opts.handshakeTimeoutMs,
+        headersTimeout: this.opts.headersTimeoutMs,
+        requestTimeout: this.opts.requestTimeoutMs,
+        keepAliveTimeout: this.opts.keepAliveTimeoutMs,
         // Node checks the header and request timeouts on this interval (default 30 s, so a
         // 5 s timeout held up to 35 s).
         connectionsCheckingInterval: 1_000,
@@ -200,12 +244,12 @@ export class WebhookServer {
     // The TLS server never listens itself: a plain TCP listener hands it connections through the
     // gate, so a flood waits as bare sockets instead of each one costing a TLS session.
     const gate = new ConnectionGate({
-      maxConnections: this.opts.maxConnections ?? 256,
-      maxOpenConnections: Math.max(this.opts.maxOpenConnections ?? 4096, this.opts.maxConnections ?? 256),
-      maxQueued: this.opts.maxQueuedConnections ?? 4096,
-      queueTimeoutMs: this.opts.connectionQueueTimeoutMs ?? 10_000,
-      silentTimeoutMs: this.opts.handshakeTimeoutMs ?? 5_000,
-      evictIdleAfterMs: this.opts.evictIdleAfterMs ?? 1_000,
+      maxConnections: this.opts.maxConnections,
+      maxOpenConnections: this.opts.maxOpenConnections,
+      maxQueued: this.opts.maxQueuedConnections,
+      queueTimeoutMs: this.opts.connectionQueueTimeoutMs,
+      silentTimeoutMs: this.opts.handshakeTimeoutMs,
+      evictIdleAfterMs: this.opts.evictIdleAfterMs,
       clock: this.clock,
       admit: (socket) => server.emit('connection', socket),
       onDropped: (reason) => this.metrics.connectionDropped(reason),
@@ -217,16 +261,16 @@ export class WebhookServer {
     // Several sockets on the port (the kernel spreads connections over them) accept that many per turn.
     const listeners: NetServer[] = [];
     try {
-      const port = this.opts.port ?? Ports.webhook;
+      const port = this.opts.port;
       // Port 0 (tests): one socket. The kernel may hand an ephemeral port already shared by another
       // process's SO_REUSEPORT sockets of the same user, and the two servers would then split connections.
-      const sockets = port === 0 ? 1 : (this.opts.acceptSockets ?? 16);
+      const sockets = port === 0 ? 1 : this.opts.acceptSockets;
       for (let i = 0; i < sockets; i++) {
         const listener = createNetServer({ pauseOnConnect: true }, gate.onConnection);
         listener.on('error', (err) => this.log.error('webhook listener error', { err }));
         listeners.push(listener);
         await listen(listener, i === 0 ? port : boundPort(listeners[0], 'webhook server'), this.opts.host, {
-          backlog: this.opts.listenBacklog ?? 4096,
+          backlog: this.opts.listenBacklog,
           reusePort: sockets > 1,
         });
       }
@@ -274,7 +318,7 @@ export class WebhookServer {
    * response ends; after `graceMs` (default stopGraceMs) it cuts whatever is left, so the stop is
    * bounded whatever clients do.
    */
-  async stop(graceMs = this.opts.stopGraceMs ?? 25_000): Promise<void> {
+  async stop(graceMs = this.opts.stopGraceMs): Promise<void> {
     const server = this.server;
     const listeners = this.listeners;
     const gate = this.gate;
@@ -312,7 +356,7 @@ export class WebhookServer {
     const raw = rawSocket(req.socket);
     const gate = this.gate;
     res.once('close', () => gate?.requestEnded(raw));
-    const waitMs = this.opts.handlerTimeoutMs ?? 9_000;
+    const waitMs = this.opts.handlerTimeoutMs;
     // A request on an open connection waits for a working slot (most requests get one at once).
     (gate ? gate.requestStarted(raw, waitMs) : Promise.resolve(true))
       .then(async (admitted) => {
@@ -368,8 +412,8 @@ export class WebhookServer {
       );
       return;
     }
-    const maxBody = this.opts.maxBodyBytes ?? 7 * MiB;
-    const waitMs = this.opts.handlerTimeoutMs ?? 9_000;
+    const maxBody = this.opts.maxBodyBytes;
+    const waitMs = this.opts.handlerTimeoutMs;
     const started = this.clock.now();
     let body: Body;
     try {
@@ -378,9 +422,9 @@ export class WebhookServer {
         limit: maxBody,
         budget: this.budget,
         budgetWaitMs: waitMs,
-        deadlineMs: this.opts.bodyTimeoutMs ?? 10_000,
-        minBytesPerSecond: this.opts.minBodyBytesPerSecond ?? 64 * 1024,
-        graceMs: this.opts.bodyGraceMs ?? 5_000,
+        deadlineMs: this.opts.bodyTimeoutMs,
+        minBytesPerSecond: this.opts.minBodyBytesPerSecond,
+        graceMs: this.opts.bodyGraceMs,
         clock: this.clock,
         onReading: (behind) => this.gate?.readingBody(rawSocket(req.socket), behind),
         onPace: (behind) => this.gate?.pace(rawSocket(req.socket), behind),
@@ -397,7 +441,7 @@ export class WebhookServer {
       return;
     }
     try {
-      const large = body.data.length > (this.opts.largeBodyBytes ?? MiB);
+      const large = body.data.length > this.opts.largeBodyBytes;
       if (large) {
         // One large body at a time, taken once it is in memory (a client still uploading holds nothing).
         const gone = new AbortController();
@@ -483,7 +527,7 @@ export class WebhookServer {
       res,
       clock: this.clock,
       logger: this.log,
-      timeoutMs: this.opts.handlerTimeoutMs ?? 9_000,
+      timeoutMs: this.opts.handlerTimeoutMs,
     });
     if (!res.destroyed) this.send(res, 200, reviewResponse(request.apiVersion, response));
   }
