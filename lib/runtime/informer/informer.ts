@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { BackoffOptions } from './backoff.js';
 import { HttpListWatcher } from './http-list-watcher.js';
 import { InformerMetrics } from './metrics.js';
-import { Reflector } from './reflector.js';
+import { Reflector, type FailureKind } from './reflector.js';
 import { Store, objectKey, type Delta, type IndexFunc } from './store.js';
 import type { EventHandler, EventSource, ListWatcher, WatchEvent } from './types.js';
 
@@ -52,8 +52,11 @@ export interface InformerOptions<T extends KubernetesObject> {
   maxStalenessMs?: number;
   /**
    * How long `awaitFresh()` waits for a cache staler than `maxStalenessMs` to be proven current
-   * again before it refuses (default 5s: under the API server's 10s webhook timeout, with room for
-   * the rest of the review).
+   * again before it refuses (default 8s: under the webhook server's 9s handler timeout, itself
+   * under the API server's 10s webhook timeout). A restarted kube-apiserver accepts pod creates
+   * (and calls the webhook) seconds before it serves custom resources: it answers their lists
+   * 503 "before all known HTTP paths have been installed", then 429 "storage is
+   * (re)initializing"; 5-7s at load 8 on the 2-core machine (envtest).
    */
   freshWaitMs?: number;
   backoff?: BackoffOptions;
@@ -103,8 +106,10 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
   private provenAt = -Infinity;
   private staleLogged = false;
   private readonly freshWaitMs: number;
-  /** Last time an API server answered a list or watch of ours with an error: it is up, and refuses us. */
-  private answeredErrorAt = -Infinity;
+  /** Last time an API server refused this replica's list or watch (a `client` failure): it is up, and refuses us. */
+  private refusedUsAt = -Infinity;
+  /** How the last list or watch failed. */
+  private lastFailure: FailureKind | undefined;
   /** Last time awaitFresh() gave up: an API server calling a webhook needed this cache and it stayed stale. */
   private missedAt = -Infinity;
   /** awaitFresh() callers, woken when the cache is proven current or relisted. */
@@ -128,7 +133,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
       options.stallTimeoutMs ?? Math.max(150_000, (options.watchTimeoutSeconds ?? 0) * 1000 + 30_000);
     this.unhealthyAfterMs = options.unhealthyAfterMs ?? stallTimeoutMs + 60_000;
     this.maxStalenessMs = options.maxStalenessMs ?? 10_000;
-    this.freshWaitMs = options.freshWaitMs ?? 5_000;
+    this.freshWaitMs = options.freshWaitMs ?? 8_000;
     this.keepManagedFields = options.keepManagedFields ?? false;
     this.activityAt = this.clock.now();
     let lw: ListWatcher<T>;
@@ -154,8 +159,9 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
         },
         connected: () => this.markCurrent(),
         disconnected: () => this.markDisconnected(),
-        failed: (answered) => {
-          if (answered) this.answeredErrorAt = this.clock.now();
+        failed: (kind) => {
+          this.lastFailure = kind;
+          if (kind === 'client') this.refusedUsAt = this.clock.now();
         },
         listed: () => this.metrics.listed(),
         restarted: (reason) => this.metrics.restarted(reason),
@@ -310,16 +316,20 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
       });
       if (this.freshEnough()) return;
     }
-    this.missedAt = this.clock.now();
+    // A miss says this replica is the odd one out only when it cannot reach the API servers that
+    // call it; when they answer that they cannot serve yet (starting), every replica waits alike.
+    if (this.lastFailure === 'unreachable') this.missedAt = this.clock.now();
     this.checkFresh();
   }
 
   /**
    * For readiness: fails when the cache has never synced, or when it is staler than
-   * `maxStalenessMs` and an API server is known to be up since it went stale: one answered our
-   * list or watch with an error, or called a webhook that waited for this cache in vain
-   * (awaitFresh). Then this replica is the odd one out (RBAC, a broken route, a sick API server)
-   * and should leave the Service for replicas that can answer.
+   * `maxStalenessMs` and, since it went stale, an API server refused this replica's list or watch
+   * (401, 403 or another 4xx), or called a webhook that waited for this cache in vain while this
+   * replica could not connect to any (awaitFresh). Then this replica is the odd one out (RBAC,
+   * credentials, a broken route from its node) and should leave the Service for replicas that can
+   * answer. An API server that answers every replica alike (5xx, 429: starting, overloaded) does
+   * not make one replica worse than another, so it does not fail readiness either.
    *
    * While every API server is unreachable (connections refused or timing out, no review arriving)
    * it stays ready, however stale: the kubelet cannot publish a readiness change until an API
@@ -335,10 +345,10 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     if (staleMs <= this.maxStalenessMs) return;
     const staleSince = this.clock.now() - staleMs;
     const seen =
-      this.answeredErrorAt > staleSince
-        ? 'answered our watch with an error'
+      this.refusedUsAt > staleSince
+        ? 'refused our list or watch (4xx)'
         : this.missedAt > staleSince
-          ? 'called a webhook that waited for this cache in vain'
+          ? 'called a webhook that waited for this cache in vain, unable to connect'
           : undefined;
     if (!seen) return;
     throw new StaleCacheError(

@@ -27,14 +27,24 @@ export interface ReflectorSink<T extends KubernetesObject> {
   connected(): void;
   /** The watch ended (any reason): the cache is as fresh as this moment, and ages from here. */
   disconnected(): void;
-  /**
-   * A list or watch failed. `answered`: an API server answered it with an HTTP error (other than
-   * 410, which relists at once), so one is up and still will not give this cache a live watch;
-   * false for a refused, reset or timed-out connection, a stall, or anything without a status.
-   */
-  failed(answered: boolean): void;
+  /** A list or watch failed (410 aside, which relists at once); see {@link FailureKind}. */
+  failed(kind: FailureKind): void;
   listed(): void;
   restarted(reason: RestartReason): void;
+}
+
+/**
+ * Whose failure it was. `unreachable`: no API server answered (refused, reset, timed out, stalled).
+ * `server`: one answered that it cannot serve now (5xx, 429, 408: starting, storage initializing,
+ * overloaded), as it would answer any replica. `client`: one answered that it will not serve this
+ * replica (another 4xx: credentials, RBAC, the request itself), so other replicas may well do better.
+ */
+export type FailureKind = 'unreachable' | 'server' | 'client';
+
+export function failureKind(err: unknown): FailureKind {
+  const status = isConnectionRefused(err) ? undefined : httpStatus(err);
+  if (status === undefined || status < 400) return 'unreachable';
+  return status >= 500 || status === 429 || status === 408 ? 'server' : 'client';
 }
 
 export interface ReflectorTimings {
@@ -92,7 +102,7 @@ export class Reflector<T extends KubernetesObject> {
   private resourceVersion: string | undefined;
   /** When the current attempt (list or watch) began. */
   private attemptAt = -Infinity;
-  /** No attempt before this (the server's Retry-After), whatever wake() says. */
+  /** No attempt before this (a 429's Retry-After), whatever wake() says. */
   private notBefore = -Infinity;
   /** Ends the current reconnect pause early (see wake()); undefined while not pausing. */
   private wakeUp?: () => void;
@@ -112,7 +122,10 @@ export class Reflector<T extends KubernetesObject> {
 
   /**
    * Someone needs this cache current now (an admission waiting on it): end a reconnect pause
-   * early. Never before MIN_WAKE_GAP_MS after the last attempt began, nor before a Retry-After.
+   * early. Never before MIN_WAKE_GAP_MS after the last attempt began, nor before the Retry-After of
+   * a 429 (load shedding: an early retry adds to the overload). A 503's Retry-After is a start-up
+   * hint (kube-apiserver answers "before all known HTTP paths have been installed" with 5 s
+   * whatever the state), and one attempt per 200 ms while a review waits costs it little.
    * No effect while an attempt is under way or the watch is live.
    */
   wake(): void {
@@ -144,7 +157,7 @@ export class Reflector<T extends KubernetesObject> {
         const reason: RestartReason = isGone(err) ? 'gone' : err instanceof StalledWatchError ? 'stalled' : 'error';
         this.sink.restarted(reason);
         const refused = isConnectionRefused(err);
-        this.sink.failed(reason === 'error' && !refused && httpStatus(err) !== undefined);
+        if (reason !== 'gone') this.sink.failed(failureKind(err));
         if (reason === 'gone') {
           this.resourceVersion = undefined;
           this.log.info('resourceVersion expired (410); relisting', { error: describeError(err) });
@@ -173,8 +186,8 @@ export class Reflector<T extends KubernetesObject> {
           });
         }
         retryAfterMs = retryAfter(err);
+        this.notBefore = httpStatus(err) === 429 ? this.clock.now() + retryAfterMs : -Infinity;
       }
-      this.notBefore = this.clock.now() + retryAfterMs;
       await this.pause(Math.max(delayMs ?? this.backoff.next(), retryAfterMs), signal);
     }
   }

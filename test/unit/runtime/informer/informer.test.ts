@@ -598,7 +598,7 @@ describe('Informer after an API outage (drill 7: every API server restarted)', (
     expect(api.watchCalls.length - calls).toBeLessThanOrEqual(5_000 / 200 + 1);
     expect(api.watchCalls.length - calls).toBeGreaterThanOrEqual(10); // woken: far more than the 5s backoff allows
     expect(() => informer.checkReady()).toThrow(
-      /although an API server called a webhook that waited for this cache in vain/,
+      /although an API server called a webhook that waited for this cache in vain, unable to connect/,
     );
   });
 
@@ -611,9 +611,46 @@ describe('Informer after an API outage (drill 7: every API server restarted)', (
     await clock.advance(9_000);
     expect(() => informer.checkReady()).not.toThrow(); // within the bound
     await clock.advance(2_000);
-    expect(() => informer.checkReady()).toThrow(/although an API server answered our watch with an error/);
+    expect(() => informer.checkReady()).toThrow(/although an API server refused our list or watch \(4xx\)/);
     api.listFailures.length = 0;
     await clock.advance(5_000);
+    expect(() => informer.checkReady()).not.toThrow();
+  });
+
+  it("a restarting API server's 503 (paths not installed yet, Retry-After 5s) neither fails readiness nor holds back a woken relist; a 429's Retry-After is kept", async () => {
+    const notInstalled = () =>
+      new ApiException(
+        503,
+        'the request has been made before all known HTTP paths have been installed, please try again',
+        { code: 503 },
+        { 'Retry-After': '5' },
+      );
+    const { api, clock, informer } = setup({ maxStalenessMs: 10_000 });
+    await informer.start();
+    await synced(informer);
+    for (let i = 0; i < 10; i++) api.listFailures.push(notInstalled());
+    outage(api);
+    await clock.advance(20_000);
+    expect(() => informer.checkFresh()).toThrow(StaleCacheError);
+    expect(() => informer.checkReady()).not.toThrow(); // every replica gets the same answer
+    // The paths are installed; the storage is still initializing once (429, Retry-After 3s).
+    api.listFailures.length = 0;
+    api.listFailures.push(new ApiException(429, 'storage is (re)initializing', { code: 429 }, { 'Retry-After': '3' }));
+    const lists = api.listCalls.length;
+    let answeredAt = 0;
+    const asked = clock.now();
+    void informer.awaitFresh().then(() => (answeredAt = clock.now()));
+    await clock.advance(200);
+    expect(api.listCalls.length).toBe(lists + 1); // woken within 200ms, not after the 5s the 503 asked for
+    for (let t = 0; t < 2_700; t += 100) {
+      void informer.awaitFresh().catch(() => undefined); // more reviews: the 429's Retry-After holds
+      await clock.advance(100);
+    }
+    expect(api.listCalls.length).toBe(lists + 1);
+    await clock.advance(200);
+    expect(api.listCalls.length).toBe(lists + 2);
+    expect(answeredAt - asked).toBeGreaterThanOrEqual(3_000);
+    expect(answeredAt - asked).toBeLessThanOrEqual(3_300);
     expect(() => informer.checkReady()).not.toThrow();
   });
 });
