@@ -300,6 +300,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
    * answered, and no pod create fails while the relist takes less than `freshWaitMs`.
    */
   async awaitFresh(signal?: AbortSignal): Promise<void> {
+    const started = this.clock.now();
     if (!this.current) this.reflector.wake();
     if (this.freshEnough()) return;
     if (this.loop && !this.abort?.signal.aborted && !signal?.aborted) {
@@ -319,7 +320,12 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     // A miss says this replica is the odd one out only when it cannot reach the API servers that
     // call it; when they answer that they cannot serve yet (starting), every replica waits alike.
     if (this.lastFailure === 'unreachable') this.missedAt = this.clock.now();
-    this.checkFresh();
+    try {
+      this.checkFresh();
+    } catch (err) {
+      const waited = this.clock.now() - started;
+      throw new StaleCacheError(`${(err as Error).message}; waited ${(waited / 1000).toFixed(1)}s for the relist`);
+    }
   }
 
   /**
