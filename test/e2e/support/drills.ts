@@ -547,7 +547,7 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
 
     drillTest(
       '7',
-      '7. API server restart under load (every API server at once): one leader at a time, caches converge',
+      '7. API server restart under load (every API server at once): one leader at a time, caches converge; runtime: no create refused once an API server is back, the standby Ready throughout',
       async () => {
         let firstBack = 0;
         let allBack = 0;
