@@ -240,9 +240,10 @@ export class Manager {
     for (const [path, { informer, leaderOnly }] of this.informers) {
       const name = checkName(path);
       this.health.addLivenessCheck(`informer-${name}`, () => informer.checkHealth());
-      // Webhooks answer from these caches: a replica whose cache cannot prove it is current
-      // (watch down past --max-cache-staleness) leaves the Service until it has relisted.
-      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkFresh());
+      // Webhooks answer from these caches: a replica whose cache is stale past --max-cache-staleness
+      // while an API server is up (it refuses our watch, or a review waited for the cache in vain)
+      // leaves the Service until it has relisted. A full API outage does not (Informer.checkReady).
+      if (!leaderOnly) this.health.addReadinessCheck(`cache-${name}`, () => informer.checkReady());
       // A webhook-only replica never leads, so it never starts the caches only controllers read.
       if (!leaderOnly || this.leads)
         this.runnables.add('caches', runnable(path, informer, { needLeaderElection: leaderOnly }));

@@ -64,7 +64,10 @@ export interface ManagerOptions {
   readonly drainTimeoutMs: number;
   /** SIGTERM to exit, whatever the work in flight; under the pod's terminationGracePeriodSeconds. */
   readonly gracefulShutdownTimeoutMs: number;
-  /** A webhook cache not proven fresh for longer than this fails readiness and refuses admission. */
+  /**
+   * Admission answers from a webhook cache at once while it was proven fresh this recently; past it,
+   * a review waits for the relist (Informer.awaitFresh) and readiness may fail (Informer.checkReady).
+   */
   readonly maxCacheStalenessMs: number;
   readonly logLevel: LogLevel;
 }
@@ -234,7 +237,7 @@ export function helpText(): string {
     ),
     f(
       `${Flags.maxCacheStaleness}=DUR`,
-      'a webhook cache not proven fresh this long makes the replica unready and refuse admission (default 10s)',
+      'admission answers from a webhook cache at once while it was proven fresh this recently; past it, a review waits up to 8s for the relist, then is refused (503), and readiness fails if an API server refuses this replica or calls it while it reaches none (default 10s)',
     ),
     f(`${Flags.logLevel}=LEVEL`, 'debug, info (default), warn or error; logs are JSON lines on stderr'),
     f(

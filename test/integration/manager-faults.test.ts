@@ -262,7 +262,7 @@ describe('admission under API-server outages, hostile objects, floods and killed
     return containers.find((c) => c.name === sidecarSet.container)?.image ?? 'none';
   }
 
-  it(`API server killed and restarted twice in a row: every cache converges within ${CONVERGE_MS / 1000}s of the change, and a stale replica refuses`, async () => {
+  it(`API server killed and restarted twice in a row: every cache converges within ${CONVERGE_MS / 1000}s of the change, and readiness holds through the outage`, async () => {
     await until(
       'both replicas to inject v1',
       async () => (await injectedImage(e)) === sidecarSet.image && (await injectedImage(f)) === sidecarSet.image,
@@ -278,7 +278,9 @@ describe('admission under API-server outages, hostile objects, floods and killed
       const outage = cp.restartApiServer('kill', downMs).finally(() => {
         over = true;
       });
-      // During a long outage readiness stops claiming fresh caches (bound 10s, --max-cache-staleness).
+      // Through a total outage readiness holds, however stale (Informer.checkReady: failing it would
+      // only take effect once the API server is back, and empty the Service while the caches relist).
+      // manager-apiserver-restart.test.ts has the rest: admission past the bound, a cut-off replica.
       const watchReadiness = (async () => {
         while (!sawStale && !over) {
           const ready = await e.get('/readyz?verbose').catch(() => ({ status: 0, body: '' }));
@@ -289,7 +291,7 @@ describe('admission under API-server outages, hostile objects, floods and killed
       await outage;
       const recoveredAt = Date.now();
       await watchReadiness;
-      if (downMs > 10_000) expect(sawStale).toBe(true);
+      expect(sawStale).toBe(false);
       const next = `registry.invalid/sidecar:v${round + 1}`;
       await until(
         'the SidecarSet change to be admitted',
@@ -321,7 +323,7 @@ describe('admission under API-server outages, hostile objects, floods and killed
       figures.push(
         `API server down ${downMs / 1000}s (round ${round}): the change made right after recovery was in both caches ` +
           `${sinceChange.join('/')}ms after it was written, ${sinceRecovery.join('/')}ms after the API server answered again ` +
-          `(bound ${CONVERGE_MS / 1000}s)${sawStale ? '; readiness failed during the outage' : ''}`,
+          `(bound ${CONVERGE_MS / 1000}s); readiness ${sawStale ? 'failed' : 'held'} during the outage`,
       );
       for (const ms of [...sinceChange, ...sinceRecovery]) expect(ms).toBeLessThanOrEqual(CONVERGE_MS);
       // Past the bound, no replica answers from the old revision.

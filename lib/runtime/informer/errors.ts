@@ -12,6 +12,20 @@ export function httpStatus(err: unknown): number | undefined {
 /** 410 Gone/Expired: the resourceVersion we hold is no longer served; only a relist helps. */
 export const isGone = (err: unknown): boolean => httpStatus(err) === 410;
 
+/**
+ * The connection was refused (ECONNREFUSED): nothing listens at the address the connect reached.
+ * Behind the `kubernetes` Service each new connection picks a backend, so with one of three API
+ * servers back a refused connect says only that this backend is still down. Checked on the error,
+ * its cause and the per-address errors of a multi-address connect (an AggregateError).
+ */
+export function isConnectionRefused(err: unknown, depth = 0): boolean {
+  if (depth > 3 || typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (e.code === 'ECONNREFUSED') return true;
+  if (isConnectionRefused(e.cause, depth + 1)) return true;
+  return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => isConnectionRefused(x, depth + 1));
+}
+
 /** The server's Retry-After (429/503) in ms, capped at a minute; 0 when absent or unreadable. */
 export function retryAfter(err: unknown): number {
   if (!(err instanceof ApiException)) return 0;

@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { BackoffOptions } from './backoff.js';
 import { HttpListWatcher } from './http-list-watcher.js';
 import { InformerMetrics } from './metrics.js';
-import { Reflector } from './reflector.js';
+import { Reflector, type FailureKind } from './reflector.js';
 import { Store, objectKey, type Delta, type IndexFunc } from './store.js';
 import type { EventHandler, EventSource, ListWatcher, WatchEvent } from './types.js';
 
@@ -45,9 +45,20 @@ export interface InformerOptions<T extends KubernetesObject> {
   unhealthyAfterMs?: number;
   /**
    * How long the cache may go without proof that it is current (a live watch or a fresh list)
-   * before `checkFresh()` fails, a warning is logged and the staleness metric says so (default 10s).
+   * and still be answered from at once (default 10s). Past it `checkFresh()` fails, `awaitFresh()`
+   * waits for the watch to come back and `checkReady()` fails once an API server is known to be up
+   * (see there); a warning is logged and the staleness metric says so.
    */
   maxStalenessMs?: number;
+  /**
+   * How long `awaitFresh()` waits for a cache staler than `maxStalenessMs` to be proven current
+   * again before it refuses (default 8s: under the webhook server's 9s handler timeout, itself
+   * under the API server's 10s webhook timeout). A restarted kube-apiserver accepts pod creates
+   * (and calls the webhook) seconds before it serves custom resources: it answers their lists
+   * 503 "before all known HTTP paths have been installed", then 429 "storage is
+   * (re)initializing"; 5-7s at load 8 on the 2-core machine (envtest).
+   */
+  freshWaitMs?: number;
   backoff?: BackoffOptions;
   /**
    * Keep `metadata.managedFields` in cached objects (default false: dropped on the way in, as
@@ -94,6 +105,15 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
   /** When the cache was last known to be current (a list, or the end of a live watch). */
   private provenAt = -Infinity;
   private staleLogged = false;
+  private readonly freshWaitMs: number;
+  /** Last time an API server refused this replica's list or watch (a `client` failure): it is up, and refuses us. */
+  private refusedUsAt = -Infinity;
+  /** How the last list or watch failed. */
+  private lastFailure: FailureKind | undefined;
+  /** Last time awaitFresh() gave up: an API server calling a webhook needed this cache and it stayed stale. */
+  private missedAt = -Infinity;
+  /** awaitFresh() callers, woken when the cache is proven current or relisted. */
+  private readonly freshWaiters = new Set<() => void>();
   private cancelStaleTimer = () => {};
   private activityAt: number;
   private abort?: AbortController;
@@ -113,6 +133,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
       options.stallTimeoutMs ?? Math.max(150_000, (options.watchTimeoutSeconds ?? 0) * 1000 + 30_000);
     this.unhealthyAfterMs = options.unhealthyAfterMs ?? stallTimeoutMs + 60_000;
     this.maxStalenessMs = options.maxStalenessMs ?? 10_000;
+    this.freshWaitMs = options.freshWaitMs ?? 8_000;
     this.keepManagedFields = options.keepManagedFields ?? false;
     this.activityAt = this.clock.now();
     let lw: ListWatcher<T>;
@@ -138,6 +159,10 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
         },
         connected: () => this.markCurrent(),
         disconnected: () => this.markDisconnected(),
+        failed: (kind) => {
+          this.lastFailure = kind;
+          if (kind === 'client') this.refusedUsAt = this.clock.now();
+        },
         listed: () => this.metrics.listed(),
         restarted: (reason) => this.metrics.restarted(reason),
       },
@@ -169,6 +194,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     await this.loop;
     this.cancelStaleTimer();
     this.metrics.close();
+    for (const wake of [...this.freshWaiters]) wake();
     for (const w of this.syncWaiters.splice(0))
       w.reject(new Error(`informer for ${this.resource} was stopped before it synced`));
   }
@@ -245,8 +271,9 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
   }
 
   /**
-   * For readiness and for admission answered from this cache: throws, naming the resource, the
-   * staleness and the bound, unless the cache has synced and is no staler than `boundMs`.
+   * Can this cache be answered from at once? Throws, naming the resource, the staleness and the
+   * bound, unless the cache has synced and is no staler than `boundMs`. Admission uses
+   * {@link awaitFresh}, which waits for a reconnect instead of refusing at once.
    */
   checkFresh(boundMs = this.maxStalenessMs): void {
     if (!this.synced) throw new StaleCacheError(`cache of ${this.resource} has not synced yet`);
@@ -259,6 +286,87 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
     }
   }
 
+  /**
+   * For admission answered from this cache, the bounded-staleness rule:
+   * - synced and proven current within `maxStalenessMs` (a live watch, or one that ended or a list
+   *   made at most that long ago): answer at once from the cache as it is. A watch that just broke
+   *   costs nothing, as in controller-runtime (whose caches answer at any age);
+   * - staler than that, or never synced: wake the reconnect, and wait up to `freshWaitMs` (or until
+   *   `signal` aborts) for the cache to be proven current again, then answer from it; otherwise
+   *   throw StaleCacheError (the webhook answers 503) and remember the miss for `checkReady()`.
+   * A review reaches us only through a running API server, so after an outage the first reviews
+   * are answered once the cache has relisted, never from a cache that may have missed a write:
+   * a SidecarSet created while the watch was down past the bound is in the cache before a pod is
+   * answered, and no pod create fails while the relist takes less than `freshWaitMs`.
+   */
+  async awaitFresh(signal?: AbortSignal): Promise<void> {
+    const started = this.clock.now();
+    if (!this.current) this.reflector.wake();
+    if (this.freshEnough()) return;
+    if (this.loop && !this.abort?.signal.aborted && !signal?.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          cancel();
+          signal?.removeEventListener('abort', done);
+          this.freshWaiters.delete(done);
+          resolve();
+        };
+        const cancel = this.clock.after(this.freshWaitMs, done);
+        signal?.addEventListener('abort', done, { once: true });
+        this.freshWaiters.add(done);
+      });
+      if (this.freshEnough()) return;
+    }
+    // A miss says this replica is the odd one out only when it cannot reach the API servers that
+    // call it; when they answer that they cannot serve yet (starting), every replica waits alike.
+    if (this.lastFailure === 'unreachable') this.missedAt = this.clock.now();
+    try {
+      this.checkFresh();
+    } catch (err) {
+      const waited = this.clock.now() - started;
+      throw new StaleCacheError(`${(err as Error).message}; waited ${(waited / 1000).toFixed(1)}s for the relist`);
+    }
+  }
+
+  /**
+   * For readiness: fails when the cache has never synced, or when it is staler than
+   * `maxStalenessMs` and, since it went stale, an API server refused this replica's list or watch
+   * (401, 403 or another 4xx), or called a webhook that waited for this cache in vain while this
+   * replica could not connect to any (awaitFresh). Then this replica is the odd one out (RBAC,
+   * credentials, a broken route from its node) and should leave the Service for replicas that can
+   * answer. An API server that answers every replica alike (5xx, 429: starting, overloaded) does
+   * not make one replica worse than another, so it does not fail readiness either.
+   *
+   * While every API server is unreachable (connections refused or timing out, no review arriving)
+   * it stays ready, however stale: the kubelet cannot publish a readiness change until an API
+   * server is back, so failing here only takes effect after the outage, when the caches relist
+   * within a second or two, and leaves the webhook with no endpoint for the seconds the kubelet,
+   * the EndpointSlice controller and kube-proxy need to put the replica back (drill 7: every
+   * create in that window failed with `connection refused`). The staleness metric and the log
+   * still say the cache is stale; admission from it waits for the relist (awaitFresh).
+   */
+  checkReady(): void {
+    if (!this.synced) throw new StaleCacheError(`cache of ${this.resource} has not synced yet`);
+    const staleMs = this.staleness();
+    if (staleMs <= this.maxStalenessMs) return;
+    const staleSince = this.clock.now() - staleMs;
+    const seen =
+      this.refusedUsAt > staleSince
+        ? 'refused our list or watch (4xx)'
+        : this.missedAt > staleSince
+          ? 'called a webhook that waited for this cache in vain, unable to connect'
+          : undefined;
+    if (!seen) return;
+    throw new StaleCacheError(
+      `cache of ${this.resource} not proven current for ${(staleMs / 1000).toFixed(1)}s ` +
+        `(bound ${this.maxStalenessMs / 1000}s, --max-cache-staleness) although an API server ${seen}`,
+    );
+  }
+
+  private freshEnough(): boolean {
+    return this.synced && this.staleness() <= this.maxStalenessMs;
+  }
+
   /** health() as a /healthz check: throws with the reason when unhealthy. */
   checkHealth(): void {
     const h = this.health();
@@ -268,6 +376,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
   private markCurrent(): void {
     this.current = true;
     this.cancelStaleTimer();
+    for (const wake of [...this.freshWaiters]) wake();
     if (this.staleLogged) {
       this.staleLogged = false;
       this.log.info('cache is current again', { staleForMs: Math.round(this.clock.now() - this.provenAt) });
@@ -288,7 +397,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
       if (this.current || this.staleLogged || this.staleness() <= this.maxStalenessMs) return;
       this.staleLogged = true;
       this.log.warn(
-        'cache not proven current past its staleness bound; readiness fails and admission from it is refused until the watch is back',
+        'cache not proven current past its staleness bound; admission waits for the watch to come back, and readiness fails once an API server answers while it is not',
         { staleForMs: Math.round(this.staleness()), boundMs: this.maxStalenessMs, flag: '--max-cache-staleness' },
       );
     });
@@ -305,6 +414,7 @@ export class Informer<T extends KubernetesObject> implements EventSource<T> {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w.resolve();
     }
+    for (const wake of [...this.freshWaiters]) wake();
   }
 
   private apply(event: WatchEvent<T>): void {

@@ -268,14 +268,18 @@ export class LeaderElector {
   /** One round of client-go's tryAcquireOrRenew; true when we hold the Lease afterwards. */
   private async tryAcquireOrRenew(timeoutMs = this.t.requestTimeoutMs): Promise<boolean> {
     const sentAt = this.clock.now();
-    const call = <R>(fn: (s: AbortSignal) => Promise<R>) =>
-      withTimeout(
+    // One budget for the round, whatever number of requests it makes (the renew deadline is near).
+    const call = <R>(fn: (s: AbortSignal) => Promise<R>): Promise<R> => {
+      const left = sentAt + timeoutMs - this.clock.now();
+      if (left <= 0) return Promise.reject(new Error(`lease request timed out after ${timeoutMs}ms`));
+      return withTimeout(
         this.clock,
-        timeoutMs,
+        left,
         undefined,
         fn,
         () => new Error(`lease request timed out after ${timeoutMs}ms`),
       );
+    };
     const next = (old?: LeaderElectionRecord): LeaderElectionRecord => ({
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
@@ -287,6 +291,25 @@ export class LeaderElector {
           : old.leaseTransitions + 1
         : 0,
     });
+    // Fast path, as client-go (1.28+): a leader writes its renewal straight over the Lease it last
+    // wrote (that resourceVersion), one request instead of a read and a write. Under admission load
+    // every request waits for event-loop turns shared with the reviews (a leader at load 20-48
+    // serving 1,000 reviews/s missed its 10 s renew deadline); half the round trips is half the
+    // turns. A 409 (someone else wrote the Lease since) or any error falls back to the read below,
+    // so a Lease taken over meanwhile is seen, never overwritten.
+    if (this.leading && this.isLeader() && this.lock.lastKnownHolder() === this.identity && this.observedRecord) {
+      const record = next(this.observedRecord);
+      try {
+        await call((s) => this.lock.update(record, s));
+        return this.acquired(record, sentAt);
+      } catch (err) {
+        this.log.debug('optimistic lease renewal failed; reading the Lease', {
+          error: describeError(err),
+          status: httpStatus(err),
+        });
+        if (!this.isLeader() || this.stopping.signal.aborted) return false;
+      }
+    }
     try {
       const current = await call((s) => this.lock.get(s));
       if (!current) {

@@ -60,10 +60,8 @@ export function registerSidecarSet(manager: Manager, beforeInjection?: PodCreate
   const source: SidecarSetSource = {
     sidecarSets: () => sidecarSets.store.list(),
     namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
-    assertFresh: () => {
-      sidecarSets.checkFresh();
-      namespaces.checkFresh();
-      revisions.checkFresh();
+    assertFresh: async (signal) => {
+      await Promise.all([sidecarSets, namespaces, revisions].map((i) => i.awaitFresh(signal)));
     },
     revisions: {
       get: (name) => revisions.store.getByName(name, revisionNamespace),

@@ -28,8 +28,11 @@ import { findConflicts, unservableReason, validateSidecarSet } from './validate.
 export interface SidecarSetSource {
   sidecarSets(): SidecarSet[];
   namespaceLabels(namespace: string): Record<string, string> | undefined;
-  /** Throws {@link StaleCacheError} when the caches cannot prove they are current enough to answer from. */
-  assertFresh?(): void;
+  /**
+   * Settles once the caches are current enough to answer from (Informer.awaitFresh: at once within
+   * the staleness bound, else after waiting for the relist); throws {@link StaleCacheError} when they stay stale.
+   */
+  assertFresh?(signal?: AbortSignal): void | Promise<void>;
   /** ControllerRevisions of SidecarSets, for injectionStrategy.revision; without it a pinned revision fails the pod. */
   revisions?: SidecarSetRevisionSource;
   /** The patchPodMetadata whitelist and gate; absent: none, patchPodMetadata refused (upstream's default). */
@@ -37,9 +40,9 @@ export interface SidecarSetSource {
 }
 
 /** 503 naming the stale cache: a replica never answers admission silently from a cache it cannot trust. */
-function freshnessDenial(source: SidecarSetSource): Denied | undefined {
+async function freshnessDenial(source: SidecarSetSource, signal?: AbortSignal): Promise<Denied | undefined> {
   try {
-    source.assertFresh?.();
+    await source.assertFresh?.(signal);
     return undefined;
   } catch (err) {
     if (!(err instanceof StaleCacheError)) throw err;
@@ -149,7 +152,7 @@ export function podInjectionWebhook(
       const beforeOnly = () => (changedBefore ? patch(createPatch(original, base)) : allow());
       const pod = withNamespace(base);
       if (injectionIgnored(pod)) return beforeOnly();
-      const stale = freshnessDenial(source);
+      const stale = await freshnessDenial(source, ctx?.signal);
       if (stale) return stale;
       const labels = source.namespaceLabels(pod.metadata!.namespace ?? '');
       const warnings: string[] = [];
@@ -221,7 +224,7 @@ export function sidecarSetDefaultingWebhook(): MutatingWebhook {
 
 /** SidecarSet CREATE/UPDATE: the upstream subset's rules and cross-SidecarSet conflicts. */
 export function sidecarSetValidatingWebhook(source: SidecarSetSource): ValidatingWebhook {
-  return validating((request) => {
+  return validating(async (request, ctx) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
     const previous = request.operation === 'UPDATE' ? request.oldObject : undefined;
     const errors = validateSidecarSet(request.object, {
@@ -231,7 +234,7 @@ export function sidecarSetValidatingWebhook(source: SidecarSetSource): Validatin
     });
     if (errors.length === 0) {
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
-      const stale = freshnessDenial(source);
+      const stale = await freshnessDenial(source, ctx?.signal);
       if (stale) return stale;
       errors.push(
         ...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets(), (ns) =>

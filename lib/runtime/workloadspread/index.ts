@@ -57,7 +57,7 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
   const cache = {
     list: (namespace: string) => workloadSpreads.store.listNamespace(namespace),
     get: (namespace: string, name: string) => workloadSpreads.store.getByName(name, namespace),
-    assertFresh: () => workloadSpreads.checkFresh(),
+    assertFresh: (signal?: AbortSignal) => workloadSpreads.awaitFresh(signal),
   };
   const handler = new WorkloadSpreadPodHandler({
     cache,

@@ -53,8 +53,8 @@ export interface WorkloadSpreadCache {
   /** The WorkloadSpreads of a namespace. */
   list(namespace: string): Json[];
   get(namespace: string, name: string): Json | undefined;
-  /** Throws StaleCacheError when the cache cannot prove it is current. */
-  assertFresh?(): void;
+  /** Settles once the cache is current enough (Informer.awaitFresh); throws StaleCacheError when it stays stale. */
+  assertFresh?(signal?: AbortSignal): void | Promise<void>;
 }
 
 export interface WorkloadSpreadWebhookDeps {
@@ -128,7 +128,7 @@ export class WorkloadSpreadPodHandler {
     const owner = controllerOf(pod);
     if (!owner || !isSpreadableOwner(owner)) return undefined;
     const namespace = pod.metadata?.namespace ?? '';
-    this.deps.cache.assertFresh?.();
+    await this.deps.cache.assertFresh?.(signal);
     let matched: Json | undefined;
     for (const ws of this.deps.cache.list(namespace)) {
       if (!ws?.spec?.targetRef || ws.metadata?.deletionTimestamp) continue;
@@ -163,7 +163,7 @@ export class WorkloadSpreadPodHandler {
     if (!injected || !isPodActive(pod) || !controllerOf(pod)) return;
     const namespace = pod.metadata?.namespace ?? '';
     // Upstream reads it from its cache: an absent WorkloadSpread is nothing to book.
-    this.deps.cache.assertFresh?.();
+    await this.deps.cache.assertFresh?.(signal);
     const ws = this.deps.cache.get(namespace, injected.name);
     if (!ws) return;
     await this.acquireSubset(ws, pod, injected, operation, signal);
@@ -402,7 +402,7 @@ export function workloadSpreadValidatingWebhook(
     const ws = request.object as Json;
     const namespace = request.namespace ?? ws?.metadata?.namespace ?? '';
     try {
-      cache.assertFresh?.();
+      await cache.assertFresh?.(ctx?.signal);
     } catch (e) {
       if (e instanceof StaleCacheError) return unavailable(e);
       throw e;

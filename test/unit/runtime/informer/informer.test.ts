@@ -509,3 +509,150 @@ describe('Informer', () => {
     expect(await valueOf(registry, 'informer_lists_total', {})).toBe(1);
   });
 });
+
+/** What Node's http client throws when nothing listens at the address (an API server down, its host up). */
+const refused = () => Object.assign(new Error('connect ECONNREFUSED 10.96.0.1:443'), { code: 'ECONNREFUSED' });
+/** A connect that timed out: nothing says whether an API server is up. */
+const timedOut = () => Object.assign(new Error('connect ETIMEDOUT 10.96.0.1:443'), { code: 'ETIMEDOUT' });
+
+describe('Informer after an API outage (drill 7: every API server restarted)', () => {
+  it('retries a refused connect at once, then within 1s: behind a Service with 2 of 3 API servers down, it does not back off to 5s', async () => {
+    const { api, clock, informer } = setup();
+    await informer.start();
+    await synced(informer);
+    const times: number[] = [];
+    const watch = api.watch.bind(api);
+    api.watch = (o, onEvent, onConnected) => {
+      times.push(clock.now());
+      return watch(o, onEvent, onConnected);
+    };
+    for (let i = 0; i < 6; i++) api.watchFailures.push(refused());
+    const t0 = clock.now();
+    api.breakWatches(refused());
+    await settle();
+    await clock.advance(3_000);
+    // At once, then 100, 200, 400, 800ms (jitter at its midpoint), then capped at 1s; the ordinary
+    // backoff would have waited 800, 1600, 3200ms.
+    expect(times.map((t) => t - t0)).toEqual([0, 100, 300, 700, 1500, 2500]);
+    await clock.advance(1_000);
+    expect(times).toHaveLength(7); // the seventh connects
+    api.sendBookmark(); // resumed from its resourceVersion: current once the server says something
+    expect(informer.staleness()).toBe(0);
+  });
+
+  it('answers admission at once within the staleness bound, even with the watch down', async () => {
+    const { api, clock, informer } = setup({ maxStalenessMs: 10_000 });
+    await informer.start();
+    await synced(informer);
+    api.watchFailures.push(...Array.from({ length: 20 }, timedOut));
+    api.breakWatches(timedOut());
+    await clock.advance(9_000);
+    expect(informer.staleness()).toBe(9_000);
+    let answered = false;
+    void informer.awaitFresh().then(() => (answered = true));
+    await settle();
+    expect(answered).toBe(true);
+  });
+
+  it('past the bound, admission waits for the relist (woken at once) and then sees what was written meanwhile; readiness held through the outage', async () => {
+    const { api, clock, informer } = setup({ maxStalenessMs: 10_000 });
+    await informer.start();
+    await synced(informer);
+    for (let i = 0; i < 40; i++) api.listFailures.push(timedOut());
+    outage(api); // the watch breaks, a SidecarSet is written meanwhile, its history compacted: relist
+    await clock.advance(20_000);
+    expect(() => informer.checkFresh()).toThrow(StaleCacheError);
+    // Every attempt failed to connect: no API server reachable, so readiness does not fail.
+    expect(() => informer.checkReady()).not.toThrow();
+    // An API server is back and calls the webhook: the review waits, the reconnect is woken out of
+    // its backoff pause (up to 5s) and the answer comes from the relisted cache.
+    api.listFailures.length = 0;
+    let answeredAt = 0;
+    const waited = informer.awaitFresh().then(() => (answeredAt = clock.now()));
+    const asked = clock.now();
+    await clock.advance(200);
+    await waited;
+    expect(answeredAt - asked).toBeLessThanOrEqual(200);
+    expect(Object.keys(cached(informer))).toContain('during-outage-1');
+    expect(informer.staleness()).toBe(0);
+  });
+
+  it('refuses after waiting in vain, and only then fails readiness; a stream of waiting reviews does not make it retry faster than every 200ms', async () => {
+    const { api, clock, informer } = setup({ maxStalenessMs: 10_000, freshWaitMs: 5_000 });
+    await informer.start();
+    await synced(informer);
+    api.watchFailures.push(...Array.from({ length: 500 }, timedOut));
+    api.breakWatches(timedOut());
+    await clock.advance(11_000);
+    expect(() => informer.checkReady()).not.toThrow();
+    const calls = api.watchCalls.length;
+    const outcome = informer.awaitFresh().then(
+      () => 'answered',
+      (e: unknown) => String(e),
+    );
+    for (let t = 0; t < 5_000; t += 10) {
+      void informer.awaitFresh().catch(() => undefined); // the stream of reviews, every 10ms
+      await clock.advance(10);
+    }
+    expect(await outcome).toMatch(
+      /StaleCacheError: cache of \/api\/v1\/configmaps not proven current for 16.0s .*; waited 5.0s for the relist$/,
+    );
+    expect(api.watchCalls.length - calls).toBeLessThanOrEqual(5_000 / 200 + 1);
+    expect(api.watchCalls.length - calls).toBeGreaterThanOrEqual(10); // woken: far more than the 5s backoff allows
+    expect(() => informer.checkReady()).toThrow(
+      /although an API server called a webhook that waited for this cache in vain, unable to connect/,
+    );
+  });
+
+  it('fails readiness past the bound when an API server answers its list with an error (RBAC, a sick server)', async () => {
+    const { api, clock, informer } = setup({ maxStalenessMs: 10_000 });
+    await informer.start();
+    await synced(informer);
+    for (let i = 0; i < 40; i++) api.listFailures.push(apiError(403, 'forbidden'));
+    outage(api);
+    await clock.advance(9_000);
+    expect(() => informer.checkReady()).not.toThrow(); // within the bound
+    await clock.advance(2_000);
+    expect(() => informer.checkReady()).toThrow(/although an API server refused our list or watch \(4xx\)/);
+    api.listFailures.length = 0;
+    await clock.advance(5_000);
+    expect(() => informer.checkReady()).not.toThrow();
+  });
+
+  it("a restarting API server's 503 (paths not installed yet, Retry-After 5s) neither fails readiness nor holds back a woken relist; a 429's Retry-After is kept", async () => {
+    const notInstalled = () =>
+      new ApiException(
+        503,
+        'the request has been made before all known HTTP paths have been installed, please try again',
+        { code: 503 },
+        { 'Retry-After': '5' },
+      );
+    const { api, clock, informer } = setup({ maxStalenessMs: 10_000 });
+    await informer.start();
+    await synced(informer);
+    for (let i = 0; i < 10; i++) api.listFailures.push(notInstalled());
+    outage(api);
+    await clock.advance(20_000);
+    expect(() => informer.checkFresh()).toThrow(StaleCacheError);
+    expect(() => informer.checkReady()).not.toThrow(); // every replica gets the same answer
+    // The paths are installed; the storage is still initializing once (429, Retry-After 3s).
+    api.listFailures.length = 0;
+    api.listFailures.push(new ApiException(429, 'storage is (re)initializing', { code: 429 }, { 'Retry-After': '3' }));
+    const lists = api.listCalls.length;
+    let answeredAt = 0;
+    const asked = clock.now();
+    void informer.awaitFresh().then(() => (answeredAt = clock.now()));
+    await clock.advance(200);
+    expect(api.listCalls.length).toBe(lists + 1); // woken within 200ms, not after the 5s the 503 asked for
+    for (let t = 0; t < 2_700; t += 100) {
+      void informer.awaitFresh().catch(() => undefined); // more reviews: the 429's Retry-After holds
+      await clock.advance(100);
+    }
+    expect(api.listCalls.length).toBe(lists + 1);
+    await clock.advance(200);
+    expect(api.listCalls.length).toBe(lists + 2);
+    expect(answeredAt - asked).toBeGreaterThanOrEqual(3_000);
+    expect(answeredAt - asked).toBeLessThanOrEqual(3_300);
+    expect(() => informer.checkReady()).not.toThrow();
+  });
+});

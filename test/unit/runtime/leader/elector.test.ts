@@ -150,6 +150,35 @@ describe('LeaderElector', () => {
     expect(spec(server)?.leaseTransitions).toBe(0);
   });
 
+  it('a leader renews with one request (the Lease it last wrote), not a read and a write: half the event-loop turns under admission load', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    const calls = a.client.calls;
+    await clock.advance(RETRY * 5);
+    expect(server.writes).toHaveLength(6);
+    expect(a.client.calls - calls).toBe(5);
+  });
+
+  it('an optimistic renewal that meets a Lease written by another falls back to reading it, and never overwrites a new holder', async () => {
+    const server = new FakeLeaseServer();
+    const clock = new FakeClock();
+    const a = candidate(server, clock, 'a');
+    a.elector.start();
+    await settle();
+    // Someone takes the Lease over (a human, or a standby that judged it expired on a skewed clock).
+    server.put({ ...server.current()!, spec: { ...server.current()!.spec, holderIdentity: 'b' } });
+    const writes = server.writes.length;
+    await clock.advance(RETRY + 100);
+    expect(server.writes).toHaveLength(writes); // 409 on the optimistic write, then the read says b holds it
+    expect(spec(server)?.holderIdentity).toBe('b');
+    await clock.advance(RENEW);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toContain('stopped:lost');
+  });
+
   it('a standby never takes a Lease that keeps being renewed, and reports who leads', async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();
@@ -465,6 +494,9 @@ describe('LeaderElector', () => {
       }
       return lease;
     };
+    // Someone else writes the Lease (same holder, new resourceVersion): the optimistic renewal gets
+    // 409 and the leader falls back to reading it, which is where it is paused.
+    server.put(server.current()!);
     const writes = server.writes.length;
     await clock.advance(RETRY + 100);
     expect(pausedOnce).toBe(true);
