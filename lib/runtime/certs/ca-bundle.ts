@@ -6,9 +6,8 @@
  * not model survive) and carry the resourceVersion read just before, so a concurrent writer
  * makes us re-read instead of being overwritten.
  */
-import { ApiException } from '../kube/client-node.js';
+import { failedError, isConflict, isNotFound } from '../kube/errors.js';
 import { PatchTypes, type AdmissionregistrationV1Client, type ApiextensionsV1Client } from '../kube/index.js';
-import { describeError } from './secret-store.js';
 import { isNewerBundle } from './verify.js';
 
 export type InjectOutcome =
@@ -43,7 +42,7 @@ abstract class PatchingTarget implements CaBundleTarget {
       try {
         current = await this.read();
       } catch (e) {
-        throw describeError(e, `reading ${this.ref}`);
+        throw failedError(e, `reading ${this.ref}`);
       }
       if (!current) return 'absent';
       const outdated = current.bundles.filter((b) => b.caBundle !== encoded);
@@ -60,9 +59,9 @@ abstract class PatchingTarget implements CaBundleTarget {
         );
         return 'updated';
       } catch (e) {
-        if (e instanceof ApiException && e.code === 409) continue;
-        if (e instanceof ApiException && e.code === 404) return 'absent';
-        throw describeError(e, `patching caBundle into ${this.ref}`);
+        if (isConflict(e)) continue;
+        if (isNotFound(e)) return 'absent';
+        throw failedError(e, `patching caBundle into ${this.ref}`);
       }
     }
     throw new Error(`patching caBundle into ${this.ref}: still conflicting after 5 attempts`);
@@ -70,7 +69,7 @@ abstract class PatchingTarget implements CaBundleTarget {
 }
 
 function notFound(e: unknown): boolean {
-  return e instanceof ApiException && e.code === 404;
+  return isNotFound(e);
 }
 
 export class WebhookConfigurationTarget extends PatchingTarget {

@@ -4,7 +4,7 @@
  * with the API server's conflict semantics, and integration-tested against the real one.
  */
 import type { V1Secret } from '@kubernetes/client-node';
-import { ApiException } from '../kube/client-node.js';
+import { failedError, isConflict, isNotFound } from '../kube/errors.js';
 import type { CoreV1Client } from '../kube/index.js';
 
 export interface SecretSnapshot {
@@ -45,8 +45,8 @@ export class KubeSecretStore implements SecretStore {
     try {
       return snapshot(await this.core.readNamespacedSecret({ name: this.name, namespace: this.namespace }));
     } catch (e) {
-      if (e instanceof ApiException && e.code === 404) return undefined;
-      throw describeError(e, `reading ${this.ref}`);
+      if (isNotFound(e)) return undefined;
+      throw failedError(e, `reading ${this.ref}`);
     }
   }
 
@@ -59,8 +59,8 @@ export class KubeSecretStore implements SecretStore {
         }),
       );
     } catch (e) {
-      if (e instanceof ApiException && e.code === 409) throw new ConflictError(`${this.ref} already exists`);
-      throw describeError(e, `creating ${this.ref}`);
+      if (isConflict(e)) throw new ConflictError(`${this.ref} already exists`);
+      throw failedError(e, `creating ${this.ref}`);
     }
   }
 
@@ -71,10 +71,10 @@ export class KubeSecretStore implements SecretStore {
       const body: V1Secret = { ...current, metadata: { ...current.metadata, resourceVersion }, data: encode(data) };
       return snapshot(await this.core.replaceNamespacedSecret({ name: this.name, namespace: this.namespace, body }));
     } catch (e) {
-      if (e instanceof ApiException && (e.code === 409 || e.code === 404)) {
+      if (isConflict(e) || isNotFound(e)) {
         throw new ConflictError(`${this.ref} changed since resourceVersion ${resourceVersion}`);
       }
-      throw describeError(e, `updating ${this.ref}`);
+      throw failedError(e, `updating ${this.ref}`);
     }
   }
 }
@@ -87,19 +87,4 @@ function snapshot(secret: V1Secret): SecretSnapshot {
 
 function encode(data: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
-}
-
-/** ApiException messages are "HTTP-Code: 403 Message: Unknown API Status Code!..."; keep the API server's reason. */
-export function describeError(e: unknown, doing: string): Error {
-  if (e instanceof ApiException) {
-    const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body);
-    let message = body;
-    try {
-      message = (JSON.parse(body) as { message?: string }).message ?? body;
-    } catch {
-      /* not JSON: keep the raw body */
-    }
-    return new Error(`${doing} failed with HTTP ${e.code}: ${message}`, { cause: e });
-  }
-  return new Error(`${doing} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
 }

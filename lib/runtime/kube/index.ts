@@ -1,2 +1,3 @@
 export * from './apis.js';
 export * from './client.js';
+export * from './errors.js';

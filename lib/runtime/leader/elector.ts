@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { realClock, sleep, withTimeout, type Clock } from '../clock.js';
-import { describeError, httpStatus } from '../informer/errors.js';
+import { describeError, httpStatus } from '../kube/errors.js';
 import type { Logger } from '../log.js';
 import { resolveTimings, type LeaderElectionTimings } from './config.js';
 import { rawRecord, type LeaderElectionRecord, type LeaseLock } from './lease-lock.js';

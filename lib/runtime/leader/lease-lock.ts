@@ -1,6 +1,6 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import { V1MicroTime } from '../kube/client-node.js';
-import { httpStatus } from '../informer/errors.js';
+import { httpStatus } from '../kube/errors.js';
 import type { CoordinationV1Client } from '../kube/index.js';
 
 /** The fields of a Lease that leader election reads and writes (client-go's LeaderElectionRecord). */

@@ -6,6 +6,7 @@
  */
 import type { KubeClient } from '../kube/client.js';
 import { PatchTypes } from '../kube/apis.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 import { KRUISE_APPS_GROUP } from '../../contract.js';
 import { apiGroupOf } from '../../contract/workloadspread.js';
 
@@ -24,8 +25,7 @@ const PLURALS: Record<string, string> = {
   CloneSet: 'clonesets',
 };
 
-export const isNotFound = (e: unknown) => (e as { code?: number })?.code === 404;
-export const isConflict = (e: unknown) => (e as { code?: number })?.code === 409;
+export { isConflict, isNotFound };
 
 /**
  * The API path of a workload named by apiVersion and kind, or undefined for a kind upstream does not
