@@ -1,12 +1,3 @@
-export {
-  describeError,
-  httpStatus,
-  isConnectionRefused,
-  isGone,
-  retryAfter,
-  watchStatusError,
-} from '../kube/errors.js';
-
 /** The watch was aborted by us because nothing (not even a bookmark) arrived in time. */
 export class StalledWatchError extends Error {
   constructor(silentForMs: number) {

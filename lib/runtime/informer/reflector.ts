@@ -3,15 +3,14 @@ import { raceAbort, withTimeout, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import {
-  RequestTimeoutError,
-  StalledWatchError,
   describeError,
   httpStatus,
   isConnectionRefused,
   isGone,
   retryAfter,
   watchStatusError,
-} from './errors.js';
+} from '../kube/errors.js';
+import { RequestTimeoutError, StalledWatchError } from './errors.js';
 import type { RestartReason } from './metrics.js';
 import type { ListWatcher, WatchEvent } from './types.js';
 
