@@ -460,7 +460,12 @@ const integration = project.addTask('test:integration');
 integration.spawn(project.tasks.tryFind('envtest:binaries')!);
 integration.spawn(ensureRegistry);
 integration.exec(`${jestCmd} --selectProjects integration --runInBand`, { receiveArgs: true });
+const prebuild = project.addTask('test:prebuild', {
+  description: 'Start the one-time Go builds of later test steps in the background, at the lowest priority',
+  exec: 'bash test/setup/prebuild.sh',
+});
 project.testTask.reset();
+project.testTask.spawn(prebuild);
 project.testTask.spawn(project.tasks.tryFind('typecheck')!);
 project.testTask.spawn(project.tasks.tryFind('lint')!);
 project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);

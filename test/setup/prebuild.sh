@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Starts the one-time Go builds that later steps of `npm test` need, in the background, at the
+# lowest CPU and I/O priority (nice 19, ionice idle), and returns at once. On a machine whose
+# caches are cold they then use the core that the type-check, the lint and the single-process
+# test runs leave idle, instead of running one after another in front of the tests that need them:
+#   - the local cluster's binaries (kubelet, kube-proxy, kube-scheduler, kube-controller-manager),
+#   - the runtime's reference release of kruise-manager and kruise-daemon (RUNTIME_REFERENCE_RELEASE
+#     in test/envtest/binaries.ts), which the integration tests and the upgrade e2e test run,
+#   - cert-manager's controller and cainjector (the cert-manager tests).
+# Each build takes the same per-binary lock (build.sh) as the step that needs the binary, so nothing
+# is built twice: a step that needs a binary still building waits for it, and a binary already
+# cached costs milliseconds. At nice 19 the builds get about 1.5 % of a core that a test wants, so
+# they do not slow the tests down. A build that fails here is simply built (and reported) again by
+# the step that needs it. Output goes to prebuild.log in the cache directory.
+#
+# KRUISE_HA_PREBUILD=0 turns it off.
+set -euo pipefail
+
+[[ "${KRUISE_HA_PREBUILD:-1}" == 0 ]] && exit 0
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cache_root="${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}"
+mkdir -p "$cache_root"
+log="$cache_root/prebuild.log"
+reference="$(sed -n "s/^export const RUNTIME_REFERENCE_RELEASE = '\(v[0-9.]*\)';$/\1/p" "$root/test/envtest/binaries.ts")"
+[[ -n "$reference" ]] || { echo "prebuild: cannot read RUNTIME_REFERENCE_RELEASE from test/envtest/binaries.ts" >&2; exit 1; }
+
+low=(nice -n 19)
+command -v ionice >/dev/null 2>&1 && low+=(ionice -c 3)
+build="$root/test/envtest/binaries/build.sh"
+{
+  echo "prebuild: $(date -u +%FT%TZ) started (pid $$)"
+  "${low[@]}" bash "$build" cluster >/dev/null || echo "prebuild: the cluster binaries failed; the e2e step builds them"
+  KRUISE_RELEASE="$reference" "${low[@]}" bash "$build" >/dev/null \
+    || echo "prebuild: kruise $reference failed; the integration setup builds it"
+  "${low[@]}" bash "$build" cert-manager >/dev/null || echo "prebuild: cert-manager failed; its tests build it"
+  echo "prebuild: $(date -u +%FT%TZ) done"
+} >>"$log" 2>&1 </dev/null &
+disown
+echo "prebuild: building in the background at low priority (log: $log)" >&2
