@@ -11,7 +11,7 @@ export const UPSTREAM_VERSIONS: readonly string[] = UPSTREAM_RELEASES;
 export interface UpstreamImageOptions {
   /**
    * Release tag of `openkruise/kruise-manager`: one of the releases this library has
-   * upstream's own definitions for ({@link UPSTREAM_VERSIONS}: the newest patch of each
+   * upstream's own definitions for ({@link ManagerImage.UPSTREAM_VERSIONS}: the newest patch of each
    * supported minor line). Each renders exactly its own CRDs, webhooks, RBAC, flags and
    * feature gates; another release would serve other webhook paths and need other permissions.
    * Before changing it on a running install, read `npx kruise-ha-upgrade-diff <from> <to>`.
