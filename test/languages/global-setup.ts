@@ -31,6 +31,8 @@ export default function globalSetup(): void {
     GOTOOLCHAIN: 'local',
   });
   run('npx', ['tsx', 'tools/package/java.ts']);
+  // For RuntimeImage from another language, installed with npm in the app's folder (python.test.ts).
+  run('npm', ['pack', './packages/runtime', '--pack-destination', '.packages/js']);
   const built = Date.now();
   const expected = mkdtempSync(join(tmpdir(), 'kruise-languages-'));
   for (const file of readdirSync(join(REPO, 'examples')).filter((f) => f.endsWith('.ts'))) {

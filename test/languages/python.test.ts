@@ -3,11 +3,20 @@
  * plus the built wheel; test/languages/python/app.py rewrites every example in Python and must synthesize the same
  * YAML; its pytest suite (a snapshot test, a validation error) runs once.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CACHE, expectTypeScriptOutput, installedVersion, PACKAGES, portableExamples, REPO, run } from './support.js';
+import {
+  CACHE,
+  expectTypeScriptOutput,
+  installedVersion,
+  outputOf,
+  PACKAGES,
+  portableExamples,
+  REPO,
+  run,
+} from './support.js';
 
 const APP = join(REPO, 'test', 'languages', 'python');
 const REQUIREMENTS = [
@@ -47,6 +56,14 @@ beforeAll(() => {
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 const portable = portableExamples();
+const TYPESCRIPT_RUNTIME_IMAGE_APP = `const { App, Chart } = require('cdk8s');
+const { KruiseManager, ManagerImage, RuntimeImage } = require('kruise-ha');
+const app = new App({ outdir: process.argv[2] });
+const chart = new Chart(app, 'kruise-runtime-image');
+const image = new RuntimeImage(chart, 'Image', { repository: 'registry.example.com/platform/kruise-ha-manager' });
+new KruiseManager(chart, 'Kruise', { image: ManagerImage.fromRuntime(image), replicas: 3 });
+app.synth();
+`;
 
 describe('Python', () => {
   it('synthesizes every example byte-identical to the TypeScript example', () => {
@@ -61,6 +78,42 @@ describe('Python', () => {
     expect(result.stderr).toMatch(/Python\/3\.\d+.* app runs kruise-ha from the jsii kernel's private copy/);
     expect(result.stderr).toMatch(/Fix: run npm install kruise-ha-runtime in /);
   }, 120_000);
+
+  it('RuntimeImage works once kruise-ha-runtime is installed in the app folder: as a TypeScript app there renders it', () => {
+    const dir = join(out, 'runtime-image-app');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+    const tarball = (prefix: string) =>
+      join(
+        PACKAGES,
+        'js',
+        readdirSync(join(PACKAGES, 'js')).find((f) => f.startsWith(prefix))!,
+      );
+    run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        tarball('kruise-ha-runtime-'),
+        tarball('kruise-ha@'),
+        `cdk8s@${installedVersion('cdk8s')}`,
+        `constructs@${installedVersion('constructs')}`,
+      ],
+      { cwd: dir },
+    );
+    run(bin('python'), [join(APP, 'app.py'), 'runtime-image', join(dir, 'python.out')], { cwd: dir });
+    // examples/runtime-image.ts as a CommonJS app in the same folder, on the same installed runtime.
+    writeFileSync(join(dir, 'app.js'), TYPESCRIPT_RUNTIME_IMAGE_APP);
+    run('node', ['app.js', join(dir, 'typescript.out')], { cwd: dir });
+    const python = outputOf(join(dir, 'python.out'));
+    expect(python['kruise-runtime-image.k8s.yaml']).toMatch(
+      /image: registry\.example\.com\/platform\/kruise-ha-manager:[0-9a-f]{20}\n/,
+    );
+    expect(python).toEqual(outputOf(join(dir, 'typescript.out')));
+  }, 300_000);
 
   it("passes the app's own pytest suite (snapshot, validation error naming expected_nodes)", () => {
     const result = run(bin('pytest'), ['-q', '-p', 'no:cacheprovider', 'tests'], { cwd: APP });
