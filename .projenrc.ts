@@ -8,6 +8,14 @@ const NODE_VERSION = '24.21.0';
 /** The lowest Node the constructs package is tested on (test/package/app.test.ts runs the stock cdk8s app on it). */
 const CONSTRUCTS_MIN_NODE = '20.19.0';
 const VERSION = '0.0.0';
+/**
+ * Where the project is published from: jsii records it in every language's package (Go's module path is derived from
+ * it). Change it here when the repository moves.
+ */
+const REPOSITORY = 'https://github.com/kruise-ha/kruise-ha';
+/** jsii compiles the constructs' API for Python, Java and Go (docs/languages.md); jsii 5.9 bundles TypeScript 5.9. */
+const JSII_VERSION = '5.9.54';
+const JSII_PACMAK_VERSION = '1.140.0';
 
 // Two npm packages from one source tree (README, "Use it in your cdk8s app"):
 // - kruise-ha (this folder): the constructs, compiled to CommonJS for the stock cdk8s app
@@ -105,15 +113,19 @@ const project = new typescript.TypeScriptProject({
   // not change with the app's line, and an app on another line (the cdk8s template's
   // cdk8s-plus-33) needs nothing. cdk8s and constructs stay peers: one copy for the whole app.
   deps: ['cdk8s-plus-28@^2.5.6'],
-  // RuntimeImage bundles kruise-ha-runtime when it is installed: the same version, as both
-  // sides read the contract (flags, env vars, ports) from their own copy.
-  peerDeps: ['cdk8s@^2.70.0', 'constructs@^10.8.1', `${RUNTIME_PACKAGE}@${VERSION}`],
+  // RuntimeImage bundles kruise-ha-runtime when it is installed (the same version: both sides read the contract
+  // from their own copy). Not a declared peer, even an optional one: jsii takes every peer for a jsii module and
+  // stops on one that is not (docs/languages.md).
+  // The floors are what the Go module requires (jsii writes them into its go.mod; docs/languages.md): cdk8s 2.70.7,
+  // as the Go module proxy serves neither cdk8s-core-go v2.70.0 nor v2.70.2's checksum; constructs 10.4.2, as
+  // cdk8s-plus-28's last Go module (v2.5.6) does not compile against constructs-go 10.5.0 and later (`With`).
+  peerDeps: ['cdk8s@^2.70.7', 'constructs@^10.4.2'],
   // Tested against the lowest cdk8s and constructs the peer ranges allow, pinned by hand
   // because projen would also pin the optional kruise-ha-runtime, which is built here.
   peerDependencyOptions: { pinnedDevDependency: false },
   devDeps: [
-    'cdk8s@2.70.0',
-    'constructs@10.8.1',
+    'cdk8s@2.70.7',
+    'constructs@10.4.2',
     ...RUNTIME_DEPS,
     'yaml@^2.9.1',
     // The examples pass Kubernetes values from the cdk8s template's line, as its users do.
@@ -128,6 +140,8 @@ const project = new typescript.TypeScriptProject({
     'eslint@^10.15.0',
     '@eslint/js@^10.0.0',
     'typescript-eslint@^8.73.0',
+    `jsii@${JSII_VERSION}`,
+    `jsii-pacmak@${JSII_PACMAK_VERSION}`,
     'prettier@^3.10.1',
     'cdk8s-cli@^2.207.60',
     'kubernetes-models@^5.1.0',
@@ -164,9 +178,26 @@ project.package.addField('type', 'module');
 const constructsEntries = entryPoints({ '.': 'index', './contract': 'contract' });
 project.package.addField('exports', constructsEntries.exports);
 project.package.addField('typesVersions', constructsEntries.typesVersions);
-// Only the build: no sources, maps, tests, examples or tooling (test/package/pack.test.ts).
-project.package.addField('files', ['dist/**/*.js', 'dist/**/*.d.ts', 'dist/package.json']);
-project.package.addField('peerDependenciesMeta', { [RUNTIME_PACKAGE]: { optional: true } });
+// Only the build and the jsii assembly (the other languages' kernels load this tarball): no sources, maps, tests,
+// examples or tooling (test/package/pack.test.ts).
+project.package.addField('files', ['dist/**/*.js', 'dist/**/*.d.ts', 'dist/package.json', '.jsii']);
+project.package.addField('author', { name: 'kruise-ha authors', organization: true });
+project.package.addField('repository', { type: 'git', url: `${REPOSITORY}.git` });
+project.package.addField('homepage', REPOSITORY);
+// jsii (tools/package/build.ts) writes the assembly .jsii from lib/index.ts; jsii-pacmak (npm run package) the
+// Python wheel, the Java jar and the Go module from it, into .packages/<language>/ (docs/languages.md).
+project.package.addField('jsii', {
+  outdir: '.packages',
+  tsconfig: 'tsconfig.jsii.json',
+  // The project's tsconfig (NodeNext, ES2023) rather than jsii's generated one; `minimal` refuses only what jsii
+  // cannot work with.
+  validateTsconfig: 'minimal',
+  targets: {
+    python: { distName: 'kruise-ha', module: 'kruise_ha' },
+    java: { package: 'io.github.kruiseha', maven: { groupId: 'io.github.kruise-ha', artifactId: 'kruise-ha' } },
+    go: { moduleName: REPOSITORY.replace('https://', '') + '-go', packageName: 'kruiseha' },
+  },
+});
 
 const runtimeEntries = entryPoints({ '.': 'runtime/index', './image': 'image/index', './main': 'runtime/main' });
 new JsonFile(project, `${RUNTIME_DIR}/package.json`, {
@@ -197,6 +228,10 @@ new JsonFile(project, `${RUNTIME_DIR}/package.json`, {
   },
 });
 project.gitignore.exclude(
+  '.jsii',
+  'tsconfig.tsbuildinfo',
+  'test/languages/java/target/',
+  '__pycache__/',
   '.envtest/',
   '.cluster/',
   '.scratch*/',
@@ -237,6 +272,10 @@ new JsonFile(project, 'jest.config.json', {
       }),
       // Packs both packages and installs them into a stock cdk8s app (test/package).
       jestProject('package', ['<rootDir>/test/package']),
+      // Python, Java and Go apps on the jsii packages, against the TypeScript examples (test/languages).
+      jestProject('languages', ['<rootDir>/test/languages'], {
+        globalSetup: '<rootDir>/test/languages/global-setup.ts',
+      }),
       // One real local cluster (test/cluster: real kubelets, containerd, kube-proxy) for all files.
       jestProject('e2e', ['<rootDir>/test/e2e'], {
         globalSetup: '<rootDir>/test/e2e/global-setup.ts',
@@ -253,6 +292,16 @@ new JsonFile(project, 'tsconfig.constructs.json', {
     extends: './tsconfig.json',
     // tsc writes the declarations; esbuild the CommonJS (import.meta.url has no CommonJS form in tsc).
     compilerOptions: { ...packageBuild, outDir: 'dist', emitDeclarationOnly: true },
+    files: ['lib/index.ts', 'lib/contract.ts'],
+    include: [],
+  },
+});
+// jsii's program: the public API (lib/index.ts) and the contract. Its JavaScript output is replaced by the
+// CommonJS build above (tools/package/build.ts); jsii contributes the assembly and checks the API.
+new JsonFile(project, 'tsconfig.jsii.json', {
+  obj: {
+    extends: './tsconfig.json',
+    compilerOptions: { ...packageBuild, outDir: 'dist', module: 'node16', moduleResolution: 'node16' },
     files: ['lib/index.ts', 'lib/contract.ts'],
     include: [],
   },
@@ -356,10 +405,13 @@ project.addTask('prepack', { description: 'Build the kruise-ha package before np
 project
   .addTask('preprepare', { description: 'Build the kruise-ha package when npm installs a checkout (a git dependency)' })
   .spawn(compileConstructs);
-project.packageTask.reset('mkdir -p .packages');
-project.packageTask.exec(
-  `npm pack --pack-destination .packages && npm pack ./${RUNTIME_DIR} --pack-destination .packages`,
-);
+// Every language's package into .packages/: js/ (both npm tarballs), python/ (wheel and sdist), java/ (the Maven
+// repository layout with the jar), go/ (the module). jsii-pacmak packs kruise-ha with `npm pack` (prepack builds it).
+project.packageTask.reset('rm -rf .packages && mkdir -p .packages');
+project.packageTask.exec('jsii-pacmak --targets js python go --no-npmignore');
+// Java apart: Maven needs cdk8s-plus-28, which the Maven repository reachable here lacks (tools/package/java.ts).
+project.packageTask.exec('tsx tools/package/java.ts');
+project.packageTask.exec(`npm pack ./${RUNTIME_DIR} --pack-destination .packages/js`);
 project.tasks.tryFind('watch')!.reset('tsc -p tsconfig.dev.json --watch');
 project.addTask('typecheck', { exec: 'tsc -p tsconfig.dev.json' });
 const lint = project.addTask('lint', { exec: 'eslint --max-warnings 0 lib test examples bench tools .projenrc.ts' });
@@ -443,6 +495,11 @@ linters.spawn(ensureLinters);
 linters.spawn(ensurePromtool);
 linters.exec(`${jestCmd} --selectProjects linters`, { receiveArgs: true });
 project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
+project.addTask('test:languages', {
+  description: 'Build the Python, Go and Java packages and run every example in each language against TypeScript',
+  exec: `${jestCmd} --selectProjects languages --runInBand`,
+  receiveArgs: true,
+});
 project.addTask('test:package', {
   description: 'Pack both packages, install them into a stock cdk8s app and run it on every supported Node',
   exec: `${jestCmd} --selectProjects package --runInBand`,

@@ -1,43 +1,75 @@
 /**
  * kruise-ha: CDK8s constructs for a highly available OpenKruise control plane.
- * The shared contract is `kruise-ha/contract`; the runtime is the separate package `kruise-ha-runtime`.
+ *
+ * The curated public API, the same in TypeScript, Python, Java and Go (jsii, docs/languages.md): what a user
+ * constructs and configures (KruiseManager and its props' union-like classes, RuntimeImage, SidecarSet,
+ * WorkloadSpread, the alert and dashboard constructs) and what they read back (the constructs KruiseManager
+ * composes, which only it creates). Internals (argument rendering, resolved props, upstream's release tables) stay
+ * in their modules. The shared contract is `kruise-ha/contract`; the runtime is the separate package
+ * `kruise-ha-runtime`.
  */
-export * from './constructs/alerts.js';
-export * from './constructs/certificates.js';
-export * from './constructs/dashboard.js';
-export * from './constructs/crds.js';
+export { ManagerAlerts } from './constructs/alerts.js';
+export type { AlertOptions, AlertRule, ManagerAlertsProps } from './constructs/alerts.js';
+export { CertificateResources, WebhookCertificates } from './constructs/certificates.js';
+export type { CertManagerOptions, IssuerRef } from './constructs/certificates.js';
+export { CrdSource, KruiseCrds } from './constructs/crds.js';
+export type { CrdManifest } from './constructs/crds.js';
 export { KruiseDaemon } from './constructs/daemon.js';
-export type { DaemonCredentialProvider, DaemonOptions, KruiseDaemonProps } from './constructs/daemon.js';
-export * from './constructs/disruption-budget.js';
-export * from './constructs/image.js';
-export * from './constructs/kruise-manager.js';
-export * from './constructs/lease-timing.js';
+export type { DaemonCredentialProvider, DaemonOptions } from './constructs/daemon.js';
+export { ManagerDashboard } from './constructs/dashboard.js';
+export type { DashboardOptions, ManagerDashboardProps } from './constructs/dashboard.js';
+export { DisruptionBudget, ManagerDisruptionBudget } from './constructs/disruption-budget.js';
+export { ManagerFlavor, ManagerImage } from './constructs/image.js';
+export type { IRuntimeImageSource, UpstreamImageOptions } from './constructs/image.js';
+export { KruiseManager } from './constructs/kruise-manager.js';
+export type { KruiseManagerProps, WebhookOptions } from './constructs/kruise-manager.js';
+export { LeaseTiming } from './constructs/lease-timing.js';
 export { LogFormat, LogLevel } from './constructs/logging.js';
 export { ManagerRole, ManagerWorkload } from './constructs/manager-workload.js';
-export type { ManagerWorkloadPodOptions, ManagerWorkloadProps, ResolvedPorts } from './constructs/manager-workload.js';
-export * from './constructs/monitoring.js';
+export { ManagerMonitoring } from './constructs/monitoring.js';
+export type { MonitoringOptions } from './constructs/monitoring.js';
 export type { LeaderElectionOptions, ManagerPodOptions, ManagerPorts } from './constructs/options.js';
 export { ManagerRbac } from './constructs/rbac.js';
-export type { AggregatedResource, ManagerRbacProps } from './constructs/rbac.js';
-export * from './constructs/runtime-crds.js';
-export * from './constructs/runtime-image.js';
-export * from './constructs/scheduling.js';
-export * from './constructs/sidecarset.js';
-export * from './constructs/uninstall-guard.js';
-export * from './constructs/webhooks.js';
-export * from './constructs/workloadspread.js';
+export { RuntimeImage } from './constructs/runtime-image.js';
+export type { RuntimeImageProps } from './constructs/runtime-image.js';
+export { ManagerTopology, Rollout, ZoneSpread } from './constructs/scheduling.js';
+export type {
+  ControllerPorts,
+  CustomRolloutOptions,
+  RequiredZoneSpreadOptions,
+  SplitTopologyOptions,
+  ZoneSpreadOptions,
+} from './constructs/scheduling.js';
+export {
+  InjectRevision,
+  InjectRevisionPolicy,
+  IntOrPercent,
+  PatchPolicy,
+  PodInjectPolicy,
+  ShareVolumePolicy,
+  SidecarSet,
+  SidecarSetUpdateStrategy,
+  SourceContainerName,
+  UpdatePriority,
+} from './constructs/sidecarset.js';
+export type {
+  PatchPodMetadata,
+  RollingUpdateOptions,
+  ScatterTerm,
+  SidecarContainerProps,
+  SidecarSetInjectionStrategy,
+  SidecarSetProps,
+  TransferEnvVar,
+  WeightedPriorityTerm,
+} from './constructs/sidecarset.js';
+export { UninstallGuard, UninstallProtection } from './constructs/uninstall-guard.js';
+export { FailurePolicy, WebhookConfigurations, WebhookGroup } from './constructs/webhooks.js';
+export type { WebhookGroupOptions } from './constructs/webhooks.js';
+export { WorkloadSpread, WorkloadSpreadScheduleStrategy, WorkloadSpreadTarget } from './constructs/workloadspread.js';
+export type {
+  AdaptiveScheduleOptions,
+  WorkloadSpreadProps,
+  WorkloadSpreadSubset,
+} from './constructs/workloadspread.js';
 export { CustomResourceAccess } from './constructs/upstream/permissions.js';
 export type { GroupResource } from './constructs/upstream/permissions.js';
-export type { UpstreamProfile } from './constructs/upstream/profile.js';
-export type {
-  Condition,
-  PolicyRule,
-  UpstreamController,
-  UpstreamCrd,
-  UpstreamFeatureGate,
-  UpstreamRelease,
-  UpstreamWebhook,
-  WebhookRule,
-} from './constructs/upstream/release.js';
-export { resolveLeaderElection, renderManagerArgs } from './constructs/manager-args.js';
-export type { ResolvedLeaderElection, ManagerArgsInput } from './constructs/manager-args.js';

@@ -73,7 +73,7 @@ export class WebhookCertificates {
 
   private constructor(
     /** True when something other than the manager issues the certificate. */
-    public readonly external: boolean,
+    public readonly isExternal: boolean,
     private readonly options: CertManagerOptions,
     /** True when cert-manager is that something (this library renders its objects). */
     private readonly certManagerIssues = false,
@@ -88,7 +88,7 @@ export class WebhookCertificates {
     scope: Construct,
     ns: string,
   ): { apiObjects: ApiObject[]; webhookAnnotations: { [key: string]: string } } {
-    if (!this.external) {
+    if (!this.isExternal) {
       return {
         apiObjects: [
           new ApiObject(scope, 'Secret', {
@@ -162,7 +162,15 @@ export class CertificateResources extends Construct {
   /** Annotations the webhook configurations need (cert-manager's CA injection). */
   public readonly webhookAnnotations: { [key: string]: string };
 
-  constructor(scope: Construct, id: string, props: CertificateResourcesProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: CertificateResourcesProps): CertificateResources {
+    return new CertificateResources(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: CertificateResourcesProps) {
     super(scope, id);
     ({ apiObjects: this.apiObjects, webhookAnnotations: this.webhookAnnotations } = props.certificates._render(
       this,

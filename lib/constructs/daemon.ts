@@ -183,7 +183,15 @@ export class KruiseDaemon extends Construct {
   /** Every object rendered, for ordering. */
   public readonly apiObjects: ApiObject[];
 
-  constructor(scope: Construct, id: string, props: KruiseDaemonProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: KruiseDaemonProps): KruiseDaemon {
+    return new KruiseDaemon(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: KruiseDaemonProps) {
     super(scope, id);
     checkDaemonOptions(props, '');
     const port = props.port ?? 10221;

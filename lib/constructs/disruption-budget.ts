@@ -80,7 +80,15 @@ export interface ManagerDisruptionBudgetProps {
 export class ManagerDisruptionBudget extends Construct {
   public readonly pdb: k8s.KubePodDisruptionBudget;
 
-  constructor(scope: Construct, id: string, props: ManagerDisruptionBudgetProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: ManagerDisruptionBudgetProps): ManagerDisruptionBudget {
+    return new ManagerDisruptionBudget(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: ManagerDisruptionBudgetProps) {
     super(scope, id);
     const budget = props.budget ?? DisruptionBudget.maxUnavailable(1);
     budget.checkDrainable(props.replicas);

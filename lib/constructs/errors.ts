@@ -5,7 +5,29 @@ import { describeProblem, dnsLabelProblems, dnsSubdomainProblems, Problem, selec
  * never has to open the source. Worded like the contract's problems (one format for both rooms).
  */
 export function propError(prop: string, value: unknown, problem: string, fix: string): Error {
-  return new Error(describeProblem({ field: prop, value, message: problem, fix }));
+  return new Error(describeProblem({ field: propAsWritten(prop), value, message: problem, fix }));
+}
+
+/**
+ * A prop path (`webhooks.pods.failurePolicy`, `labels["app.kubernetes.io/name"]`) as the user's language spells it.
+ * Python, Java and Go apps run these constructs in a jsii kernel, whose host names itself in JSII_AGENT
+ * (`Python/3.11.7`, `Java/17.0.15`, Go's `go1.26.8/linux/amd64`): Python writes props in snake_case
+ * (`expected_nodes`), Go in PascalCase (`ExpectedNodes`), Java and TypeScript as declared. Quoted keys are values,
+ * never renamed.
+ */
+export function propAsWritten(prop: string, agent: string = process.env.JSII_AGENT ?? ''): string {
+  const language = /^go\d/.test(agent) ? 'Go' : agent.split('/')[0];
+  const rename =
+    language === 'Python'
+      ? (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+      : language === 'Go'
+        ? (name: string) => name[0].toUpperCase() + name.slice(1)
+        : undefined;
+  if (!rename) return prop;
+  return prop
+    .split('"')
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/[A-Za-z_][A-Za-z0-9_]*/g, rename)))
+    .join('"');
 }
 
 /**

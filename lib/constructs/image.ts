@@ -11,7 +11,7 @@ export const UPSTREAM_VERSIONS: readonly string[] = UPSTREAM_RELEASES;
 export interface UpstreamImageOptions {
   /**
    * Release tag of `openkruise/kruise-manager`: one of the releases this library has
-   * upstream's own definitions for ({@link UPSTREAM_VERSIONS}: the newest patch of each
+   * upstream's own definitions for ({@link ManagerImage.UPSTREAM_VERSIONS}: the newest patch of each
    * supported minor line). Each renders exactly its own CRDs, webhooks, RBAC, flags and
    * feature gates; another release would serve other webhook paths and need other permissions.
    * Before changing it on a running install, read `npx kruise-ha-upgrade-diff <from> <to>`.
@@ -59,6 +59,11 @@ export interface IRuntimeImageSource {
 
 /** The image the manager (and, for upstream, the daemon) runs. */
 export class ManagerImage {
+  /** The upstream release `upstream()` renders when no version is given: the newest stable one with data here. */
+  public static readonly UPSTREAM_VERSION: string = UPSTREAM_VERSION;
+  /** Every upstream release `upstream({ version })` renders, oldest first. */
+  public static readonly UPSTREAM_VERSIONS: string[] = [...UPSTREAM_VERSIONS];
+
   /** `openkruise/kruise-manager:<version>`, optionally from a mirror registry. */
   public static upstream(options: UpstreamImageOptions = {}): ManagerImage {
     const version = options.version ?? UPSTREAM_VERSION;
@@ -144,7 +149,7 @@ export class ManagerImage {
    * knows the difference between the images.
    * @internal
    */
-  public _flavour(): ManagerFlavourProfile {
+  public _flavorProfile(): ManagerFlavourProfile {
     return this.upstreamVersion !== undefined ? upstreamFlavour(this.upstreamVersion) : RUNTIME_FLAVOUR;
   }
 }

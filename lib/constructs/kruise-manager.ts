@@ -174,6 +174,8 @@ export class KruiseManager extends Construct {
   /**
    * Upstream image only: what the binary will run, resolved from upstream's own definitions
    * (gates, served webhooks, started controllers, permissions).
+   * TypeScript only: upstream's release tables have no form in the other languages.
+   * @jsii ignore
    */
   public readonly upstreamProfile?: UpstreamProfile;
   private readonly waves = new Map<ApiObject, Wave>();
@@ -184,20 +186,20 @@ export class KruiseManager extends Construct {
     const ns = (this.namespace = props.namespace ?? Names.namespace);
     checkDnsLabel('namespace', ns);
     const image = (this.image = props.image ?? ManagerImage.upstream());
-    const flavourProfile = image._flavour();
+    const flavourProfile = image._flavorProfile();
     const topology = props.topology ?? ManagerTopology.colocated();
     const certificates = props.certificates ?? WebhookCertificates.selfManaged();
-    const selfManagedCertificates = !certificates.external;
+    const selfManagedCertificates = !certificates.isExternal;
     const replicas = props.replicas ?? 2;
     const rollout = props.rollout ?? Rollout.fullSurge();
     const zoneSpread = props.zoneSpread ?? ZoneSpread.preferred();
     const flavourInput = {
       namespace: ns,
       featureGates: props.featureGates,
-      externalCertificates: certificates.external,
+      externalCertificates: certificates.isExternal,
       customResourceAccess: props.customResourceAccess,
       uninstallProtection: props.uninstallProtection,
-      split: topology.split,
+      split: topology.isSplit,
       daemon: props.daemon,
       daemonOptions: props.daemonOptions !== undefined,
       kubeCacheMutationDetector: props.kubeCacheMutationDetector,
@@ -206,7 +208,7 @@ export class KruiseManager extends Construct {
     flavourProfile._check(flavourInput);
     const hostNetwork = props.hostNetwork ?? true;
     const ports = resolvePorts(props);
-    const controllerPorts = topology.split
+    const controllerPorts = topology.isSplit
       ? resolveControllerPorts(ports, { controllerPorts: topology.controllerPorts, pprof: props.pprof, hostNetwork })
       : undefined;
     if (props.expectedNodes !== undefined)
@@ -231,7 +233,7 @@ export class KruiseManager extends Construct {
     }
     this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(flavour.crds));
     this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
-    this.rbac = new ManagerRbac(this, 'Rbac', {
+    this.rbac = ManagerRbac._create(this, 'Rbac', {
       namespace: ns,
       leaseNamespace: leaderElection.namespace,
       selfManagedCertificates,
@@ -242,15 +244,15 @@ export class KruiseManager extends Construct {
       aggregated: flavour.aggregated,
       serviceAccountAnnotations: props.serviceAccountAnnotations,
     });
-    this.certificates = new CertificateResources(this, 'Certificates', { namespace: ns, certificates });
+    this.certificates = CertificateResources._create(this, 'Certificates', { namespace: ns, certificates });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
 
-    const roles = topology.split ? [ManagerRole.WEBHOOK, ManagerRole.CONTROLLERS] : [ManagerRole.ALL];
+    const roles = topology.isSplit ? [ManagerRole.WEBHOOK, ManagerRole.CONTROLLERS] : [ManagerRole.ALL];
     for (const role of roles) {
       const count =
         role === ManagerRole.CONTROLLERS ? (topology.controllerReplicas ?? 2) : (topology.webhookReplicas ?? replicas);
       const name = role === ManagerRole.ALL ? 'kruise-controller-manager' : `kruise-${role}`;
-      const workload = new ManagerWorkload(this, `Manager-${role}`, {
+      const workload = ManagerWorkload._create(this, `Manager-${role}`, {
         namespace: ns,
         name,
         role,
@@ -267,7 +269,7 @@ export class KruiseManager extends Construct {
         kubeCacheMutationDetector: props.kubeCacheMutationDetector,
       });
       this.workloads.push(workload);
-      const pdb = new ManagerDisruptionBudget(this, `Pdb-${role}`, {
+      const pdb = ManagerDisruptionBudget._create(this, `Pdb-${role}`, {
         name,
         namespace: ns,
         selectorLabels: workload.selectorLabels,
@@ -284,7 +286,7 @@ export class KruiseManager extends Construct {
     });
     for (const [key, value] of Object.entries(this.workloads[0].selectorLabels))
       this.webhookService.selectLabel(key, value);
-    this.monitoring = new ManagerMonitoring(this, 'Monitoring', {
+    this.monitoring = ManagerMonitoring._create(this, 'Monitoring', {
       ...props.monitoring,
       name: 'kruise-manager-metrics',
       namespace: ns,
@@ -297,7 +299,7 @@ export class KruiseManager extends Construct {
     });
     this.wave(Wave.WORKLOAD, ApiObject.of(this.webhookService), ...this.monitoring.apiObjects);
     if (flavour.daemon) {
-      this.daemon = new KruiseDaemon(this, 'Daemon', {
+      this.daemon = KruiseDaemon._create(this, 'Daemon', {
         namespace: ns,
         image,
         featureGates: flavour.featureGates,
@@ -314,14 +316,11 @@ export class KruiseManager extends Construct {
       this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
     }
     if (props.networkPolicy) {
-      this.networkPolicy = this.renderNetworkPolicy(
-        ns,
-        this.workloads.map((w) => w.ports),
-      );
+      this.networkPolicy = this.renderNetworkPolicy(ns, controllerPorts ? [ports, controllerPorts] : [ports]);
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
     // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
-    this.uninstallGuard = flavour.uninstallProtection.renderGuard(this, 'UninstallGuard', {
+    this.uninstallGuard = flavour.uninstallProtection._renderGuard(this, 'UninstallGuard', {
       namespace: ns,
       image,
       imagePullSecrets: props.imagePullSecrets,
@@ -329,7 +328,7 @@ export class KruiseManager extends Construct {
     if (this.uninstallGuard) this.wave(Wave.ACCESS, ...this.uninstallGuard.accessObjects);
     // Last: the webhook configurations block matching writes until a replica answers.
     const caAnnotations = webhookAnnotations(props.webhooks?.annotations, this.certificates.webhookAnnotations);
-    this.webhooks = new WebhookConfigurations(this, 'Webhooks', {
+    this.webhooks = WebhookConfigurations._create(this, 'Webhooks', {
       ...props.webhooks,
       namespace: ns,
       definitions: flavour.webhooks,
@@ -398,7 +397,7 @@ export class KruiseManager extends Construct {
     rollout: Rollout,
   ): void {
     checkPositiveInt('expectedNodes', nodes);
-    const counts = topology.split
+    const counts = topology.isSplit
       ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2]
       : [replicas];
     const needed = Math.max(...counts.map((n) => n + rollout.surgePods(n)));

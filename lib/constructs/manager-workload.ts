@@ -4,7 +4,7 @@ import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Po
 import { kplus } from './api.js';
 import type { ManagerImage } from './image.js';
 import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
-import { IMAGE_PULL_POLICY, KUBE_CACHE_MUTATION_DETECTOR, ManagerPodOptions } from './options.js';
+import { IMAGE_PULL_POLICY, KUBE_CACHE_MUTATION_DETECTOR, ManagerPodOptions, ManagerPorts } from './options.js';
 import { ControllerPorts, Rollout, ZoneSpread } from './scheduling.js';
 
 /** What one manager Deployment runs. */
@@ -132,12 +132,20 @@ export class ManagerWorkload extends Construct {
   public readonly apiObject: ApiObject;
   /** Labels selecting this Deployment's pods. */
   public readonly selectorLabels: { [key: string]: string };
-  /** Resolved ports. */
-  public readonly ports: ResolvedPorts;
+  /** The ports its pods listen on, every default filled (`pprof` only when pprof is on). */
+  public readonly ports: ManagerPorts;
 
-  constructor(scope: Construct, id: string, props: ManagerWorkloadProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: ManagerWorkloadProps): ManagerWorkload {
+    return new ManagerWorkload(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: ManagerWorkloadProps) {
     super(scope, id);
-    const flavour = props.image._flavour();
+    const flavour = props.image._flavorProfile();
     const pod = props.pod ?? {};
     const hostNetwork = pod.hostNetwork ?? true;
     const ports = (this.ports = props.ports);

@@ -66,7 +66,15 @@ export class ManagerMonitoring extends Construct {
   public readonly dashboard?: ManagerDashboard;
   public readonly alerts?: ManagerAlerts;
 
-  constructor(scope: Construct, id: string, props: ManagerMonitoringProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: ManagerMonitoringProps): ManagerMonitoring {
+    return new ManagerMonitoring(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: ManagerMonitoringProps) {
     super(scope, id);
     this.service = new kplus.Service(this, 'Service', {
       metadata: {

@@ -64,7 +64,15 @@ export class ManagerRbac extends Construct {
   /** Every RBAC object, for ordering and sync waves. */
   public readonly apiObjects: ApiObject[] = [];
 
-  constructor(scope: Construct, id: string, props: ManagerRbacProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: ManagerRbacProps): ManagerRbac {
+    return new ManagerRbac(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: ManagerRbacProps) {
     super(scope, id);
     const ns = props.namespace;
     this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', {

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseReference } from '../image/reference.js';
 import { propError } from './errors.js';
@@ -10,21 +10,36 @@ import { propError } from './errors.js';
 /** The runtime package RuntimeImage bundles by default (an optional peer dependency of kruise-ha). */
 const RUNTIME_PACKAGE = 'kruise-ha-runtime';
 
-/** The runtime: its TypeScript source in a checkout of this repository, else the installed kruise-ha-runtime. */
+/**
+ * The runtime: its TypeScript source in a checkout of this repository, else kruise-ha-runtime installed beside
+ * kruise-ha, else in the folder the app runs from. The last is the only place a Python, Java or Go app can put it:
+ * their jsii kernel (named in JSII_AGENT) runs kruise-ha from a private copy, beside which nothing is installed.
+ */
 export function defaultEntrypoint(): string {
   const source = fileURLToPath(new URL('../runtime/main.ts', import.meta.url));
   if (existsSync(source)) return source;
-  try {
-    return createRequire(import.meta.url).resolve(`${RUNTIME_PACKAGE}/main`);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+  for (const from of [import.meta.url, join(process.cwd(), 'package.json')]) {
+    try {
+      return createRequire(from).resolve(`${RUNTIME_PACKAGE}/main`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+    }
+  }
+  const agent = process.env.JSII_AGENT;
+  if (agent) {
     throw propError(
       'entrypoint',
       undefined,
-      `has no default: ${RUNTIME_PACKAGE} is not installed (kruise-ha does not depend on it, so synthesizing without RuntimeImage downloads no runtime dependencies)`,
-      `npm install ${RUNTIME_PACKAGE}, or pass entrypoint: "<path to your main module>"`,
+      `has no default: ${RUNTIME_PACKAGE} (the TypeScript runtime RuntimeImage bundles with Node) is not installed in the folder this app runs from (${process.cwd()}); a ${agent} app runs kruise-ha from the jsii kernel's private copy, so only that folder is searched`,
+      `run npm install ${RUNTIME_PACKAGE} in ${process.cwd()} (the same version as kruise-ha), or pass entrypoint: the path of its dist/runtime/main.js; or build the image from a TypeScript app (docs/languages.md)`,
     );
   }
+  throw propError(
+    'entrypoint',
+    undefined,
+    `has no default: ${RUNTIME_PACKAGE} is not installed (kruise-ha does not depend on it, so synthesizing without RuntimeImage downloads no runtime dependencies)`,
+    `npm install ${RUNTIME_PACKAGE}, or pass entrypoint: "<path to your main module>"`,
+  );
 }
 
 export function checkEntrypoint(entrypoint: string): string {

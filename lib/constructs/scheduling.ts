@@ -213,7 +213,7 @@ export class ManagerTopology {
 
   private constructor(
     /** True when webhook and controllers run in separate Deployments. */
-    public readonly split: boolean,
+    public readonly isSplit: boolean,
     /** Webhook replicas in split mode. */
     public readonly webhookReplicas?: number,
     /** Controller replicas in split mode. */

@@ -83,13 +83,16 @@ export class UninstallProtection {
     return this.protectsCrds ? { ResourcesDeletionProtection: true, DeletionProtectionForCRDCascadingGate: true } : {};
   }
 
-  /** The guard Job for hook-running tools, else nothing. */
-  public renderGuard(
+  /**
+   * The guard Job for hook-running tools, else nothing.
+   * @internal
+   */
+  public _renderGuard(
     scope: Construct,
     id: string,
     props: Omit<UninstallGuardProps, 'protection'>,
   ): UninstallGuard | undefined {
-    return this.hookAnnotations ? new UninstallGuard(scope, id, { ...props, protection: this }) : undefined;
+    return this.hookAnnotations ? UninstallGuard._create(scope, id, { ...props, protection: this }) : undefined;
   }
 }
 
@@ -121,7 +124,15 @@ export class UninstallGuard extends Construct {
   /** Every object rendered, the Job last. */
   public readonly apiObjects: ApiObject[];
 
-  constructor(scope: Construct, id: string, props: UninstallGuardProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: UninstallGuardProps): UninstallGuard {
+    return new UninstallGuard(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: UninstallGuardProps) {
     super(scope, id);
     const protection = props.protection ?? UninstallProtection.argoCdPreDelete();
     if (!protection.hookAnnotations) {

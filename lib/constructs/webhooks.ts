@@ -132,7 +132,15 @@ export class WebhookConfigurations extends Construct {
   /** Namespaces the pod webhooks skip. */
   public readonly podExcludedNamespaces: string[];
 
-  constructor(scope: Construct, id: string, props: WebhookConfigurationsProps) {
+  /**
+   * Created by KruiseManager only, from resolved values: read it back from there.
+   * @internal
+   */
+  public static _create(scope: Construct, id: string, props: WebhookConfigurationsProps): WebhookConfigurations {
+    return new WebhookConfigurations(scope, id, props);
+  }
+
+  private constructor(scope: Construct, id: string, props: WebhookConfigurationsProps) {
     super(scope, id);
     this.podExcludedNamespaces = resolveExcluded(props);
     const groups = Object.values(WebhookGroup).map((group) => [group, resolveGroup(group, props[group])] as const);

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { KruiseManager, type AlertRule } from '../../lib/index.js';
+import type { AlertRule } from '../../lib/constructs/alerts.js';
+import { KruiseManager } from '../../lib/index.js';
 
 const run = promisify(execFile);
 const ENSURE = fileURLToPath(new URL('../setup/ensure-promtool.sh', import.meta.url));

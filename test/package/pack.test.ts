@@ -40,10 +40,12 @@ function unexpected(pkg: PackedPackage, allowed: RegExp): string[] {
 }
 
 describe('kruise-ha (constructs)', () => {
-  it('holds the CommonJS build and its declarations, nothing else', () => {
+  it('holds the CommonJS build, its declarations and the jsii assembly, nothing else', () => {
     expect(
-      unexpected(constructs, /^(package\.json|README\.md|LICENSE|dist\/package\.json|dist\/.+\.(js|d\.ts))$/),
+      unexpected(constructs, /^(package\.json|README\.md|LICENSE|\.jsii|dist\/package\.json|dist\/.+\.(js|d\.ts))$/),
     ).toEqual([]);
+    // The Python, Java and Go packages' kernels load this tarball and read the API from .jsii (docs/languages.md).
+    expect(constructs.files).toContain('.jsii');
     expect(JSON.parse(readFileSync(join(REPO, 'dist', 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
     expect(constructs.files).toEqual(
       expect.arrayContaining([
@@ -70,14 +72,13 @@ describe('kruise-ha (constructs)', () => {
     expect(Object.keys(constructs.manifest.exports ?? {})).toEqual(['.', './contract', './package.json']);
   });
 
-  it('depends only on what synthesis needs; the runtime is an optional peer of the same version', () => {
+  it('depends only on what synthesis needs; the runtime is no declared peer (jsii refuses a non-jsii peer)', () => {
     expect(constructs.manifest.dependencies).toEqual({ 'cdk8s-plus-28': expect.any(String) });
     expect(constructs.manifest.peerDependencies).toEqual({
       cdk8s: expect.any(String),
       constructs: expect.any(String),
-      'kruise-ha-runtime': runtime.version,
     });
-    expect(constructs.manifest.peerDependenciesMeta).toEqual({ 'kruise-ha-runtime': { optional: true } });
+    expect(constructs.manifest.peerDependenciesMeta).toBeUndefined();
     expect(constructs.manifest.engines).toEqual({ node: '>= 20.19.0' });
   });
 });

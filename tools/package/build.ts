@@ -1,7 +1,9 @@
 /**
  * Builds the two npm packages from lib/ (README, "Use it in your cdk8s app"):
  *
- * - `constructs`: kruise-ha (the repository root) into dist/. tsc writes the declarations
+ * - `constructs`: kruise-ha (the repository root) into dist/. jsii first checks the public API (lib/index.ts) and
+ *   writes its assembly, `.jsii`, which the Python, Java and Go packages are generated from (docs/languages.md); then
+ *   tsc writes the declarations
  *   (tsconfig.constructs.json); esbuild compiles every source file of that program to
  *   CommonJS, so the stock cdk8s app (CommonJS, ts-node, Jest 29) loads it with `require` on
  *   every supported Node, and ESM apps import it too. dist/package.json marks dist/ CommonJS.
@@ -11,6 +13,7 @@
  * Each build empties its output folder first, so a package never ships a stale file.
  * Usage: tsx tools/package/build.ts constructs|runtime
  */
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,8 +66,35 @@ function constructsMinNode(): string {
   return version;
 }
 
+/**
+ * jsii's API check and assembly (.jsii) from tsconfig.jsii.json. Its JavaScript (ESM, into dist/) is replaced below.
+ * Silenced: reserved words (pacmak escapes them, e.g. Python's `for_`), and cdk8s-plus-28 being a dependency rather
+ * than a peer (deliberate: README, "Your cdk8s-plus line"), which jsii would otherwise rewrite package.json for.
+ */
+function jsiiAssembly(): void {
+  rmSync(join(ROOT, '.jsii'), { force: true });
+  const jsii = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'jsii', 'bin', 'jsii'),
+      '--no-fix-peer-dependencies',
+      '--fail-on-warnings',
+      '--silence-warnings',
+      'reserved-word',
+      '--silence-warnings',
+      'metadata/missing-peer-dependency',
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  if (jsii.status !== 0)
+    throw new BuildError(
+      `jsii: the public API (lib/index.ts) has no form in the other languages:\n${jsii.stdout}${jsii.stderr}\nFix: see docs/languages.md, "What jsii refuses"`,
+    );
+}
+
 function buildConstructs(): void {
   const out = join(ROOT, 'dist');
+  jsiiAssembly();
   rmSync(out, { recursive: true, force: true });
   const program = compile('tsconfig.constructs.json');
   const target = `node${constructsMinNode()}`;
@@ -96,7 +126,7 @@ function buildConstructs(): void {
   }
   writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
   process.stderr.write(
-    `kruise-ha: ${count} modules (CommonJS, ${target}) and their declarations in ${relative(ROOT, out)}/\n`,
+    `kruise-ha: ${count} modules (CommonJS, ${target}) and their declarations in ${relative(ROOT, out)}/, the jsii assembly in .jsii\n`,
   );
 }
 

@@ -21,7 +21,8 @@ import {
 import { Chart, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { DefaultHaChart } from '../../../examples/default-ha.js';
-import { KruiseManager, ManagerImage, UPSTREAM_VERSION } from '../../../lib/index.js';
+import { UPSTREAM_VERSION } from '../../../lib/constructs/image.js';
+import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { freePort, killOnExit, tail } from '../../envtest/process.js';
 import { envtest, kubeconfigForUser } from '../../envtest/state.js';
 import { serviceAccountUser } from './audit.js';

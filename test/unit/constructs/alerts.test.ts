@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
-import { KruiseManager, managerAlertRules } from '../../../lib/index.js';
+import { managerAlertRules } from '../../../lib/constructs/alerts.js';
+import { KruiseManager } from '../../../lib/index.js';
 
 const base = {
   namespace: 'ns',

@@ -4,7 +4,7 @@ import { CertificateResources, WebhookCertificates } from '../../../lib/index.js
 
 function synth(certificates: WebhookCertificates) {
   const chart = new Chart(Testing.app(), 'test');
-  const resources = new CertificateResources(chart, 'c', { namespace: 'ns1', certificates });
+  const resources = CertificateResources._create(chart, 'c', { namespace: 'ns1', certificates });
   return { objects: Testing.synth(chart), resources };
 }
 

@@ -1,11 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import { KruiseDaemon, KruiseDaemonProps, ManagerImage } from '../../../lib/index.js';
+import type { KruiseDaemonProps } from '../../../lib/constructs/daemon.js';
+import { KruiseDaemon, ManagerImage } from '../../../lib/index.js';
 import { find, Manifest } from './synth.js';
 
 function synth(props: Partial<KruiseDaemonProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
-  new KruiseDaemon(chart, 'd', {
+  KruiseDaemon._create(chart, 'd', {
     namespace: 'kruise-system',
     image: ManagerImage.upstream(),
     featureGates: { ImagePullJobGate: true },

@@ -4,7 +4,7 @@ import { DisruptionBudget, ManagerDisruptionBudget } from '../../../lib/index.js
 
 function synth(replicas: number, budget?: DisruptionBudget) {
   const chart = new Chart(Testing.app(), 'test');
-  new ManagerDisruptionBudget(chart, 'p', {
+  ManagerDisruptionBudget._create(chart, 'p', {
     name: 'mgr',
     namespace: 'ns',
     selectorLabels: { app: 'm' },

@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration } from 'cdk8s';
-import { checkDnsLabel, checkDnsSubdomain, propError, wholeSeconds } from '../../../lib/constructs/errors.js';
+import {
+  checkDnsLabel,
+  checkDnsSubdomain,
+  propAsWritten,
+  propError,
+  wholeSeconds,
+} from '../../../lib/constructs/errors.js';
 
 describe('errors', () => {
   it('names the prop, the value and the fix', () => {
@@ -19,6 +25,18 @@ describe('errors', () => {
     expect(wholeSeconds('d', Duration.minutes(2))).toBe(120);
     expect(() => wholeSeconds('d', Duration.millis(200))).toThrow(
       /d: must be a whole number of seconds >= 1 \(got "200ms"\)/,
+    );
+  });
+
+  it("spells the prop as the app's language does (JSII_AGENT names a jsii host)", () => {
+    const path = 'webhooks.pods.failurePolicy';
+    expect(propAsWritten(path, '')).toBe(path);
+    expect(propAsWritten(path, 'Java/17.0.15')).toBe(path);
+    expect(propAsWritten(path, 'Python/3.11.7')).toBe('webhooks.pods.failure_policy');
+    expect(propAsWritten(path, 'go1.26.8/linux/amd64')).toBe('Webhooks.Pods.FailurePolicy');
+    // Quoted keys are the user's values, never renamed.
+    expect(propAsWritten('podLabels["app.kubernetes.io/partOf"]', 'Python/3.11.7')).toBe(
+      'pod_labels["app.kubernetes.io/partOf"]',
     );
   });
 });

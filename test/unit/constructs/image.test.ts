@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { ManagerFlavor, ManagerImage, UPSTREAM_VERSION, UPSTREAM_VERSIONS } from '../../../lib/index.js';
+import { UPSTREAM_VERSION, UPSTREAM_VERSIONS } from '../../../lib/constructs/image.js';
+import { ManagerFlavor, ManagerImage } from '../../../lib/index.js';
 
 describe('ManagerImage', () => {
   it('defaults to the upstream release on Docker Hub', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration } from 'cdk8s';
-import { LeaseTiming, renderManagerArgs, resolveLeaderElection } from '../../../lib/index.js';
+import { renderManagerArgs, resolveLeaderElection } from '../../../lib/constructs/manager-args.js';
+import { LeaseTiming } from '../../../lib/index.js';
 
 const base = {
   upstream: false,

@@ -1,14 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
 import { kplus } from '../../../lib/constructs/api.js';
-import { resolvePorts } from '../../../lib/constructs/manager-workload.js';
+import { resolveLeaderElection } from '../../../lib/constructs/manager-args.js';
+import { resolvePorts, type ManagerWorkloadProps } from '../../../lib/constructs/manager-workload.js';
 import {
   ManagerImage,
   ManagerPodOptions,
   ManagerRole,
   ManagerWorkload,
-  ManagerWorkloadProps,
-  resolveLeaderElection,
   Rollout,
   ZoneSpread,
 } from '../../../lib/index.js';
@@ -23,7 +22,7 @@ type TestProps = Partial<Omit<ManagerWorkloadProps, 'pod' | 'ports'>> & ManagerP
 function synth(props: TestProps = {}): { deployment: Manifest; workload: ManagerWorkload } {
   const chart = new Chart(Testing.app(), 'test');
   const serviceAccount = new kplus.ServiceAccount(chart, 'sa', { metadata: { name: 'kruise-manager' } });
-  const workload = new ManagerWorkload(chart, 'w', {
+  const workload = ManagerWorkload._create(chart, 'w', {
     namespace: 'kruise-system',
     name: 'mgr',
     role: ManagerRole.ALL,

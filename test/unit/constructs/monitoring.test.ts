@@ -4,7 +4,7 @@ import { ManagerMonitoring } from '../../../lib/index.js';
 
 function synth(serviceMonitor: boolean) {
   const chart = new Chart(Testing.app(), 'test');
-  new ManagerMonitoring(chart, 'm', {
+  ManagerMonitoring._create(chart, 'm', {
     name: 'metrics',
     namespace: 'ns',
     selectorLabels: { app: 'm' },
@@ -34,16 +34,15 @@ describe('ManagerMonitoring', () => {
 
   it('rejects a fractional interval', () => {
     const chart = new Chart(Testing.app(), 'test');
-    expect(
-      () =>
-        new ManagerMonitoring(chart, 'm', {
-          name: 'x',
-          namespace: 'ns',
-          selectorLabels: {},
-          metricsPort: 1,
-          serviceMonitor: true,
-          interval: Duration.millis(10),
-        }),
+    expect(() =>
+      ManagerMonitoring._create(chart, 'm', {
+        name: 'x',
+        namespace: 'ns',
+        selectorLabels: {},
+        metricsPort: 1,
+        serviceMonitor: true,
+        interval: Duration.millis(10),
+      }),
     ).toThrow(/monitoring.interval: must be a whole number of seconds/);
   });
 });

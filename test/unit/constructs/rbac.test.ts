@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import { ManagerRbac, ManagerRbacProps } from '../../../lib/index.js';
+import type { ManagerRbacProps } from '../../../lib/constructs/rbac.js';
+import { ManagerRbac } from '../../../lib/index.js';
 import { RUNTIME_RESOURCES } from '../../../lib/constructs/kruise-api.js';
 import { RUNTIME_LEADER_ELECTION_RULES, runtimeClusterRules } from '../../../lib/contract.js';
 import { resolveUpstreamProfile } from '../../../lib/constructs/upstream/profile.js';
@@ -8,7 +9,7 @@ import { find, Manifest } from './synth.js';
 
 function synth(props: Partial<ManagerRbacProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
-  new ManagerRbac(chart, 'r', {
+  ManagerRbac._create(chart, 'r', {
     namespace: 'ns',
     leaseNamespace: 'ns',
     selfManagedCertificates: true,

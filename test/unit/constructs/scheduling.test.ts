@@ -82,8 +82,8 @@ describe('Rollout', () => {
 
 describe('ManagerTopology', () => {
   it('is colocated by default and split on request', () => {
-    expect(ManagerTopology.colocated().split).toBe(false);
+    expect(ManagerTopology.colocated().isSplit).toBe(false);
     const split = ManagerTopology.split({ webhookReplicas: 3, controllerReplicas: 2 });
-    expect([split.split, split.webhookReplicas, split.controllerReplicas]).toEqual([true, 3, 2]);
+    expect([split.isSplit, split.webhookReplicas, split.controllerReplicas]).toEqual([true, 3, 2]);
   });
 });

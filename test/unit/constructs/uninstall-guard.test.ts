@@ -9,8 +9,8 @@ const image = ManagerImage.upstream({ registry: 'mirror.local/ok' });
 function synth(protection?: UninstallProtection): { objects: Manifest[]; guard?: UninstallGuard } {
   const chart = new Chart(Testing.app(), 'test');
   const guard = protection
-    ? protection.renderGuard(chart, 'g', { namespace: 'ns', image, imagePullSecrets: ['regcred'] })
-    : new UninstallGuard(chart, 'g', { namespace: 'ns', image });
+    ? protection._renderGuard(chart, 'g', { namespace: 'ns', image, imagePullSecrets: ['regcred'] })
+    : UninstallGuard._create(chart, 'g', { namespace: 'ns', image });
   return { objects: Testing.synth(chart), guard };
 }
 
@@ -42,13 +42,12 @@ describe('UninstallGuard', () => {
 
   it('refuses to render a Job that no tool runs as a hook', () => {
     const chart = new Chart(Testing.app(), 'test');
-    expect(
-      () =>
-        new UninstallGuard(chart, 'g', {
-          namespace: 'ns',
-          image,
-          protection: UninstallProtection.deletionProtection(),
-        }),
+    expect(() =>
+      UninstallGuard._create(chart, 'g', {
+        namespace: 'ns',
+        image,
+        protection: UninstallProtection.deletionProtection(),
+      }),
     ).toThrow(
       /^protection: runs no hook: a plain Job runs at install under kubectl apply.*\(got "UninstallProtection.deletionProtection\(\)"\)\. Fix: use UninstallProtection.argoCdPreDelete\(\)/,
     );

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
-import { FailurePolicy, WebhookConfigurations, WebhookConfigurationsProps } from '../../../lib/index.js';
+import type { WebhookConfigurationsProps } from '../../../lib/constructs/webhooks.js';
+import { FailurePolicy, WebhookConfigurations } from '../../../lib/index.js';
 import { runtimeWebhooks } from '../../../lib/constructs/kruise-api.js';
 import { resolveUpstreamProfile } from '../../../lib/constructs/upstream/profile.js';
 import { Manifest } from './synth.js';
@@ -8,7 +9,7 @@ import { Manifest } from './synth.js';
 function synth(props: Partial<WebhookConfigurationsProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
   const upstream = resolveUpstreamProfile({ namespace: 'kruise-system', externalCertificates: false });
-  new WebhookConfigurations(chart, 'w', {
+  WebhookConfigurations._create(chart, 'w', {
     namespace: 'kruise-system',
     definitions: upstream.webhooks,
     template: true,
