@@ -21,14 +21,23 @@ const nameOf = (v: Json): string | undefined => (isObject(v) && typeof v.name ==
 const isObject = (v: Json | undefined): v is { [key: string]: Json } =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Own keys only: `valueOf` or `__proto__` in a document is data, never a property of Object.prototype. */
+const has = (o: object, key: string | number): boolean => Object.prototype.hasOwnProperty.call(o, key);
+const own = (o: Json, key: string | number): Json | undefined =>
+  typeof o === 'object' && o !== null && has(o, key) ? (o as { [key: string]: Json })[key] : undefined;
+/** Sets an own, enumerable property, as JSON.parse does (plain assignment of `__proto__` would set the prototype). */
+const setOwn = (o: Json, key: string | number, value: Json): void => {
+  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+};
+
 /** The operations that turn `from` into `to`. */
 export function diffJson(from: Json, to: Json, path: Array<string | number> = []): PatchOp[] {
   if (from === to) return [];
   if (isObject(from) && isObject(to)) {
     const ops: PatchOp[] = [];
-    for (const key of Object.keys(from)) if (!(key in to)) ops.push([[...path, key]]);
+    for (const key of Object.keys(from)) if (!has(to, key)) ops.push([[...path, key]]);
     for (const key of Object.keys(to)) {
-      if (!(key in from)) ops.push([[...path, key], to[key]]);
+      if (!has(from, key)) ops.push([[...path, key], to[key]]);
       else ops.push(...diffJson(from[key], to[key], [...path, key]));
     }
     return ops;
@@ -66,23 +75,25 @@ export function applyPatch(value: Json, ops: readonly PatchOp[]): Json {
     }
     let parent: Json = root;
     for (const key of path.slice(0, -1)) {
-      const next: Json | undefined = (parent as { [key: string]: Json })[key];
+      const next: Json | undefined = own(parent, key);
       if (typeof next !== 'object' || next === null)
         throw new Error(`json patch: no container at /${path.join('/')} (stopped at ${String(key)})`);
       parent = next;
     }
     const last = path[path.length - 1];
     if (op.length === 3) {
-      const current = (parent as { [key: string]: Json })[last];
+      const current = own(parent, last);
       if (!Array.isArray(current)) throw new Error(`json patch: no array at /${path.join('/')}`);
-      (parent as { [key: string]: Json })[last] = op[2].map((p) =>
-        typeof p === 'number' ? (JSON.parse(JSON.stringify(current[p])) as Json) : p.value,
+      setOwn(
+        parent,
+        last,
+        op[2].map((p) => (typeof p === 'number' ? (JSON.parse(JSON.stringify(current[p])) as Json) : p.value)),
       );
     } else if (op.length === 1) {
       if (Array.isArray(parent)) parent.splice(Number(last), 1);
       else delete (parent as { [key: string]: Json })[last];
     } else {
-      (parent as { [key: string]: Json })[last] = op[1];
+      setOwn(parent, last, op[1]);
     }
   }
   return root;

@@ -26,6 +26,19 @@ describe('json patch of the stored releases', () => {
     );
   });
 
+  it("treats keys named like Object.prototype's properties as data (valueOf, toString, __proto__)", () => {
+    for (const [a, b] of [
+      [{ root: 1 }, { root: { valueOf: false } }],
+      [{ root: { valueOf: false } }, { root: {} }],
+      [{ toString: 'x' }, { toString: 'y', constructor: [1] }],
+      [JSON.parse('{"__proto__":{"a":1}}') as Json, JSON.parse('{"__proto__":{"a":2},"b":[]}') as Json],
+    ] as Array<[Json, Json]>) {
+      const patched = applyPatch(clone(a), diffJson(a, b));
+      expect(patched).toEqual(b);
+      expect(JSON.stringify(patched)).toBe(JSON.stringify(b));
+    }
+  });
+
   it('rebuilds arrays of named items by name (CRD versions, flags, gates)', () => {
     const schema = 'x'.repeat(2_000); // the part worth sharing
     const from = { versions: [{ name: 'v1alpha1', served: true, storage: true, schema }] };
