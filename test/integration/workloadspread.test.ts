@@ -265,4 +265,42 @@ describe('WorkloadSpread served by the runtime', () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/web-spread/);
   }, 90_000);
+
+  it("records upstream's CreatePodFailed event on the WorkloadSpread when a booked pod never appears (30 s)", async () => {
+    // A zone-a pod is deleted, so zone-a has room (deleted pods stay here, terminating: no kubelet
+    // confirms them); then a pod named as a zone-b one: the webhook books it in zone-a (creatingPods
+    // of its version; an unlimited subset books none), then the API server refuses it (409). Its
+    // booking expires 30 s later, with upstream's event.
+    const pods = ((await ok('GET', PODS)).items as Json[]).filter((p) => !p.metadata.deletionTimestamp);
+    await ok('DELETE', `${PODS}/${pods.find((p) => subsetOf(p) === 'zone-a')!.metadata.name}`);
+    await waitFor('zone-a to have room', async () =>
+      (await getWs()).status.subsetStatuses[0].missingReplicas === 1 ? true : undefined,
+    );
+    const taken = pods.find((p) => subsetOf(p) === 'zone-b')!.metadata.name;
+    const res = await api.call('POST', PODS, podOf(taken));
+    expect(res.status).toBe(409);
+    expect(Object.keys((await getWs()).status.versionedSubsetStatuses[HASH][0].creatingPods ?? {})).toEqual([taken]);
+    const event = await waitFor(
+      'the CreatePodFailed event',
+      async () =>
+        ((await ok('GET', `/api/v1/namespaces/${NS}/events`, undefined)).items as Json[]).find(
+          (e) => e.reason === 'CreatePodFailed' && e.involvedObject?.name === 'web-spread',
+        ),
+      60_000,
+      1_000,
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      message: `Pod ${NS}/${taken} was expected to be created but it wasn't`,
+      involvedObject: { kind: 'WorkloadSpread', apiVersion: 'apps.kruise.io/v1alpha1', namespace: NS },
+      source: { component: 'workloadspread-controller' },
+      reportingComponent: 'workloadspread-controller',
+      count: 1,
+    });
+    expect(statusOf(await getWs())).toEqual([
+      ['zone-a', 1, 1, 0],
+      ['zone-b', 2, 0, 0],
+      ['zone-c', 2, -1, 0],
+    ]);
+  }, 90_000);
 });

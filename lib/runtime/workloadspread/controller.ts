@@ -9,18 +9,28 @@
  * workload, its ReplicaSets and pods' nodes are read through the API server at each reconcile (this
  * runtime keeps no workload or node caches), so a change of the workload's replicas alone is
  * noticed at the next pod or WorkloadSpread event, not at once as upstream's workload watches do.
+ * Records upstream's events on the WorkloadSpread (source `workloadspread-controller`):
+ * CreatePodFailed, DeletePodFailed, RecoverSchedulable and PatchPodDeletionCostFailed.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../clock.js';
+import { objectReference, type EventRecorder } from '../events/index.js';
 import type { ReconcileContext, Request, Result } from '../controller.js';
 import type { Informer } from '../informer/index.js';
 import type { Logger } from '../log.js';
 import { matchesSelector, validateSelector } from '../selector.js';
 import { replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
 import { apiGroupOf } from '../../contract/workloadspread.js';
-import { deletionCostPatches, FAKE_SUBSET, isPodActive, POD_DELETION_COST } from './deletion-cost.js';
+import { KRUISE_APPS_GROUP } from '../../contract.js';
+import {
+  deletionCostWrites,
+  FAKE_SUBSET,
+  isPodActive,
+  patchDeletionCostFailedMessage,
+  POD_DELETION_COST,
+} from './deletion-cost.js';
 import { groupPodsBySubset } from './match.js';
-import { subsetStatuses } from './status.js';
+import { subsetStatuses, type SpreadEvent } from './status.js';
 import { controllerOf, podVersion, VERSION_IGNORED, type SubsetStatus } from './subset.js';
 import { podSelectedByFilter, type WorkloadSpreadPodHandler } from './webhooks.js';
 
@@ -39,7 +49,12 @@ export interface WorkloadSpreadControllerDeps {
   checkStillLeader(): void;
   clock: Clock;
   logger: Logger;
+  /** Upstream's controller events go here (the manager's recorder for `workloadspread-controller`). */
+  recorder: Pick<EventRecorder, 'event'>;
 }
+
+/** Upstream's controllerName, the source of its events. */
+export const WORKLOADSPREAD_CONTROLLER = 'workloadspread-controller';
 
 const selectorString = (selector: Json): string | undefined => {
   if (!selector || validateSelector(selector, 'selector').length) return undefined;
@@ -95,6 +110,13 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
       deps.handler?.forget(namespace ?? '', name);
       return {};
     }
+    const record = (e: SpreadEvent) =>
+      deps.recorder.event(
+        objectReference(ws, `${KRUISE_APPS_GROUP}/v1alpha1`, 'WorkloadSpread'),
+        e.type,
+        e.reason,
+        e.message,
+      );
     if (!ws.spec?.targetRef) return {};
     const { pods, replicas, workload } = await podsForWorkloadSpread(deps, ws, signal);
     const waits: number[] = [];
@@ -128,15 +150,25 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
     if (kind === 'ReplicaSet' || kind === 'Deployment' || kind === 'CloneSet') {
       const latest = await latestVersion(deps, ws, workload, signal);
       for (const [version, podMap] of versionedPodMap) {
-        for (const [key, value] of deletionCostPatches(ws, podMap, replicas, version !== latest)) {
-          const [podNamespace, podName] = key.split('/');
+        for (const write of deletionCostWrites(ws, podMap, replicas, version !== latest)) {
+          const [podNamespace, podName] = write.pod.split('/');
           mayWrite();
-          await deps.api.patchPod(
-            podNamespace,
-            podName,
-            { metadata: { annotations: { [POD_DELETION_COST]: value } } },
-            signal,
-          );
+          try {
+            await deps.api.patchPod(
+              podNamespace,
+              podName,
+              { metadata: { annotations: { [POD_DELETION_COST]: write.value } } },
+              signal,
+            );
+          } catch (e) {
+            if (!signal?.aborted)
+              record({
+                type: 'Warning',
+                reason: 'PatchPodDeletionCostFailed',
+                message: patchDeletionCostFailedMessage(ws, write),
+              });
+            throw e;
+          }
         }
       }
     }
@@ -144,17 +176,24 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
     // Status, and the pods to reschedule (Adaptive).
     const now = deps.clock.now();
     const top = subsetStatuses(ws, ws.status?.subsetStatuses, subsetPodMap, replicas, now);
-    if (!top.statuses) return {};
+    const events = [...top.events];
+    const recordEvents = () => events.forEach(record);
+    if (!top.statuses) {
+      recordEvents();
+      return {};
+    }
     if (top.requeueAfterMs) waits.push(top.requeueAfterMs);
     const versioned: Record<string, SubsetStatus[]> = {};
     for (const [version, podMap] of versionedPodMap) {
       const r = subsetStatuses(ws, ws.status?.versionedSubsetStatuses?.[version], podMap, replicas, now);
+      events.push(...r.events);
       if (r.statuses) versioned[version] = r.statuses;
       if (r.requeueAfterMs) waits.push(r.requeueAfterMs);
     }
     for (const [version, old] of Object.entries<SubsetStatus[]>(ws.status?.versionedSubsetStatuses ?? {})) {
       if (versionedPodMap.has(version)) continue;
       const r = subsetStatuses(ws, old, {}, replicas, now);
+      events.push(...r.events);
       if (r.requeueAfterMs) waits.push(r.requeueAfterMs);
       const statuses = r.statuses ?? [];
       const busy = statuses.some(
@@ -162,6 +201,8 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
       );
       if (busy) versioned[version] = statuses;
     }
+    // Upstream records them while it computes the status, before writing it.
+    recordEvents();
     const status = {
       observedGeneration: ws.metadata.generation,
       subsetStatuses: top.statuses,
@@ -179,7 +220,17 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
     for (const [subset, failed] of Object.entries(top.reschedule)) {
       for (const pod of failed) {
         mayWrite();
-        await deps.api.deletePod(pod.metadata.namespace, pod.metadata.name, signal);
+        try {
+          await deps.api.deletePod(pod.metadata.namespace, pod.metadata.name, signal);
+        } catch (e) {
+          if (!signal?.aborted)
+            record({
+              type: 'Warning',
+              reason: 'DeletePodFailed',
+              message: `Failed to delete unschedulabe Pod ${pod.metadata.namespace}/${pod.metadata.name} in Subset ${subset} of WorkloadSpread ${namespace}/${name}`,
+            });
+          throw e;
+        }
         deps.logger.info('deleted a pod that stayed unschedulable (Adaptive)', {
           workloadSpread: `${namespace}/${name}`,
           subset,

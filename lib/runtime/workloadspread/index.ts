@@ -7,6 +7,7 @@ import { deny, exemptSystemNamespaces, validating } from '../webhook/index.js';
 import { workloadSpreadApi } from './api.js';
 import { filterUpdates } from '../sidecarset/events.js';
 import {
+  WORKLOADSPREAD_CONTROLLER,
   podChangedForSpread,
   workloadChangedForSpread,
   workloadSpreadReconciler,
@@ -88,6 +89,7 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
       checkStillLeader: () => manager.checkStillLeader(),
       clock: manager.clock,
       logger: manager.logger.child({ controller: 'workloadspread' }),
+      recorder: manager.eventRecorder(WORKLOADSPREAD_CONTROLLER),
     }),
   });
   controller?.watch(workloadSpreads);
