@@ -18,9 +18,9 @@ import { objectReference, type EventRecorder } from '../events/index.js';
 import type { ReconcileContext, Request, Result } from '../controller.js';
 import type { Informer } from '../informer/index.js';
 import type { Logger } from '../log.js';
-import { matchesSelector, validateSelector } from '../selector.js';
+import { matchesSelector, parseSelectorString, validateSelector } from '../selector.js';
 import { replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
-import { apiGroupOf } from '../../contract/workloadspread.js';
+import { apiGroupOf, type CustomWorkloadEntry, WORKLOADSPREAD_TARGETS } from '../../contract/workloadspread.js';
 import { KRUISE_APPS_GROUP } from '../../contract.js';
 import {
   deletionCostWrites,
@@ -42,8 +42,10 @@ export interface WorkloadSpreadControllerDeps {
   pods: Informer<V1Pod>;
   api: Pick<
     WorkloadSpreadApi,
-    'getWorkload' | 'listReplicaSets' | 'getNode' | 'patchPod' | 'deletePod' | 'updateStatus'
+    'getWorkload' | 'getScale' | 'listReplicaSets' | 'getNode' | 'patchPod' | 'deletePod' | 'updateStatus'
   >;
+  /** The custom workload whitelist (kruise-configuration); throws when it cannot be read or decoded. */
+  customWorkloads?: () => readonly CustomWorkloadEntry[];
   /** This process's pod-path handler: the controller's writes become its newest copy (upstream's GlobalCache). */
   handler?: WorkloadSpreadPodHandler;
   checkStillLeader(): void;
@@ -251,6 +253,43 @@ async function podsForWorkloadSpread(
 ): Promise<{ pods: Json[]; replicas: number; workload?: Json }> {
   const ref = ws.spec.targetRef;
   const namespace = ws.metadata.namespace;
+  const custom = !WORKLOADSPREAD_TARGETS[String(ref.kind)];
+  const found = custom
+    ? await customWorkload(deps, ref, namespace, signal)
+    : await builtInWorkload(deps, ref, namespace, signal);
+  if (!found) return { pods: [], replicas: 0 };
+  const { workload, uids, podSelector } = found;
+  let replicas = found.replicas;
+  if (ref.kind !== 'Job' && replicas === 0) return { pods: [], replicas, workload };
+  const listed = (keep: (p: Json) => boolean) => deps.pods.store.listNamespace(namespace).filter(keep).sort(byName);
+  let pods = listed(
+    (p) =>
+      uids.some((uid) => ownedBy(p, uid)) &&
+      (ref.kind !== 'Job' || matchesSelector(workload.spec?.selector, p.metadata?.labels ?? {})),
+  );
+  // A custom workload whose pods are owned by an object between them (a sub-resource): by the scale's selector.
+  if (!pods.length && podSelector) pods = listed((p) => matchesSelector(podSelector, p.metadata?.labels ?? {}));
+  const paths = replicasPaths(deps, ws);
+  if (paths.length) replicas = paths.reduce((sum, p) => sum + replicasAtPath(workload, p), 0);
+  if (ws.spec.targetFilter?.selector)
+    pods = pods.filter((p) => podSelectedByFilter(ws.spec.targetFilter, p.metadata?.labels));
+  return { pods, replicas, workload };
+}
+
+interface FoundWorkload {
+  workload: Json;
+  replicas: number;
+  uids: string[];
+  podSelector?: Json;
+}
+
+/** The built-in targets (a Deployment's pods are those of its ReplicaSets). */
+async function builtInWorkload(
+  deps: WorkloadSpreadControllerDeps,
+  ref: Json,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<FoundWorkload | undefined> {
   const workload = await deps.api.getWorkload(
     String(ref.apiVersion),
     String(ref.kind),
@@ -258,13 +297,11 @@ async function podsForWorkloadSpread(
     String(ref.name),
     signal,
   );
-  if (!workload || workload.metadata?.deletionTimestamp) return { pods: [], replicas: 0, workload };
-  let replicas = workloadReplicas(String(ref.kind), workload);
+  if (!workload || workload.metadata?.deletionTimestamp) return undefined;
   const uids: string[] = [workload.metadata.uid];
-  let selector: string | undefined;
   if (ref.kind === 'Job') {
-    selector = selectorString(workload.spec?.selector);
-    if (selector === undefined) throw new Error(`Job ${namespace}/${ref.name}: its selector does not parse`);
+    if (selectorString(workload.spec?.selector) === undefined)
+      throw new Error(`Job ${namespace}/${ref.name}: its selector does not parse`);
   } else if (ref.kind === 'Deployment') {
     const rsSelector = selectorString(workload.spec?.selector);
     const owned =
@@ -275,17 +312,54 @@ async function podsForWorkloadSpread(
           );
     if (owned.length) uids.splice(0, 1, ...owned.map((rs) => rs.metadata.uid));
   }
-  if (ref.kind !== 'Job' && replicas === 0) return { pods: [], replicas, workload };
-  let pods = deps.pods.store
-    .listNamespace(namespace)
-    .filter((p) => uids.some((uid) => ownedBy(p, uid)))
-    .filter((p) => ref.kind !== 'Job' || matchesSelector(workload.spec?.selector, p.metadata?.labels ?? {}))
-    .sort(byName);
+  return { workload, replicas: workloadReplicas(String(ref.kind), workload), uids };
+}
+
+/**
+ * A custom workload as upstream's controller finder reads one: its scale subresource (replicas,
+ * the pod selector) when it has one, else the object alone with its replicas unknown (-1); its
+ * pods are those it owns, or those the scale's selector selects.
+ */
+async function customWorkload(
+  deps: WorkloadSpreadControllerDeps,
+  ref: Json,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<FoundWorkload | undefined> {
+  const args = [String(ref.apiVersion), String(ref.kind), namespace, String(ref.name)] as const;
+  const workload = await deps.api.getWorkload(...args, signal);
+  if (!workload || workload.metadata?.deletionTimestamp) return undefined;
+  const scale = await deps.api.getScale(...args, signal);
+  if (!scale) return { workload, replicas: -1, uids: [workload.metadata.uid] };
+  const selector = scale.status?.selector;
+  const podSelector = typeof selector === 'string' ? parseSelectorString(selector) : undefined;
+  if (typeof selector === 'string' && !podSelector)
+    throw new Error(
+      `${ref.kind} ${namespace}/${ref.name}: its scale's selector ${JSON.stringify(selector)} does not parse`,
+    );
+  return {
+    workload,
+    replicas: Number(scale.spec?.replicas ?? 0),
+    uids: [scale.metadata?.uid ?? workload.metadata.uid],
+    ...(podSelector ? { podSelector } : {}),
+  };
+}
+
+/**
+ * Upstream getReplicasPathList: the targetFilter's paths, else the replicasPath of the whitelist
+ * entry of the target's exact group version and kind.
+ */
+function replicasPaths(deps: WorkloadSpreadControllerDeps, ws: Json): string[] {
   const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
-  if (paths.length) replicas = paths.reduce((sum, p) => sum + replicasAtPath(workload, p), 0);
-  if (ws.spec.targetFilter?.selector)
-    pods = pods.filter((p) => podSelectedByFilter(ws.spec.targetFilter, p.metadata?.labels));
-  return { pods, replicas, workload };
+  if (paths.length) return paths;
+  const ref = ws.spec.targetRef;
+  const group = apiGroupOf(String(ref.apiVersion ?? ''));
+  if (group === undefined) throw new Error(`targetRef apiVersion ${JSON.stringify(ref.apiVersion)} does not parse`);
+  const version = String(ref.apiVersion).split('/').pop();
+  const entry = (deps.customWorkloads?.() ?? []).find(
+    (w) => w.group === group && w.version === version && w.kind === ref.kind,
+  );
+  return entry ? [entry.replicasPath] : [];
 }
 
 /** Upstream GetWorkloadVersion: the latest version's key among the pods' versions. */
