@@ -23,6 +23,13 @@
  * admissions and RSS from /proc; event-loop stalls of ours (prom-client's 10 ms-resolution histogram, the 10 ms
  * interval subtracted) and Go GC pauses of upstream (`go_gc_duration_seconds`).
  *
+ * WorkloadSpread (issue #24): the pod webhook's added latency with a WorkloadSpread on the pods' Deployment, for the
+ * subjects that serve it (upstream with its WorkloadSpread gate on, and ours): direct reviews of pods of Deployment
+ * `spread` (selected by the SidecarSet too, and by a WorkloadSpread of three zone subsets whose limits are never
+ * reached, so every admission books its subset in the WorkloadSpread's status, as a scale-out does) at
+ * {@link WS_RATES} per second and saturation, the WorkloadSpread created afresh before each (no bookings carried
+ * over); added latency = these minus the SidecarSet-only direct figures at the same rate.
+ *
  * "Upstream's real limit", measured apart and labelled so: pods owned by a Job, a DaemonSet or a custom workload (a
  * CRD without a scale subresource), for which upstream's controller finder has no cached lookup and asks the API
  * server under its client-side rate limiter; closed loop over 16 connections, answers per second.
@@ -109,6 +116,33 @@ const SUBJECTS: SubjectName[] = (
 /** Subjects measured on "upstream's real limit" (pods owned by a Job, a DaemonSet, a custom workload). */
 const REAL_LIMIT_SUBJECTS = new Set<SubjectName>(['upstream-default', 'upstream-tuned', 'ours']);
 const REAL_LIMIT_KINDS: OwnerKind[] = ['Job', 'DaemonSet', 'Custom'];
+
+/** Direct reviews per second of the WorkloadSpread phase (each admission writes the WorkloadSpread's status). */
+export const WS_RATES = (process.env.BENCH_COMPARE_WS_RATES ?? '10,20').split(',').filter(Boolean).map(Number);
+/** Subjects whose pod webhook serves WorkloadSpread (upstream-equal-scope turns its gate off). */
+const WORKLOADSPREAD_SUBJECTS = new Set<SubjectName>(['upstream-default', 'upstream-tuned', 'ours']);
+const SPREAD_APP = 'spread';
+const SPREAD_NAME = 'spread-bench';
+
+/** The benchmark WorkloadSpread: three zone subsets with limits never reached (every admission books a subset). */
+export function benchWorkloadSpread(namespace: string) {
+  const zone = (z: string) => ({
+    matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [z] }],
+  });
+  return {
+    apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
+    kind: 'WorkloadSpread',
+    metadata: { name: SPREAD_NAME, namespace },
+    spec: {
+      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: SPREAD_APP },
+      subsets: [
+        { name: 'zone-a', requiredNodeSelectorTerm: zone('zone-a'), maxReplicas: 1_000_000 },
+        { name: 'zone-b', requiredNodeSelectorTerm: zone('zone-b'), maxReplicas: 1_000_000 },
+        { name: 'zone-c', requiredNodeSelectorTerm: zone('zone-c') },
+      ],
+    },
+  };
+}
 
 const TUNED = { 'rest-config-qps': '1000', 'rest-config-burst': '2000', v: '2' };
 const OFF_GATES = 'PodUnavailableBudgetDeleteGate=false,PodUnavailableBudgetUpdateGate=false,WorkloadSpread=false';
@@ -275,6 +309,8 @@ export interface Inputs {
   api: Workload;
   /** Upstream's real limit: reviews of pods owned by a Job, a DaemonSet, a custom workload. */
   realLimit: Record<string, string[]>;
+  /** WorkloadSpread: pods of Deployment `spread` (selected by the SidecarSet and by the benchmark WorkloadSpread). */
+  spread: string[];
   workloads: Workload[];
 }
 
@@ -285,14 +321,15 @@ export async function createInputs(kc: KubeConfig, namespace = PODS_NS): Promise
   const api = await createWorkload(kc, namespace, 'api', { mesh: true });
   const reviews = (w: Workload) =>
     Array.from({ length: 64 }, (_, i) => podCreateReview(w.pod(i), namespace, w.creator));
+  const spread = await createWorkload(kc, namespace, SPREAD_APP, { mesh: true });
   const realLimit: Record<string, string[]> = {};
-  const workloads = [shop, api];
+  const workloads = [shop, api, spread];
   for (const kind of REAL_LIMIT_KINDS) {
     const w = await createWorkload(kc, namespace, `${kind.toLowerCase()}-owned`, { kind, mesh: true });
     workloads.push(w);
     realLimit[kind] = reviews(w);
   }
-  return { direct: reviews(shop), api, realLimit, workloads };
+  return { direct: reviews(shop), api, realLimit, spread: reviews(spread), workloads };
 }
 
 /** Waits until `s` injects, lets start-up settle, and reads its idle memory. */
@@ -325,6 +362,32 @@ async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: L
       seconds: RATE_SECONDS,
     });
     log(`${s.name} direct saturation: ${JSON.stringify(pick(runs.saturation))}`);
+  }
+
+  const workloadSpread: Record<string, RunFigures> = {};
+  if (WORKLOADSPREAD_SUBJECTS.has(s.name) && process.env.BENCH_COMPARE_WORKLOADSPREAD !== '0') {
+    const fresh = () => freshWorkloadSpread(s, kc, inputs.spread[0]);
+    await fresh();
+    await gen.open(directTarget(s, inputs.spread));
+    await gen.run({ mode: 'closed', connections: 2, seconds: 2 }); // its paths warmed: not measured
+    for (const rate of WS_RATES) {
+      if (exited()) break;
+      await fresh();
+      conditions[`WorkloadSpread ${rate}/s`] = uptime();
+      workloadSpread[`${rate}PerSecond`] = await measured(s, gen, { mode: 'rate', rate, seconds: RATE_SECONDS });
+      log(`${s.name} WorkloadSpread ${rate}/s: ${JSON.stringify(pick(workloadSpread[`${rate}PerSecond`]))}`);
+    }
+    if (!exited()) {
+      await fresh();
+      conditions['WorkloadSpread saturation'] = uptime();
+      workloadSpread.saturation = await measured(s, gen, {
+        mode: 'closed',
+        connections: SATURATION_CONNECTIONS,
+        seconds: RATE_SECONDS,
+      });
+      log(`${s.name} WorkloadSpread saturation: ${JSON.stringify(pick(workloadSpread.saturation))}`);
+    }
+    await deleteWorkloadSpread(kc);
   }
 
   const apiServer: Record<string, RunFigures> = {};
@@ -367,7 +430,12 @@ async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: L
 
   await sleep(AFTER_MS);
   const after = { rssBytes: proc(s.pid).rssBytes, ...rssSplit(s.pid), loadAverage1m: load1m(), uptime: uptime() };
-  const all = [...Object.values(runs), ...Object.values(apiServer), ...Object.values(realLimit)];
+  const all = [
+    ...Object.values(runs),
+    ...Object.values(apiServer),
+    ...Object.values(realLimit),
+    ...Object.values(workloadSpread),
+  ];
   return {
     label: LABELS[s.name],
     idle,
@@ -376,9 +444,85 @@ async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: L
     runs,
     apiServer,
     realLimit,
+    workloadSpread,
     conditions,
     exitedUnderLoad: exited(),
   };
+}
+
+const WS_PATH = `/apis/${KRUISE_APPS_GROUP}/v1alpha1/namespaces/${PODS_NS}/workloadspreads`;
+
+/** Deletes the benchmark WorkloadSpread (if any) and waits until it is gone. */
+async function deleteWorkloadSpread(kc: KubeConfig): Promise<void> {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const args = { group: KRUISE_APPS_GROUP, version: 'v1alpha1', namespace: PODS_NS, plural: 'workloadspreads' };
+  await objects.deleteNamespacedCustomObject({ ...args, name: SPREAD_NAME }).catch(() => undefined);
+  await until(
+    `${WS_PATH}/${SPREAD_NAME} to be gone`,
+    async () =>
+      (await objects.getNamespacedCustomObject({ ...args, name: SPREAD_NAME }).catch(() => undefined))
+        ? undefined
+        : true,
+    60_000,
+    200,
+  );
+}
+
+/**
+ * The benchmark WorkloadSpread created afresh through `s`'s validating webhook (no bookings of a previous run), once
+ * `s` spreads the pods of `review` by it (its cache has it).
+ */
+async function freshWorkloadSpread(s: Subject, kc: KubeConfig, review: string): Promise<void> {
+  await deleteWorkloadSpread(kc);
+  await until(
+    `the WorkloadSpread to be created through ${s.name}'s webhook`,
+    async () => {
+      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        group: KRUISE_APPS_GROUP,
+        version: 'v1alpha1',
+        namespace: PODS_NS,
+        plural: 'workloadspreads',
+        body: benchWorkloadSpread(PODS_NS),
+      });
+      return true;
+    },
+    60_000,
+    500,
+  );
+  await until(
+    `${s.name} to spread the pods`,
+    () => post(s.target, new Agent(), review, { inject: true, patchContains: 'matched-workloadspread' }),
+    60_000,
+    200,
+  );
+}
+
+/**
+ * WorkloadSpread's added latency per subject and rate: its direct figures beside the SidecarSet-only direct figures
+ * at the same rate (or saturation), and the differences.
+ */
+export function workloadSpreadSummary(results: Partial<Record<SubjectName, SubjectResults>>) {
+  const out: Record<string, Record<string, Record<string, number | undefined>>> = {};
+  for (const [name, r] of Object.entries(results)) {
+    if (!r?.workloadSpread || !Object.keys(r.workloadSpread).length) continue;
+    out[name] = {};
+    for (const [key, w] of Object.entries(r.workloadSpread)) {
+      const base = r.runs[key];
+      out[name][key] = {
+        answeredPerSecond: w.answeredPerSecond,
+        errors: w.errors,
+        p50Ms: w.p50Ms,
+        p99Ms: w.p99Ms,
+        sidecarSetOnlyP50Ms: base?.p50Ms,
+        sidecarSetOnlyP99Ms: base?.p99Ms,
+        addedP50Ms: base ? round(w.p50Ms - base.p50Ms) : undefined,
+        addedP99Ms: base ? round(w.p99Ms - base.p99Ms) : undefined,
+        cpuSecondsPer1000: w.cpuSecondsPer1000,
+        loadAverage1m: w.loadAverage1m,
+      };
+    }
+  }
+  return out;
 }
 
 type SubjectResults = Awaited<ReturnType<typeof measureSubject>>;
@@ -642,24 +786,25 @@ export async function run(): Promise<BenchmarkResult> {
     log(`inputs: ${inputs.workloads.map((w) => w.objects.map((o) => `${o.kind}/${o.name}`).join(' <- ')).join('; ')}`);
     const results: Partial<Record<SubjectName, SubjectResults>> = {};
     const readySeconds: Partial<Record<SubjectName, number>> = {};
-    let sidecarSetCreated = false;
+    // Created when absent: installing ours after an upstream release storing SidecarSets as v1beta1 (v1.9) replaces
+    // the CRD (asFreshInstall), and the SidecarSet with it; it is created again then, through ours.
     const createSidecarSet = async (via: string) => {
-      if (sidecarSetCreated) return;
+      const objects = kc.makeApiClient(CustomObjectsApi);
+      const args = { group: KRUISE_APPS_GROUP, version: 'v1alpha1', plural: 'sidecarsets' };
+      const exists = await objects.getClusterCustomObject({ ...args, name: benchSidecarSet().metadata.name }).then(
+        () => true,
+        () => false,
+      );
+      if (exists) return;
       await until(
         `the SidecarSet to be created through ${via} webhooks`,
         async () => {
-          await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
-            group: KRUISE_APPS_GROUP,
-            version: 'v1alpha1',
-            plural: 'sidecarsets',
-            body: benchSidecarSet(),
-          });
+          await objects.createClusterCustomObject({ ...args, body: benchSidecarSet() });
           return true;
         },
         60_000,
         500,
       );
-      sidecarSetCreated = true;
     };
 
     // ---- upstream, installed from the synthesized default output
@@ -771,6 +916,12 @@ export async function run(): Promise<BenchmarkResult> {
     const { svg, ...sum } = summarize(results, info.kruiseVersion);
     writeChart(svg);
     printTable(sum);
+    const workloadSpread = workloadSpreadSummary(results);
+    for (const [name, rows] of Object.entries(workloadSpread))
+      for (const [key, row] of Object.entries(rows))
+        process.stdout.write(
+          `WorkloadSpread ${name} ${key}: p50 ${row.p50Ms} ms (+${row.addedP50Ms}), p99 ${row.p99Ms} ms (+${row.addedP99Ms}), ${row.answeredPerSecond}/s, ${row.errors} errors, load ${row.loadAverage1m}\n`,
+        );
     if (failover) process.stdout.write(`${failoverTable(failover).join('\n')}\n`);
     const conditions = {
       runId,
@@ -795,6 +946,7 @@ export async function run(): Promise<BenchmarkResult> {
         direct: sum.direct,
         apiServer: sum.apiServer,
         realLimit: sum.realLimit,
+        workloadSpread,
         memory: sum.memory,
         readySeconds,
         failover,
@@ -806,6 +958,7 @@ export async function run(): Promise<BenchmarkResult> {
         `inputs: pods of Deployments whose ReplicaSets exist (real UIDs in ownerReferences), created before any subject started: ${inputs.workloads.map((w) => w.objects.map((o) => `${o.kind}/${o.name}`).join(' <- ')).join('; ')}`,
         `direct: AdmissionReviews (${Buffer.byteLength(inputs.direct[0])} bytes, a pod the SidecarSet selects: the answer injects a sidecar) over ${POOL} keep-alive TLS connections opened before the clock; open loop at ${RATES.join('/')} per second for ${RATE_SECONDS}s each, latency from the scheduled send time; saturation: ${SATURATION_CONNECTIONS} connections closed loop`,
         `through the API server: pod creates with dryRun=All (admission runs, nothing is stored) at ${API_RATES.join('/')} per second for ${RATE_SECONDS}s each, open loop, then ${SATURATION_CONNECTIONS} connections closed loop`,
+        `WorkloadSpread: direct reviews of pods of Deployment ${SPREAD_APP} (selected by the SidecarSet and by WorkloadSpread ${SPREAD_NAME}: three zone subsets, limits never reached, so every admission writes a booking to its status) at ${WS_RATES.join('/')} per second and saturation, the WorkloadSpread created afresh before each; added = minus the SidecarSet-only direct figure at the same rate; subjects with WorkloadSpread served: ${[...WORKLOADSPREAD_SUBJECTS].join(', ')}`,
         "upstream's real limit: pods owned by a Job, a DaemonSet and a custom workload (CRD workers.bench.kruise-ha.dev, no scale subresource); upstream's controller finder has no cached lookup for these and GETs the owner (scale subresource, then unstructured) through its rate-limited client",
         'load generator: its own Node process (bench/loadgen.ts); generatorStall*: its event-loop delay beyond the 1 ms sampling interval; generatorCpuShare: its CPU seconds per second of the run',
         `managerStall* (ours): prom-client's event-loop histogram (10 ms resolution) minus the 10 ms interval; managerGcPauseMaxMs (upstream): go_gc_duration_seconds{quantile="1"}`,

@@ -83,6 +83,8 @@ function percentile(sorted: number[], p: number): number {
 
 export interface Check {
   inject: boolean;
+  /** Also require the (base64 JSONPatch) answer to contain this text, e.g. WorkloadSpread's annotation. */
+  patchContains?: string;
 }
 
 /** A webhook server to load: its port on 127.0.0.1, the CA its certificate chains to, and the name it is valid for. */
@@ -114,7 +116,13 @@ export function post(target: Target, agent: Agent, body: string, check: Check): 
             const answer = (
               JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean; patch?: string } }
             ).response;
-            resolve(res.statusCode === 200 && answer?.allowed === true && Boolean(answer.patch) === check.inject);
+            const patch = answer?.patch ? Buffer.from(answer.patch, 'base64').toString('utf8') : '';
+            resolve(
+              res.statusCode === 200 &&
+                answer?.allowed === true &&
+                Boolean(answer.patch) === check.inject &&
+                (check.patchContains === undefined || patch.includes(check.patchContains)),
+            );
           } catch {
             resolve(false);
           }

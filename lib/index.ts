@@ -68,6 +68,8 @@ export type { WebhookGroupOptions } from './constructs/webhooks.js';
 export { WorkloadSpread, WorkloadSpreadScheduleStrategy, WorkloadSpreadTarget } from './constructs/workloadspread.js';
 export type {
   AdaptiveScheduleOptions,
+  WorkloadSpreadCustomWorkload,
+  WorkloadSpreadCustomWorkloadOwner,
   WorkloadSpreadProps,
   WorkloadSpreadSubset,
 } from './constructs/workloadspread.js';

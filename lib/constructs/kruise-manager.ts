@@ -1,6 +1,6 @@
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
-import { LabelValues, Labels, Names, Ports } from '../contract.js';
+import { KRUISE_CONFIGURATION, LabelValues, Labels, Names, Ports, WORKLOADSPREAD_WHITELIST_KEY } from '../contract.js';
 import { kplus } from './api.js';
 import { CertificateResources, WebhookCertificates } from './certificates.js';
 import { CrdSource, KruiseCrds } from './crds.js';
@@ -25,6 +25,8 @@ import { UninstallGuard, UninstallProtection } from './uninstall-guard.js';
 import { CustomResourceAccess } from './upstream/permissions.js';
 import { UpstreamProfile } from './upstream/profile.js';
 import { WebhookConfigurations, WebhookGroupOptions } from './webhooks.js';
+import type { WorkloadSpreadCustomWorkload } from './workloadspread.js';
+import { checkCustomWorkload, customWorkloadRules, customWorkloadWhitelist } from './workloadspread-custom.js';
 
 /** Webhook settings of {@link KruiseManager}. */
 export interface WebhookOptions {
@@ -126,6 +128,15 @@ export interface KruiseManagerProps extends ManagerPodOptions {
    * @default CustomResourceAccess.kruiseAndBuiltIn()
    */
   readonly customResourceAccess?: CustomResourceAccess;
+  /**
+   * Custom workload kinds WorkloadSpread may target (target them with
+   * `WorkloadSpreadTarget.custom()`): renders ConfigMap kruise-configuration with upstream's
+   * `WorkloadSpread_Watch_Custom_Workload_WhiteList` (the manager reads it; if you manage that
+   * ConfigMap yourself, leave this unset and add the key there), and lets the manager read them,
+   * their scale subresource and their sub-resources.
+   * @default - none: WorkloadSpread targets the built-in kinds only
+   */
+  readonly workloadSpreadCustomWorkloads?: WorkloadSpreadCustomWorkload[];
   /** Metrics Service (always) and ServiceMonitor (optional). @default - Service only */
   readonly monitoring?: MonitoringOptions;
   /**
@@ -233,17 +244,27 @@ export class KruiseManager extends Construct {
     }
     this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(flavour.crds));
     this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
+    const customWorkloads = props.workloadSpreadCustomWorkloads ?? [];
     this.rbac = ManagerRbac._create(this, 'Rbac', {
       namespace: ns,
       leaseNamespace: leaderElection.namespace,
       selfManagedCertificates,
-      clusterRules: flavour.clusterRules,
+      clusterRules: [...flavour.clusterRules, ...customWorkloadRules(customWorkloads)],
       namespacedRules: flavour.namespacedRules,
       leaderElectionRules: flavour.leaderElectionRules,
       conversionCrds: flavour.conversionCrds,
       aggregated: flavour.aggregated,
       serviceAccountAnnotations: props.serviceAccountAnnotations,
     });
+    if (props.workloadSpreadCustomWorkloads !== undefined) {
+      const configuration = new ApiObject(this, 'Configuration', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: KRUISE_CONFIGURATION, namespace: ns },
+        data: { [WORKLOADSPREAD_WHITELIST_KEY]: customWorkloadWhitelist(customWorkloads) },
+      });
+      this.wave(Wave.FOUNDATION, configuration);
+    }
     this.certificates = CertificateResources._create(this, 'Certificates', { namespace: ns, certificates });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
 
@@ -354,6 +375,16 @@ export class KruiseManager extends Construct {
 
   private checkProps(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
     checkPositiveInt('replicas', replicas);
+    const seen = new Set<string>();
+    (props.workloadSpreadCustomWorkloads ?? []).forEach((w, i) => {
+      const at = `workloadSpreadCustomWorkloads[${i}]`;
+      checkCustomWorkload(at, w);
+      (w.subResources ?? []).forEach((sub, j) => checkCustomWorkload(`${at}.subResources[${j}]`, sub, true));
+      const key = `${w.apiVersion.split('/')[0]}/${w.kind}`;
+      if (seen.has(key))
+        throw propError(`${at}.kind`, key, 'is listed twice (the manager matches by group and kind)', 'keep one entry');
+      seen.add(key);
+    });
     if (props.daemonOptions && props.daemon === false) {
       throw propError(
         'daemonOptions',

@@ -10,6 +10,38 @@ import {
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, propError } from './errors.js';
 import { IntOrPercent } from './sidecarset-update.js';
+import { checkCustomWorkload } from './workloadspread-custom.js';
+
+/** A kind between a custom workload and its pods (the owner of its pods), for {@link WorkloadSpreadCustomWorkload}. */
+export interface WorkloadSpreadCustomWorkloadOwner {
+  /** Its group and version, e.g. `game.kruise.io/v1alpha1` (a custom resource: a group is required). */
+  readonly apiVersion: string;
+  /** Its kind, e.g. `GameServer`. */
+  readonly kind: string;
+  /** Its resource name (plural), e.g. `gameservers`: what the manager is allowed to read. */
+  readonly plural: string;
+}
+
+/**
+ * A custom workload kind WorkloadSpread may target (upstream's
+ * `WorkloadSpread_Watch_Custom_Workload_WhiteList` in ConfigMap kruise-configuration): listed in
+ * {@link KruiseManagerProps.workloadSpreadCustomWorkloads}, which renders the whitelist and the
+ * manager's read access, and targeted with {@link WorkloadSpreadTarget.custom}.
+ */
+export interface WorkloadSpreadCustomWorkload extends WorkloadSpreadCustomWorkloadOwner {
+  /**
+   * Where its objects keep their replicas (dot-separated, e.g. `spec.replicas`): percentages of
+   * maxReplicas are of this number.
+   * @default - none: the replicas of its scale subresource (the manager's controller), 0 (its webhook)
+   */
+  readonly replicasPath?: string;
+  /**
+   * Kinds between it and its pods (pods owned by one of these, itself owned by the workload, are
+   * its pods).
+   * @default - none: its pods are owned by it
+   */
+  readonly subResources?: WorkloadSpreadCustomWorkloadOwner[];
+}
 
 /** The workload a {@link WorkloadSpread} spreads (upstream supports these kinds). */
 export class WorkloadSpreadTarget {
@@ -37,18 +69,29 @@ export class WorkloadSpreadTarget {
   public static of(resource: ApiObject): WorkloadSpreadTarget {
     return new WorkloadSpreadTarget(resource.apiVersion, resource.kind, resource.name);
   }
+  /**
+   * A workload of a custom kind: list the same `workload` in the manager's
+   * {@link KruiseManagerProps.workloadSpreadCustomWorkloads} (the manager refuses a kind its
+   * whitelist does not name).
+   */
+  public static custom(workload: WorkloadSpreadCustomWorkload, name: string): WorkloadSpreadTarget {
+    checkCustomWorkload('target', workload);
+    return new WorkloadSpreadTarget(workload.apiVersion, workload.kind, name, workload);
+  }
 
   private constructor(
     public readonly apiVersion: string,
     public readonly kind: string,
     public readonly name: string,
+    /** The custom kind's whitelist entry, for a custom target. */
+    public readonly customWorkload?: WorkloadSpreadCustomWorkload,
   ) {
-    if (!WORKLOADSPREAD_TARGETS[kind])
+    if (!WORKLOADSPREAD_TARGETS[kind] && !customWorkload)
       throw propError(
         'target',
         `${apiVersion}/${kind}`,
         'is not a kind WorkloadSpread spreads',
-        `target a ${Object.keys(WORKLOADSPREAD_TARGETS).join(', ')}`,
+        `target a ${Object.keys(WORKLOADSPREAD_TARGETS).join(', ')}, or a custom kind with WorkloadSpreadTarget.custom()`,
       );
   }
 }
@@ -199,7 +242,11 @@ export class WorkloadSpread extends Construct {
             })
           : undefined,
     });
-    const [problem] = workloadSpreadSpecProblems(spec);
+    const custom = props.target.customWorkload;
+    const [problem] = workloadSpreadSpecProblems(
+      spec,
+      custom ? [{ group: custom.apiVersion.split('/')[0], kind: custom.kind }] : [],
+    );
     if (problem) {
       const [field, message] = problem;
       throw propError(field.replace(/^spec\./, ''), valueAt(spec, field), message, fixFor(field));

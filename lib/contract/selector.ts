@@ -169,3 +169,51 @@ export function matchesSelector(
 export function validateSelector(selector: unknown, path: string): string[] {
   return selectorProblems(path, selector).map(describeProblem);
 }
+
+/**
+ * A selector in its string form (`a=b,c!=d,e in (x,y),f notin (z),g,!h`, as a Scale's
+ * status.selector carries it) as a LabelSelector (metav1.ParseToLabelSelector); undefined when it
+ * does not parse. The empty string selects everything.
+ */
+export function parseSelectorString(text: string): SelectorLike | undefined {
+  const out: {
+    matchLabels: Record<string, string>;
+    matchExpressions: Array<{ key: string; operator: string; values?: string[] }>;
+  } = { matchLabels: {}, matchExpressions: [] };
+  // Split on commas outside parentheses.
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (depth < 0) return undefined;
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (depth !== 0) return undefined;
+  parts.push(current);
+  if (parts.length === 1 && parts[0].trim() === '') return out;
+  for (const raw of parts) {
+    const part = raw.trim();
+    let m: RegExpMatchArray | null;
+    if ((m = part.match(/^([^\s=!(),]+)\s+(in|notin)\s+\(([^()]*)\)$/))) {
+      const values = m[3]
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
+      out.matchExpressions.push({ key: m[1], operator: m[2] === 'in' ? 'In' : 'NotIn', values });
+    } else if ((m = part.match(/^([^\s=!(),]+)\s*!=\s*([^\s=!(),]*)$/))) {
+      out.matchExpressions.push({ key: m[1], operator: 'NotIn', values: [m[2]] });
+    } else if ((m = part.match(/^([^\s=!(),]+)\s*==?\s*([^\s=!(),]*)$/))) {
+      out.matchLabels[m[1]] = m[2];
+    } else if ((m = part.match(/^!\s*([^\s=!(),]+)$/))) {
+      out.matchExpressions.push({ key: m[1], operator: 'DoesNotExist' });
+    } else if ((m = part.match(/^([^\s=!(),]+)$/))) {
+      out.matchExpressions.push({ key: m[1], operator: 'Exists' });
+    } else return undefined;
+  }
+  return out;
+}

@@ -20,6 +20,83 @@ export const WORKLOADSPREAD_TARGETS: Readonly<Record<string, readonly string[]>>
   StatefulSet: ['apps', 'apps.kruise.io'],
 };
 
+/**
+ * The key of ConfigMap kruise-configuration (the manager's namespace) listing the custom workload
+ * kinds WorkloadSpread may target (upstream pkg/util/configuration WSWatchCustomWorkloadWhiteList).
+ */
+export const WORKLOADSPREAD_WHITELIST_KEY = 'WorkloadSpread_Watch_Custom_Workload_WhiteList';
+
+/** A group, version and kind (Go's schema.GroupVersionKind, whose JSON keys are Group, Version, Kind). */
+export interface GroupVersionKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+/** One entry of the whitelist (upstream configuration.CustomWorkload). */
+export interface CustomWorkloadEntry extends GroupVersionKind {
+  /** Kinds between the workload and its pods (pods owned by one of these are its pods too). */
+  readonly subResources: readonly GroupVersionKind[];
+  /** Where the workload keeps its replicas (e.g. `spec.replicas`); '' for none. */
+  readonly replicasPath: string;
+}
+
+/** Go's encoding/json picks a struct field by its name case-insensitively (the last matching key wins). */
+function goField(o: Record<string, unknown>, name: string): unknown {
+  let v: unknown;
+  for (const k of Object.keys(o)) if (k.toLowerCase() === name.toLowerCase()) v = o[k];
+  return v;
+}
+
+function goString(o: Record<string, unknown>, name: string, at: string): string {
+  const v = goField(o, name);
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new Error(`${at}.${name}: ${JSON.stringify(v)} is not a string`);
+  return v;
+}
+
+function goGvk(v: unknown, at: string): GroupVersionKind {
+  if (v === null) return { group: '', version: '', kind: '' };
+  if (!isRecord(v)) throw new Error(`${at}: ${JSON.stringify(v)} is not an object`);
+  return { group: goString(v, 'Group', at), version: goString(v, 'Version', at), kind: goString(v, 'Kind', at) };
+}
+
+/**
+ * The whitelist as upstream decodes it (json.Unmarshal into WSCustomWorkloadWhiteList): absent or
+ * empty is no custom workload; anything that does not decode throws, naming where (upstream then
+ * refuses every WorkloadSpread on a kind it does not know with an internal error).
+ */
+export function parseWorkloadSpreadWhitelist(value: string | undefined): CustomWorkloadEntry[] {
+  if (value === undefined) return [];
+  let doc: unknown;
+  try {
+    doc = JSON.parse(value);
+  } catch (e) {
+    throw new Error(`${WORKLOADSPREAD_WHITELIST_KEY}: not JSON (${(e as Error).message})`, { cause: e });
+  }
+  if (doc === null) return [];
+  const at = WORKLOADSPREAD_WHITELIST_KEY;
+  if (!isRecord(doc)) throw new Error(`${at}: ${JSON.stringify(doc)} is not an object like {"workloads": [...]}`);
+  const workloads = goField(doc, 'workloads');
+  if (workloads === undefined || workloads === null) return [];
+  if (!Array.isArray(workloads)) throw new Error(`${at}.workloads: is not a list`);
+  return workloads.map((w: unknown, i) => {
+    const here = `${at}.workloads[${i}]`;
+    const gvk = goGvk(w, here);
+    const o = isRecord(w) ? w : {};
+    const subs = goField(o, 'subResources');
+    if (subs !== undefined && subs !== null && !Array.isArray(subs))
+      throw new Error(`${here}.subResources: is not a list`);
+    return {
+      ...gvk,
+      subResources: (Array.isArray(subs) ? subs : []).map((sub: unknown, j) =>
+        goGvk(sub, `${here}.subResources[${j}]`),
+      ),
+      replicasPath: goString(o, 'replicasPath', here),
+    };
+  });
+}
+
 /** Upstream MaxScheduledFailedDuration (300 s), which bounds rescheduleCriticalSeconds. */
 export const WORKLOADSPREAD_MAX_SCHEDULE_FAILED_SECONDS = 300;
 
@@ -152,9 +229,13 @@ function labelSelectorProblems(selector: unknown, at: string): Problems {
 
 /**
  * Every problem upstream's validateWorkloadSpreadSpec finds in `spec` on its own (without the
- * target workload), in upstream's order. `[field, message]`, fields from `spec`.
+ * target workload), in upstream's order. `[field, message]`, fields from `spec`. A kind other
+ * than the built-in targets must be in `customWorkloads` (the whitelist; by group and kind).
  */
-export function workloadSpreadSpecProblems(spec: unknown): Problems {
+export function workloadSpreadSpecProblems(
+  spec: unknown,
+  customWorkloads: ReadonlyArray<{ readonly group: string; readonly kind: string }> = [],
+): Problems {
   if (!isRecord(spec)) return [['spec', 'is required']];
   const out: Problems = [];
   const ref = spec.targetRef;
@@ -164,12 +245,15 @@ export function workloadSpreadSpecProblems(spec: unknown): Problems {
   else {
     const groups = WORKLOADSPREAD_TARGETS[ref.kind as string];
     const group = apiGroupOf(String(ref.apiVersion));
-    if (!groups)
-      out.push([
-        'spec.targetRef',
-        `kind ${JSON.stringify(ref.kind)} is not permitted; use ${Object.keys(WORKLOADSPREAD_TARGETS).join(', ')}`,
-      ]);
-    else if (group === undefined || !groups.includes(group))
+    if (!groups) {
+      if (group === undefined || !customWorkloads.some((w) => w.kind === ref.kind && w.group === group))
+        out.push([
+          'spec.targetRef',
+          `${JSON.stringify(ref.apiVersion)} kind ${JSON.stringify(ref.kind)} is not permitted; use ` +
+            `${Object.keys(WORKLOADSPREAD_TARGETS).join(', ')}, or list its group and kind in ConfigMap ` +
+            `kruise-configuration's ${WORKLOADSPREAD_WHITELIST_KEY}`,
+        ]);
+    } else if (group === undefined || !groups.includes(group))
       out.push([
         'spec.targetRef.apiVersion',
         `${JSON.stringify(ref.apiVersion)} is not valid for ${String(ref.kind)} (API group ${groups.join(' or ')})`,

@@ -5,6 +5,7 @@ import { realClock, type Clock } from './clock.js';
 import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks, Workers } from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
+import { EventBroadcaster, kubeEventSink, type EventRecorder } from './events/index.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
 import { Informer, type InformerOptions } from './informer/index.js';
 import { coordinationV1, kubeClient } from './kube/index.js';
@@ -227,6 +228,27 @@ export class Manager {
     });
     this.controllers.push(controller);
     return controller;
+  }
+
+  private broadcaster?: EventBroadcaster;
+
+  /**
+   * A recorder of Kubernetes Events whose source is `component` (controller-runtime's
+   * GetEventRecorderFor): one broadcaster per process, stopped at shutdown.
+   */
+  eventRecorder(component: string): EventRecorder {
+    if (!this.broadcaster) {
+      const broadcaster = (this.broadcaster = new EventBroadcaster({
+        sink: kubeEventSink(kubeClient(this.kubeConfig)),
+        clock: this.clock,
+        logger: this.logger.child({ component: 'events' }),
+      }));
+      this.runnables.add(
+        'liveness',
+        runnable('event-broadcaster', { start: async () => {}, stop: async () => broadcaster.stop() }),
+      );
+    }
+    return this.broadcaster.recorder(component);
   }
 
   /** Throws unless this replica may write as leader right now (no fencing exists in Kubernetes). */

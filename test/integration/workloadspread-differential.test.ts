@@ -8,12 +8,18 @@
 // never reach a webhook (the runtime flavour will serve the same CRD): they are counted, not
 // compared. This runtime does not serve WorkloadSpread yet, so its side runs in-process.
 //
+// Then the custom-workload whitelist (ConfigMap kruise-configuration in upstream's namespace,
+// WorkloadSpread_Watch_Custom_Workload_WhiteList): targets of listed and unlisted groups, kinds and
+// versions, a built-in kind outside upstream's switch (DaemonSet) listed, a built-in kind of another
+// group listed, with the whitelist absent, listed, and undecodable.
+//
 // Seeded: WSDIFF_SEED=<n>, WSDIFF_CASES=<n> (random cases).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseWorkloadSpreadWhitelist, WORKLOADSPREAD_WHITELIST_KEY } from '../../lib/contract.js';
 import { validateWorkloadSpread } from '../../lib/runtime/workloadspread/validate.js';
 import { kubectlApply, objectPath } from './support/apply.js';
 import { addEndpoint, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
@@ -46,6 +52,63 @@ interface Judged {
 
 let upstream: UpstreamManager | undefined;
 let judged: Judged[] = [];
+/** The whitelist cases: each with the whitelist value upstream had (undefined: no key). */
+const whitelistJudged: Array<Judged & { whitelist?: string }> = [];
+
+const LISTED = JSON.stringify({
+  workloads: [
+    { Group: 'game.kruise.io', Version: 'v1alpha1', Kind: 'GameServerSet', replicasPath: 'spec.replicas' },
+    { group: 'apps', version: 'v1', kind: 'DaemonSet' },
+    { Group: 'example.com', Version: 'v1', Kind: 'Deployment' },
+  ],
+});
+const BROKEN = '{"workloads": [{"Group": 7}]}';
+
+/** Targets judged under each whitelist (the rest of the spec valid). */
+const WHITELIST_TARGETS: Array<[string, string]> = [
+  ['game.kruise.io/v1alpha1', 'GameServerSet'],
+  ['game.kruise.io/v2', 'GameServerSet'],
+  ['other.io/v1alpha1', 'GameServerSet'],
+  ['game.kruise.io/v1alpha1', 'GameServer'],
+  ['apps/v1', 'DaemonSet'],
+  ['example.com/v1', 'Deployment'],
+  ['apps/v1', 'Deployment'],
+  ['game.kruise.io/v1alpha1/x', 'GameServerSet'],
+];
+const whitelistWs = (apiVersion: string, kind: string) => ({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'WorkloadSpread',
+  spec: whitelistSpec(apiVersion, kind),
+});
+const whitelistSpec = (apiVersion: string, kind: string) => ({
+  targetRef: { apiVersion, kind, name: 'gss' },
+  subsets: [{ name: 'a', maxReplicas: '50%' }, { name: 'b' }],
+});
+
+/** Sets (or, with undefined, removes) upstream's whitelist, then waits until its webhook answers by it. */
+async function setWhitelist(value: string | undefined, ns: string): Promise<void> {
+  const path = `/api/v1/namespaces/${rendered.namespace}/configmaps`;
+  await api.call('DELETE', `${path}/kruise-configuration`);
+  if (value !== undefined)
+    await api.call('POST', path, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'kruise-configuration' },
+      data: { [WORKLOADSPREAD_WHITELIST_KEY]: value },
+    });
+  // A listed kind is admitted (dry run) only once upstream's cache has the ConfigMap; unlisted: refused.
+  const probe = named(whitelistWs('game.kruise.io/v1alpha1', 'GameServerSet'), 'probe', ns);
+  const admitted = value === LISTED;
+  let denial = '';
+  for (let i = 0; i < 200; i++) {
+    const res = await api.call('POST', `${pathOf(ns)}?dryRun=All`, probe);
+    denial = res.status < 300 ? 'admitted' : String(res.body?.message ?? '');
+    if (admitted ? res.status < 300 : res.status >= 300 && (value !== BROKEN || /[Ii]nternal error/.test(denial)))
+      return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`upstream's webhook never answered by the whitelist ${value}: last answer ${denial}`);
+}
 const namespaces: string[] = [];
 
 /** What the API server answered: allowed, denied by the webhook, or refused before it (schema, metadata). */
@@ -138,6 +201,21 @@ beforeAll(async () => {
   try {
     judged = [];
     for (const [i, c] of cases.entries()) judged.push(await judge(c, `${NS}-${i}`));
+    const ns = `${NS}-whitelist`;
+    namespaces.push(ns);
+    await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    for (const whitelist of [LISTED, BROKEN, undefined]) {
+      await setWhitelist(whitelist, ns);
+      for (const [apiVersion, kind] of WHITELIST_TARGETS) {
+        const c = {
+          label: `whitelist ${whitelist === LISTED ? 'listed' : whitelist === BROKEN ? 'broken' : 'absent'}: ${apiVersion} ${kind}`,
+          ws: whitelistWs(apiVersion, kind),
+        };
+        const res = await api.call('POST', `${pathOf(ns)}?dryRun=All`, named(c.ws, 'ws', ns));
+        whitelistJudged.push({ c, answer: answerOf(res), whitelist });
+      }
+    }
+    await api.call('DELETE', `/api/v1/namespaces/${rendered.namespace}/configmaps/kruise-configuration`);
   } catch (e) {
     throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
   }
@@ -200,5 +278,27 @@ describe(`WorkloadSpread validation = the real upstream kruise-manager's webhook
       });
     log(`${differences.length} differences`);
     expect(differences.slice(0, 15)).toEqual([]);
+  });
+
+  it("admits and denies custom-workload targets exactly as upstream's webhook does under its whitelist", () => {
+    const differences = whitelistJudged
+      .filter((j) => j.answer.kind === 'allowed' || j.answer.kind === 'webhook')
+      .flatMap(({ c, answer, whitelist }) => {
+        const ours = validateWorkloadSpread(named(c.ws, 'ws'), {
+          customWorkloads: () => parseWorkloadSpreadWhitelist(whitelist),
+        });
+        return ours.length > 0 === (answer.kind === 'webhook')
+          ? []
+          : [
+              `${c.label}: ours ${JSON.stringify(ours)}, upstream ${answer.kind === 'webhook' ? answer.message.slice(0, 300) : 'admitted'}`,
+            ];
+      });
+    const count = (k: Answer['kind']) => whitelistJudged.filter((j) => j.answer.kind === k).length;
+    log(
+      `whitelist: ${whitelistJudged.length} cases, ${count('allowed')} admitted, ${count('webhook')} denied, ${count('schema')} refused by the schema; ${differences.length} differences`,
+    );
+    expect(count('allowed')).toBeGreaterThanOrEqual(4);
+    expect(count('webhook')).toBeGreaterThanOrEqual(10);
+    expect(differences).toEqual([]);
   });
 });

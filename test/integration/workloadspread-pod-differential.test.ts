@@ -34,6 +34,7 @@ import {
 } from './support/runtime-cluster.js';
 import { ApiClient } from './support/sidecarset-differential.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
+import { RUNTIME_REFERENCE_RELEASE } from '../envtest/binaries.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -46,7 +47,9 @@ const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const OURS_NS = 'kruise-it-wspod';
 const kc = kubeConfig();
 const api = new ApiClient();
-const objects = synthesizeDefault();
+// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is (v1.9.1
+// reads a StatefulSet's template for the patch check; v1.8.3, which this runtime follows, does not).
+const objects = synthesizeDefault(RUNTIME_REFERENCE_RELEASE);
 const rendered = renderedManager(objects);
 const runDir = mkdtempSync(join(tmpdir(), 'wspod-'));
 const log = (msg: string) => process.stderr.write(`workloadspread-pod-differential: ${msg}\n`);

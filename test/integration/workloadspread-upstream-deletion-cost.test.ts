@@ -6,10 +6,19 @@
  * and of no subset, with every field kubecontroller.ActivePods orders by (node, phase, readiness
  * and its time, restarts, creation time), terminated and deleting ones, and costs already set; in
  * subset order and reversed (an old workload version). Every pod's cost afterwards must be upstream's.
+ * Then the same cases with one pod gone from the API server: upstream stops at the first patch
+ * that fails and records PatchPodDeletionCostFailed; the writes before it, the event and its
+ * message (Go's `%!d(string=…)` included) must be upstream's.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { deletionCostPatches, FAKE_SUBSET, POD_DELETION_COST } from '../../lib/runtime/workloadspread/deletion-cost.js';
+import {
+  deletionCostPatches,
+  deletionCostWrites,
+  FAKE_SUBSET,
+  patchDeletionCostFailedMessage,
+  POD_DELETION_COST,
+} from '../../lib/runtime/workloadspread/deletion-cost.js';
 import { upstreamWorkloadSpreadDeletionCostOracle } from './support/sidecarset-oracle.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -94,14 +103,15 @@ describe('WorkloadSpread deletion costs = upstream v1.8.3, in-process', () => {
         return;
       }
       const patches = new Map(deletionCostPatches(c.ws, c.podMap, c.replicas, c.reverse));
+      if (theirs.failed || theirs.events.length) differences.push(`case ${i}: upstream ${JSON.stringify(theirs)}`);
       patched += patches.size;
       for (const p of Object.values(c.podMap).flat()) {
         const before = p.metadata.annotations?.[POD_DELETION_COST] ?? '';
         const ours = patches.get(`apps/${p.metadata.name}`) ?? before;
         values.add(ours);
-        if (ours !== theirs[p.metadata.name])
+        if (ours !== theirs.costs[p.metadata.name])
           differences.push(
-            `case ${i} pod ${p.metadata.name}: ours ${JSON.stringify(ours)}, upstream ${JSON.stringify(theirs[p.metadata.name])}`,
+            `case ${i} pod ${p.metadata.name}: ours ${JSON.stringify(ours)}, upstream ${JSON.stringify(theirs.costs[p.metadata.name])}`,
           );
       }
     });
@@ -110,6 +120,46 @@ describe('WorkloadSpread deletion costs = upstream v1.8.3, in-process', () => {
     );
     expect(patched).toBeGreaterThan(cases.length);
     expect(values.size).toBeGreaterThan(6);
+    expect(differences.slice(0, 10)).toEqual([]);
+  });
+
+  it("stops at the first patch that fails and records upstream's PatchPodDeletionCostFailed event", () => {
+    // One pod per case is left out of upstream's fake API (its patch answers 404).
+    const gone = cases.map((c, i) => {
+      const all = Object.values(c.podMap).flat();
+      return all.length ? all[(i * 7) % all.length].metadata.name : '';
+    });
+    const theirsAll = upstreamWorkloadSpreadDeletionCostOracle(cases.map((c, i) => ({ ...c, absent: [gone[i]] })));
+    const differences: string[] = [];
+    let failures = 0;
+    cases.forEach((c, i) => {
+      const theirs = theirsAll[i] as Json;
+      if (theirs.error) {
+        differences.push(`case ${i}: upstream failed: ${theirs.error}`);
+        return;
+      }
+      // What this runtime's controller does (controller.ts): the writes in order, the event on the first failure.
+      const writes = deletionCostWrites(c.ws, c.podMap, c.replicas, c.reverse);
+      const failing = writes.findIndex((w) => w.pod === `apps/${gone[i]}`);
+      const done = new Map((failing < 0 ? writes : writes.slice(0, failing)).map((w) => [w.pod, w.value]));
+      const events =
+        failing < 0
+          ? []
+          : [`Warning PatchPodDeletionCostFailed ${patchDeletionCostFailedMessage(c.ws, writes[failing])}`];
+      if (failing >= 0) failures++;
+      if (JSON.stringify(events) !== JSON.stringify(theirs.events) || failing >= 0 !== Boolean(theirs.failed))
+        differences.push(`case ${i}: events ours ${JSON.stringify(events)}, upstream ${JSON.stringify(theirs)}`);
+      for (const p of Object.values(c.podMap).flat()) {
+        if (p.metadata.name === gone[i]) continue;
+        const ours = done.get(`apps/${p.metadata.name}`) ?? p.metadata.annotations?.[POD_DELETION_COST] ?? '';
+        if (ours !== theirs.costs[p.metadata.name])
+          differences.push(`case ${i} pod ${p.metadata.name}: ours ${ours}, upstream ${theirs.costs[p.metadata.name]}`);
+      }
+    });
+    process.stderr.write(
+      `workloadspread deletion cost with a pod gone: ${cases.length} cases, ${failures} failed patches with their event; ${differences.length} differ\n`,
+    );
+    expect(failures).toBeGreaterThan(20);
     expect(differences.slice(0, 10)).toEqual([]);
   });
 });

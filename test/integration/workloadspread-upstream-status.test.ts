@@ -6,7 +6,9 @@
  * unschedulable since long or recently), old statuses with creatingPods/deletingPods booked long
  * ago or recently and Schedulable conditions old or recent, Fixed or Adaptive strategies.
  * Upstream reads the wall clock: every time here is far (>= 10 s) from a timeout's edge, and
- * transition times upstream sets "now" are compared as such.
+ * transition times upstream sets "now" are compared as such. The events upstream records on the
+ * way (CreatePodFailed, DeletePodFailed, RecoverSchedulable) are compared too, as multisets: upstream
+ * walks its creatingPods map in Go's random order.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -147,6 +149,8 @@ describe('WorkloadSpread subset statuses = upstream v1.8.3, in-process', () => {
     const differences: string[] = [];
     let rescheduled = 0;
     let kept = 0;
+    let events = 0;
+    const reasons: string[] = [];
     cases.forEach((c, i) => {
       const theirs = upstream[i] as Json;
       if (theirs.error) {
@@ -163,13 +167,25 @@ describe('WorkloadSpread subset statuses = upstream v1.8.3, in-process', () => {
         (n, s) => n + Object.keys(s.creatingPods ?? {}).length + Object.keys(s.deletingPods ?? {}).length,
         0,
       );
-      const a = JSON.stringify({ statuses: shape(ours.statuses), failed: ours.statuses ? mineFailed : {} });
-      const b = JSON.stringify({ statuses: shape(theirs.nil ? null : theirs.statuses), failed: theirFailed });
+      const ourEvents = ours.events.map((e) => `${e.type} ${e.reason} ${e.message}`).sort();
+      events += ourEvents.length;
+      reasons.push(...ours.events.map((e) => e.reason));
+      const a = JSON.stringify({
+        statuses: shape(ours.statuses),
+        failed: ours.statuses ? mineFailed : {},
+        events: ourEvents,
+      });
+      const b = JSON.stringify({
+        statuses: shape(theirs.nil ? null : theirs.statuses),
+        failed: theirFailed,
+        events: [...(theirs.events as string[])].sort(),
+      });
       if (a !== b) differences.push(`case ${i}:\n  ours     ${a}\n  upstream ${b}`);
     });
     process.stderr.write(
-      `workloadspread status: ${cases.length} generated cases, ${rescheduled} pods to reschedule, ${kept} bookings kept; ${differences.length} differ\n`,
+      `workloadspread status: ${cases.length} generated cases, ${rescheduled} pods to reschedule, ${kept} bookings kept, ${events} events; ${differences.length} differ\n`,
     );
+    expect(new Set(reasons)).toEqual(new Set(['CreatePodFailed', 'DeletePodFailed', 'RecoverSchedulable']));
     expect(rescheduled).toBeGreaterThan(0);
     expect(kept).toBeGreaterThan(0);
     expect(differences.slice(0, 5)).toEqual([]);

@@ -265,4 +265,171 @@ describe('WorkloadSpread served by the runtime', () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/web-spread/);
   }, 90_000);
+
+  it("records upstream's CreatePodFailed event on the WorkloadSpread when a booked pod never appears (30 s)", async () => {
+    // A zone-a pod is deleted, so zone-a has room (deleted pods stay here, terminating: no kubelet
+    // confirms them); then a pod named as a zone-b one: the webhook books it in zone-a (creatingPods
+    // of its version; an unlimited subset books none), then the API server refuses it (409). Its
+    // booking expires 30 s later, with upstream's event.
+    const pods = ((await ok('GET', PODS)).items as Json[]).filter((p) => !p.metadata.deletionTimestamp);
+    await ok('DELETE', `${PODS}/${pods.find((p) => subsetOf(p) === 'zone-a')!.metadata.name}`);
+    await waitFor('zone-a to have room', async () =>
+      (await getWs()).status.subsetStatuses[0].missingReplicas === 1 ? true : undefined,
+    );
+    const taken = pods.find((p) => subsetOf(p) === 'zone-b')!.metadata.name;
+    const res = await api.call('POST', PODS, podOf(taken));
+    expect(res.status).toBe(409);
+    expect(Object.keys((await getWs()).status.versionedSubsetStatuses[HASH][0].creatingPods ?? {})).toEqual([taken]);
+    const event = await waitFor(
+      'the CreatePodFailed event',
+      async () =>
+        ((await ok('GET', `/api/v1/namespaces/${NS}/events`, undefined)).items as Json[]).find(
+          (e) => e.reason === 'CreatePodFailed' && e.involvedObject?.name === 'web-spread',
+        ),
+      60_000,
+      1_000,
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      message: `Pod ${NS}/${taken} was expected to be created but it wasn't`,
+      involvedObject: { kind: 'WorkloadSpread', apiVersion: 'apps.kruise.io/v1alpha1', namespace: NS },
+      source: { component: 'workloadspread-controller' },
+      reportingComponent: 'workloadspread-controller',
+      count: 1,
+    });
+    expect(statusOf(await getWs())).toEqual([
+      ['zone-a', 1, 1, 0],
+      ['zone-b', 2, 0, 0],
+      ['zone-c', 2, -1, 0],
+    ]);
+  }, 90_000);
+});
+
+describe('WorkloadSpread on a custom workload listed in kruise-configuration', () => {
+  const GAMES = 'wspread-it-games';
+  const GROUP = 'game.example.io';
+  const GSS = `/apis/${GROUP}/v1alpha1/namespaces/${GAMES}/gameserversets`;
+  const GAME_WS = `/apis/apps.kruise.io/v1alpha1/namespaces/${GAMES}/workloadspreads`;
+  const GAME_PODS = `/api/v1/namespaces/${GAMES}/pods`;
+  const CONFIG = `/api/v1/namespaces/${INSTALL_NS}/configmaps`;
+  const CRD = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions`;
+  let gssUid = '';
+  const gameSpread = {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'WorkloadSpread',
+    metadata: { name: 'gss-spread', namespace: GAMES },
+    spec: {
+      targetRef: { apiVersion: `${GROUP}/v1alpha1`, kind: 'GameServerSet', name: 'gss' },
+      subsets: [
+        { name: 'zone-a', requiredNodeSelectorTerm: zoneTerm('zone-a'), maxReplicas: '50%' },
+        { name: 'zone-b', requiredNodeSelectorTerm: zoneTerm('zone-b') },
+      ],
+    },
+  };
+  const gamePod = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      labels: { game: 'gss' },
+      ownerReferences: [
+        { apiVersion: `${GROUP}/v1alpha1`, kind: 'GameServerSet', name: 'gss', uid: gssUid, controller: true },
+      ],
+    },
+    spec: { containers: [{ name: 'game', image: 'game:1' }] },
+  });
+
+  beforeAll(async () => {
+    // A custom workload kind with a scale subresource, as OpenKruise Game's GameServerSet.
+    await ok('POST', CRD, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `gameserversets.${GROUP}` },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: {
+          plural: 'gameserversets',
+          singular: 'gameserverset',
+          kind: 'GameServerSet',
+          listKind: 'GameServerSetList',
+        },
+        versions: [
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            subresources: {
+              status: {},
+              scale: {
+                specReplicasPath: '.spec.replicas',
+                statusReplicasPath: '.status.replicas',
+                labelSelectorPath: '.status.selector',
+              },
+            },
+          },
+        ],
+      },
+    });
+    await waitFor('the GameServerSet CRD to be served', async () =>
+      (await api.call('GET', `/apis/${GROUP}/v1alpha1`)).status === 200 ? true : undefined,
+    );
+    await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GAMES } });
+    const gss = await ok('POST', GSS, {
+      apiVersion: `${GROUP}/v1alpha1`,
+      kind: 'GameServerSet',
+      metadata: { name: 'gss' },
+      spec: { replicas: 4 },
+    });
+    gssUid = gss.metadata.uid;
+  }, 60_000);
+
+  afterAll(async () => {
+    await api.call('DELETE', `${CONFIG}/kruise-configuration`);
+    await api.call('DELETE', GAME_PODS);
+    await api.call('DELETE', `${GAME_WS}/gss-spread`);
+    await api.call('DELETE', `/api/v1/namespaces/${GAMES}`);
+    await api.call('DELETE', `${CRD}/gameserversets.${GROUP}`);
+  }, 60_000);
+
+  it('refuses the kind until the whitelist lists it, naming the ConfigMap key', async () => {
+    const res = await api.call('POST', GAME_WS, gameSpread);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/spec\.targetRef: .*WorkloadSpread_Watch_Custom_Workload_WhiteList/);
+  }, 30_000);
+
+  it('admits it once listed, spreads the pods it owns by the percentage of its replicasPath, and keeps the status from its scale subresource', async () => {
+    await ok('POST', CONFIG, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'kruise-configuration' },
+      data: {
+        WorkloadSpread_Watch_Custom_Workload_WhiteList: JSON.stringify({
+          workloads: [{ Group: GROUP, Version: 'v1alpha1', Kind: 'GameServerSet', replicasPath: 'spec.replicas' }],
+        }),
+      },
+    });
+    // The manager's cache of the ConfigMap catches up within moments.
+    await waitFor('the WorkloadSpread to be admitted', async () => {
+      const res = await api.call('POST', GAME_WS, gameSpread);
+      return res.status === 201 ? true : undefined;
+    });
+    // 50% of spec.replicas (4) is 2 in zone-a; the rest go to zone-b.
+    const placed: string[] = [];
+    for (let i = 0; i < 3; i++) placed.push(subsetOf(await ok('POST', GAME_PODS, gamePod(`gss-${i}`))));
+    expect(placed).toEqual(['zone-a', 'zone-a', 'zone-b']);
+    const pod = await ok('GET', `${GAME_PODS}/gss-2`);
+    expect(JSON.stringify(pod.spec.affinity)).toContain('zone-b');
+    await waitFor('the status from the scale subresource', async () => {
+      const ws = await ok('GET', `${GAME_WS}/gss-spread`);
+      return JSON.stringify(statusOf(ws)) ===
+        JSON.stringify([
+          ['zone-a', 2, 0, 0],
+          ['zone-b', 1, -1, 0],
+        ])
+        ? true
+        : undefined;
+    });
+  }, 60_000);
 });

@@ -46,7 +46,11 @@ export function workloadPath(apiVersion: string, kind: string, namespace: string
 
 export type WorkloadSpreadApi = ReturnType<typeof workloadSpreadApi>;
 
-export function workloadSpreadApi(client: KubeClient) {
+/** How long a group version's discovered resources are trusted; a kind not in them is looked up again after 5 s. */
+const DISCOVERY_TTL_MS = 60_000;
+const DISCOVERY_MISS_MS = 5_000;
+
+export function workloadSpreadApi(client: KubeClient, now: () => number = Date.now) {
   const read = async (path: string, signal?: AbortSignal): Promise<Json | undefined> => {
     try {
       return await client.call<Json>({ method: 'GET', path, signal });
@@ -54,6 +58,37 @@ export function workloadSpreadApi(client: KubeClient) {
       if (isNotFound(e)) return undefined;
       throw e;
     }
+  };
+  const discovered = new Map<string, { at: number; resources: Json[] }>();
+  /**
+   * The API path of any kind (upstream's RESTMapper over discovery): built-in targets by their
+   * plural, others by the group version's discovery document; undefined when the API server
+   * serves no such kind.
+   */
+  const pathOf = async (
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> => {
+    const known = workloadPath(apiVersion, kind, namespace, name);
+    if (known) return known;
+    const group = apiGroupOf(apiVersion);
+    if (group === undefined || !apiVersion.includes('/') || !kind) return undefined;
+    const base = `/apis/${apiVersion}`;
+    const find = (entry?: { resources: Json[] }) =>
+      entry?.resources.find((r) => r?.kind === kind && typeof r?.name === 'string' && !r.name.includes('/'));
+    let entry = discovered.get(apiVersion);
+    let resource = entry && now() - entry.at < DISCOVERY_TTL_MS ? find(entry) : undefined;
+    if (!resource && (!entry || now() - entry.at >= DISCOVERY_MISS_MS)) {
+      const doc = await read(base, signal);
+      entry = { at: now(), resources: Array.isArray(doc?.resources) ? doc.resources : [] };
+      discovered.set(apiVersion, entry);
+      resource = find(entry);
+    }
+    if (!resource) return undefined;
+    return `${base}/namespaces/${seg(namespace)}/${seg(resource.name)}/${seg(name)}`;
   };
   return {
     getWorkloadSpread: (namespace: string, name: string, signal?: AbortSignal) =>
@@ -66,10 +101,18 @@ export function workloadSpreadApi(client: KubeClient) {
         body: ws,
         signal,
       }),
-    /** A workload by apiVersion and kind; undefined when it does not exist or is of a kind upstream does not read. */
-    getWorkload: (apiVersion: string, kind: string, namespace: string, name: string, signal?: AbortSignal) => {
-      const path = workloadPath(apiVersion, kind, namespace, name);
-      return path ? read(path, signal) : Promise.resolve(undefined);
+    /** A workload by apiVersion and kind (any kind the API server serves); undefined when it does not exist. */
+    getWorkload: async (apiVersion: string, kind: string, namespace: string, name: string, signal?: AbortSignal) => {
+      const path = await pathOf(apiVersion, kind, namespace, name, signal);
+      return path ? read(path, signal) : undefined;
+    },
+    /**
+     * A workload's scale subresource (autoscaling/v1 Scale: spec.replicas, status.selector, the
+     * workload's uid); undefined when the workload, or its scale subresource, does not exist.
+     */
+    getScale: async (apiVersion: string, kind: string, namespace: string, name: string, signal?: AbortSignal) => {
+      const path = await pathOf(apiVersion, kind, namespace, name, signal);
+      return path ? read(`${path}/scale`, signal) : undefined;
     },
     /** ReplicaSets of a namespace matching a label selector string. */
     listReplicaSets: async (namespace: string, labelSelector: string, signal?: AbortSignal): Promise<Json[]> =>

@@ -9,18 +9,28 @@
  * workload, its ReplicaSets and pods' nodes are read through the API server at each reconcile (this
  * runtime keeps no workload or node caches), so a change of the workload's replicas alone is
  * noticed at the next pod or WorkloadSpread event, not at once as upstream's workload watches do.
+ * Records upstream's events on the WorkloadSpread (source `workloadspread-controller`):
+ * CreatePodFailed, DeletePodFailed, RecoverSchedulable and PatchPodDeletionCostFailed.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../clock.js';
+import { objectReference, type EventRecorder } from '../events/index.js';
 import type { ReconcileContext, Request, Result } from '../controller.js';
 import type { Informer } from '../informer/index.js';
 import type { Logger } from '../log.js';
-import { matchesSelector, validateSelector } from '../../contract/selector.js';
+import { matchesSelector, parseSelectorString, validateSelector } from '../../contract/selector.js';
 import { replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
-import { apiGroupOf } from '../../contract/workloadspread.js';
-import { deletionCostPatches, FAKE_SUBSET, isPodActive, POD_DELETION_COST } from './deletion-cost.js';
+import { apiGroupOf, type CustomWorkloadEntry, WORKLOADSPREAD_TARGETS } from '../../contract/workloadspread.js';
+import { KRUISE_APPS_GROUP } from '../../contract.js';
+import {
+  deletionCostWrites,
+  FAKE_SUBSET,
+  isPodActive,
+  patchDeletionCostFailedMessage,
+  POD_DELETION_COST,
+} from './deletion-cost.js';
 import { groupPodsBySubset } from './match.js';
-import { subsetStatuses } from './status.js';
+import { subsetStatuses, type SpreadEvent } from './status.js';
 import { controllerOf, podVersion, VERSION_IGNORED, type SubsetStatus } from './subset.js';
 import { podSelectedByFilter, type WorkloadSpreadPodHandler } from './webhooks.js';
 
@@ -32,14 +42,21 @@ export interface WorkloadSpreadControllerDeps {
   pods: Informer<V1Pod>;
   api: Pick<
     WorkloadSpreadApi,
-    'getWorkload' | 'listReplicaSets' | 'getNode' | 'patchPod' | 'deletePod' | 'updateStatus'
+    'getWorkload' | 'getScale' | 'listReplicaSets' | 'getNode' | 'patchPod' | 'deletePod' | 'updateStatus'
   >;
+  /** The custom workload whitelist (kruise-configuration); throws when it cannot be read or decoded. */
+  customWorkloads?: () => readonly CustomWorkloadEntry[];
   /** This process's pod-path handler: the controller's writes become its newest copy (upstream's GlobalCache). */
   handler?: WorkloadSpreadPodHandler;
   checkStillLeader(): void;
   clock: Clock;
   logger: Logger;
+  /** Upstream's controller events go here (the manager's recorder for `workloadspread-controller`). */
+  recorder: Pick<EventRecorder, 'event'>;
 }
+
+/** Upstream's controllerName, the source of its events. */
+export const WORKLOADSPREAD_CONTROLLER = 'workloadspread-controller';
 
 const selectorString = (selector: Json): string | undefined => {
   if (!selector || validateSelector(selector, 'selector').length) return undefined;
@@ -95,6 +112,13 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
       deps.handler?.forget(namespace ?? '', name);
       return {};
     }
+    const record = (e: SpreadEvent) =>
+      deps.recorder.event(
+        objectReference(ws, `${KRUISE_APPS_GROUP}/v1alpha1`, 'WorkloadSpread'),
+        e.type,
+        e.reason,
+        e.message,
+      );
     if (!ws.spec?.targetRef) return {};
     const { pods, replicas, workload } = await podsForWorkloadSpread(deps, ws, signal);
     const waits: number[] = [];
@@ -128,15 +152,25 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
     if (kind === 'ReplicaSet' || kind === 'Deployment' || kind === 'CloneSet') {
       const latest = await latestVersion(deps, ws, workload, signal);
       for (const [version, podMap] of versionedPodMap) {
-        for (const [key, value] of deletionCostPatches(ws, podMap, replicas, version !== latest)) {
-          const [podNamespace, podName] = key.split('/');
+        for (const write of deletionCostWrites(ws, podMap, replicas, version !== latest)) {
+          const [podNamespace, podName] = write.pod.split('/');
           mayWrite();
-          await deps.api.patchPod(
-            podNamespace,
-            podName,
-            { metadata: { annotations: { [POD_DELETION_COST]: value } } },
-            signal,
-          );
+          try {
+            await deps.api.patchPod(
+              podNamespace,
+              podName,
+              { metadata: { annotations: { [POD_DELETION_COST]: write.value } } },
+              signal,
+            );
+          } catch (e) {
+            if (!signal?.aborted)
+              record({
+                type: 'Warning',
+                reason: 'PatchPodDeletionCostFailed',
+                message: patchDeletionCostFailedMessage(ws, write),
+              });
+            throw e;
+          }
         }
       }
     }
@@ -144,17 +178,24 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
     // Status, and the pods to reschedule (Adaptive).
     const now = deps.clock.now();
     const top = subsetStatuses(ws, ws.status?.subsetStatuses, subsetPodMap, replicas, now);
-    if (!top.statuses) return {};
+    const events = [...top.events];
+    const recordEvents = () => events.forEach(record);
+    if (!top.statuses) {
+      recordEvents();
+      return {};
+    }
     if (top.requeueAfterMs) waits.push(top.requeueAfterMs);
     const versioned: Record<string, SubsetStatus[]> = {};
     for (const [version, podMap] of versionedPodMap) {
       const r = subsetStatuses(ws, ws.status?.versionedSubsetStatuses?.[version], podMap, replicas, now);
+      events.push(...r.events);
       if (r.statuses) versioned[version] = r.statuses;
       if (r.requeueAfterMs) waits.push(r.requeueAfterMs);
     }
     for (const [version, old] of Object.entries<SubsetStatus[]>(ws.status?.versionedSubsetStatuses ?? {})) {
       if (versionedPodMap.has(version)) continue;
       const r = subsetStatuses(ws, old, {}, replicas, now);
+      events.push(...r.events);
       if (r.requeueAfterMs) waits.push(r.requeueAfterMs);
       const statuses = r.statuses ?? [];
       const busy = statuses.some(
@@ -162,6 +203,8 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
       );
       if (busy) versioned[version] = statuses;
     }
+    // Upstream records them while it computes the status, before writing it.
+    recordEvents();
     const status = {
       observedGeneration: ws.metadata.generation,
       subsetStatuses: top.statuses,
@@ -179,7 +222,17 @@ export function workloadSpreadReconciler(deps: WorkloadSpreadControllerDeps) {
     for (const [subset, failed] of Object.entries(top.reschedule)) {
       for (const pod of failed) {
         mayWrite();
-        await deps.api.deletePod(pod.metadata.namespace, pod.metadata.name, signal);
+        try {
+          await deps.api.deletePod(pod.metadata.namespace, pod.metadata.name, signal);
+        } catch (e) {
+          if (!signal?.aborted)
+            record({
+              type: 'Warning',
+              reason: 'DeletePodFailed',
+              message: `Failed to delete unschedulabe Pod ${pod.metadata.namespace}/${pod.metadata.name} in Subset ${subset} of WorkloadSpread ${namespace}/${name}`,
+            });
+          throw e;
+        }
         deps.logger.info('deleted a pod that stayed unschedulable (Adaptive)', {
           workloadSpread: `${namespace}/${name}`,
           subset,
@@ -200,6 +253,43 @@ async function podsForWorkloadSpread(
 ): Promise<{ pods: Json[]; replicas: number; workload?: Json }> {
   const ref = ws.spec.targetRef;
   const namespace = ws.metadata.namespace;
+  const custom = !WORKLOADSPREAD_TARGETS[String(ref.kind)];
+  const found = custom
+    ? await customWorkload(deps, ref, namespace, signal)
+    : await builtInWorkload(deps, ref, namespace, signal);
+  if (!found) return { pods: [], replicas: 0 };
+  const { workload, uids, podSelector } = found;
+  let replicas = found.replicas;
+  if (ref.kind !== 'Job' && replicas === 0) return { pods: [], replicas, workload };
+  const listed = (keep: (p: Json) => boolean) => deps.pods.store.listNamespace(namespace).filter(keep).sort(byName);
+  let pods = listed(
+    (p) =>
+      uids.some((uid) => ownedBy(p, uid)) &&
+      (ref.kind !== 'Job' || matchesSelector(workload.spec?.selector, p.metadata?.labels ?? {})),
+  );
+  // A custom workload whose pods are owned by an object between them (a sub-resource): by the scale's selector.
+  if (!pods.length && podSelector) pods = listed((p) => matchesSelector(podSelector, p.metadata?.labels ?? {}));
+  const paths = replicasPaths(deps, ws);
+  if (paths.length) replicas = paths.reduce((sum, p) => sum + replicasAtPath(workload, p), 0);
+  if (ws.spec.targetFilter?.selector)
+    pods = pods.filter((p) => podSelectedByFilter(ws.spec.targetFilter, p.metadata?.labels));
+  return { pods, replicas, workload };
+}
+
+interface FoundWorkload {
+  workload: Json;
+  replicas: number;
+  uids: string[];
+  podSelector?: Json;
+}
+
+/** The built-in targets (a Deployment's pods are those of its ReplicaSets). */
+async function builtInWorkload(
+  deps: WorkloadSpreadControllerDeps,
+  ref: Json,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<FoundWorkload | undefined> {
   const workload = await deps.api.getWorkload(
     String(ref.apiVersion),
     String(ref.kind),
@@ -207,13 +297,11 @@ async function podsForWorkloadSpread(
     String(ref.name),
     signal,
   );
-  if (!workload || workload.metadata?.deletionTimestamp) return { pods: [], replicas: 0, workload };
-  let replicas = workloadReplicas(String(ref.kind), workload);
+  if (!workload || workload.metadata?.deletionTimestamp) return undefined;
   const uids: string[] = [workload.metadata.uid];
-  let selector: string | undefined;
   if (ref.kind === 'Job') {
-    selector = selectorString(workload.spec?.selector);
-    if (selector === undefined) throw new Error(`Job ${namespace}/${ref.name}: its selector does not parse`);
+    if (selectorString(workload.spec?.selector) === undefined)
+      throw new Error(`Job ${namespace}/${ref.name}: its selector does not parse`);
   } else if (ref.kind === 'Deployment') {
     const rsSelector = selectorString(workload.spec?.selector);
     const owned =
@@ -224,17 +312,54 @@ async function podsForWorkloadSpread(
           );
     if (owned.length) uids.splice(0, 1, ...owned.map((rs) => rs.metadata.uid));
   }
-  if (ref.kind !== 'Job' && replicas === 0) return { pods: [], replicas, workload };
-  let pods = deps.pods.store
-    .listNamespace(namespace)
-    .filter((p) => uids.some((uid) => ownedBy(p, uid)))
-    .filter((p) => ref.kind !== 'Job' || matchesSelector(workload.spec?.selector, p.metadata?.labels ?? {}))
-    .sort(byName);
+  return { workload, replicas: workloadReplicas(String(ref.kind), workload), uids };
+}
+
+/**
+ * A custom workload as upstream's controller finder reads one: its scale subresource (replicas,
+ * the pod selector) when it has one, else the object alone with its replicas unknown (-1); its
+ * pods are those it owns, or those the scale's selector selects.
+ */
+async function customWorkload(
+  deps: WorkloadSpreadControllerDeps,
+  ref: Json,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<FoundWorkload | undefined> {
+  const args = [String(ref.apiVersion), String(ref.kind), namespace, String(ref.name)] as const;
+  const workload = await deps.api.getWorkload(...args, signal);
+  if (!workload || workload.metadata?.deletionTimestamp) return undefined;
+  const scale = await deps.api.getScale(...args, signal);
+  if (!scale) return { workload, replicas: -1, uids: [workload.metadata.uid] };
+  const selector = scale.status?.selector;
+  const podSelector = typeof selector === 'string' ? parseSelectorString(selector) : undefined;
+  if (typeof selector === 'string' && !podSelector)
+    throw new Error(
+      `${ref.kind} ${namespace}/${ref.name}: its scale's selector ${JSON.stringify(selector)} does not parse`,
+    );
+  return {
+    workload,
+    replicas: Number(scale.spec?.replicas ?? 0),
+    uids: [scale.metadata?.uid ?? workload.metadata.uid],
+    ...(podSelector ? { podSelector } : {}),
+  };
+}
+
+/**
+ * Upstream getReplicasPathList: the targetFilter's paths, else the replicasPath of the whitelist
+ * entry of the target's exact group version and kind.
+ */
+function replicasPaths(deps: WorkloadSpreadControllerDeps, ws: Json): string[] {
   const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
-  if (paths.length) replicas = paths.reduce((sum, p) => sum + replicasAtPath(workload, p), 0);
-  if (ws.spec.targetFilter?.selector)
-    pods = pods.filter((p) => podSelectedByFilter(ws.spec.targetFilter, p.metadata?.labels));
-  return { pods, replicas, workload };
+  if (paths.length) return paths;
+  const ref = ws.spec.targetRef;
+  const group = apiGroupOf(String(ref.apiVersion ?? ''));
+  if (group === undefined) throw new Error(`targetRef apiVersion ${JSON.stringify(ref.apiVersion)} does not parse`);
+  const version = String(ref.apiVersion).split('/').pop();
+  const entry = (deps.customWorkloads?.() ?? []).find(
+    (w) => w.group === group && w.version === version && w.kind === ref.kind,
+  );
+  return entry ? [entry.replicasPath] : [];
 }
 
 /** Upstream GetWorkloadVersion: the latest version's key among the pods' versions. */

@@ -61,6 +61,13 @@ function limitOf(v: unknown, total: number): number | undefined {
   return Math.ceil((Number(digits) * total) / 100);
 }
 
+/** One deletion-cost write: the pod (`namespace/name`), the value, its subset ({@link FAKE_SUBSET} for none). */
+export interface DeletionCostWrite {
+  readonly pod: string;
+  readonly value: string;
+  readonly subset: string;
+}
+
 /**
  * updateDeletionCostBySubset: the deletion cost each pod of `podMap` (subset name, or
  * {@link FAKE_SUBSET}, to its pods) must carry, as `[namespace/name, value]` for the pods whose
@@ -72,18 +79,29 @@ export function deletionCostPatches(
   workloadReplicas: number,
   reverseOrder: boolean,
 ): Array<[string, string]> {
+  return deletionCostWrites(ws, podMap, workloadReplicas, reverseOrder).map((w) => [w.pod, w.value]);
+}
+
+/** {@link deletionCostPatches} with each write's subset, in upstream's order of writes. */
+export function deletionCostWrites(
+  ws: Json,
+  podMap: Record<string, Json[]>,
+  workloadReplicas: number,
+  reverseOrder: boolean,
+): DeletionCostWrite[] {
   const subsets: Json[] = ws?.spec?.subsets ?? [];
   const n = subsets.length;
-  const out: Array<[string, string]> = [];
-  const write = (pods: Json[], cost: number) => {
+  const out: DeletionCostWrite[] = [];
+  const write = (subset: string, pods: Json[], cost: number) => {
     const value = String(cost);
     for (const p of pods) {
       const old = p?.metadata?.annotations?.[POD_DELETION_COST];
       if (old === value || (old === undefined && value === '0')) continue;
-      out.push([`${p.metadata.namespace}/${p.metadata.name}`, value]);
+      out.push({ pod: `${p.metadata.namespace}/${p.metadata.name}`, value, subset });
     }
   };
   const sync = (subset: Json | undefined, index: number, pods: Json[]) => {
+    const name = subset ? String(subset.name) : FAKE_SUBSET;
     const active = pods.filter(isPodActive);
     let positive: Json[] = [];
     let negative: Json[] = [];
@@ -101,10 +119,23 @@ export function deletionCostPatches(
         order.forEach((idx, k) => (k < active.length - limit ? negative : positive).push(active[idx]));
       }
     }
-    write(positive, 100 * (n - index));
-    write(negative, -100 * (index + 1));
+    write(name, positive, 100 * (n - index));
+    write(name, negative, -100 * (index + 1));
   };
   subsets.forEach((subset, idx) => sync(subset, reverseOrder ? n - idx - 1 : idx, podMap[subset.name] ?? []));
   if ((podMap[FAKE_SUBSET] ?? []).length) sync(undefined, n, podMap[FAKE_SUBSET]);
   return out;
+}
+
+/**
+ * The message of upstream's PatchPodDeletionCostFailed event, as Go formats it: upstream passes
+ * the cost as a string to a `%d` verb, so fmt writes `%!d(string=<cost>)` (kept: event
+ * consumers matching upstream's text see the same).
+ */
+export function patchDeletionCostFailedMessage(ws: Json, write: DeletionCostWrite): string {
+  const [namespace, name] = write.pod.split('/');
+  return (
+    `WorkloadSpread ${ws?.metadata?.namespace ?? ''}/${ws?.metadata?.name ?? ''} failed to patch deletion-cost ` +
+    `annotation to %!d(string=${write.value}) for Pod ${namespace}/${name} in subset ${write.subset}`
+  );
 }

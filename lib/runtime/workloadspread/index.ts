@@ -1,5 +1,14 @@
-import type { V1Pod } from '@kubernetes/client-node';
-import { FeatureGates, KRUISE_APPS_GROUP, Paths, workloadSpreadEnabled } from '../../contract.js';
+import type { V1ConfigMap, V1Pod } from '@kubernetes/client-node';
+import {
+  FeatureGates,
+  KRUISE_APPS_GROUP,
+  KRUISE_CONFIGURATION,
+  parseWorkloadSpreadWhitelist,
+  Paths,
+  workloadSpreadEnabled,
+  WORKLOADSPREAD_WHITELIST_KEY,
+  type CustomWorkloadEntry,
+} from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import { kubeClient } from '../kube/index.js';
 import type { Manager } from '../manager.js';
@@ -7,6 +16,7 @@ import { deny, exemptSystemNamespaces, validating } from '../webhook/index.js';
 import { workloadSpreadApi } from './api.js';
 import { filterUpdates } from '../sidecarset/events.js';
 import {
+  WORKLOADSPREAD_CONTROLLER,
   podChangedForSpread,
   workloadChangedForSpread,
   workloadSpreadReconciler,
@@ -54,6 +64,22 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
     false,
   );
   const api = workloadSpreadApi(kubeClient(manager.kubeConfig));
+  // Upstream's custom workload whitelist, in ConfigMap kruise-configuration of the manager's
+  // namespace (the same one watch SidecarSet reads its whitelist from).
+  const configuration = manager.informer<V1ConfigMap>(
+    resourcePath({ version: 'v1', plural: 'configmaps', namespace: manager.options.podNamespace }),
+    false,
+    { fieldSelector: `metadata.name=${KRUISE_CONFIGURATION}` },
+  );
+  let parsed: { raw?: string; value: readonly CustomWorkloadEntry[] } = { value: [] };
+  const customWorkloads = (): readonly CustomWorkloadEntry[] => {
+    configuration.checkFresh();
+    const raw = configuration.store.getByName(KRUISE_CONFIGURATION, manager.options.podNamespace)?.data?.[
+      WORKLOADSPREAD_WHITELIST_KEY
+    ];
+    if (raw !== parsed.raw) parsed = { raw, value: parseWorkloadSpreadWhitelist(raw) };
+    return parsed.value;
+  };
   const cache = {
     list: (namespace: string) => workloadSpreads.store.listNamespace(namespace),
     get: (namespace: string, name: string) => workloadSpreads.store.getByName(name, namespace),
@@ -64,6 +90,7 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
     api,
     clock: manager.clock,
     logger: manager.logger.child({ webhook: 'workloadspread' }),
+    customWorkloads,
   });
   workloadSpreads.addEventHandler({
     onDelete: (ws) => handler.forget(ws.metadata.namespace, ws.metadata.name),
@@ -72,7 +99,7 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
     Paths.validatePod,
     exemptSystemNamespaces(podDeletionWebhook(handler, api), manager.options.podNamespace),
   );
-  manager.registerWebhook(Paths.validateWorkloadSpread, workloadSpreadValidatingWebhook(cache, api));
+  manager.registerWebhook(Paths.validateWorkloadSpread, workloadSpreadValidatingWebhook(cache, api, customWorkloads));
 
   const pods = manager.informer<V1Pod>(
     resourcePath({ version: 'v1', plural: 'pods', namespace: manager.options.watchNamespace || undefined }),
@@ -88,6 +115,8 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
       checkStillLeader: () => manager.checkStillLeader(),
       clock: manager.clock,
       logger: manager.logger.child({ controller: 'workloadspread' }),
+      recorder: manager.eventRecorder(WORKLOADSPREAD_CONTROLLER),
+      customWorkloads,
     }),
   });
   controller?.watch(workloadSpreads);

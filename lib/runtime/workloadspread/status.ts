@@ -5,7 +5,8 @@
  * creatingPods kept for 30 s and deletingPods for 15 s after the webhook booked them, and under
  * the Adaptive strategy the Schedulable condition and the pods to delete because they stayed
  * unschedulable longer than rescheduleCriticalSeconds (the last subset is always schedulable).
- * Pure, with an explicit clock; answers when to look again (controller.ts requeues then).
+ * Pure, with an explicit clock; answers when to look again (controller.ts requeues then) and the
+ * events upstream records on the way (controller.ts records them on the WorkloadSpread).
  */
 import { isPodActive } from './deletion-cost.js';
 import { readInjected, type SubsetStatus } from './subset.js';
@@ -29,6 +30,13 @@ function scaled(v: unknown, total: number): number | undefined {
   return Math.ceil((Number(v.slice(0, -1)) * total) / 100);
 }
 
+/** An event upstream's controller records on the WorkloadSpread (its recorder.Eventf calls). */
+export interface SpreadEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
 export interface StatusResult {
   /** undefined when a subset's maxReplicas cannot be read (upstream then writes nothing). */
   statuses?: SubsetStatus[];
@@ -36,6 +44,13 @@ export interface StatusResult {
   reschedule: Record<string, Json[]>;
   /** When a booking, a deletion or an unschedulable pod times out next. */
   requeueAfterMs?: number;
+  /**
+   * Upstream's events, in its order: per subset, DeletePodFailed for each deletion booked longer
+   * than 15 s ago of a pod still active, CreatePodFailed for each creation booked longer than 30 s
+   * ago of a pod never seen, RecoverSchedulable when a subset unschedulable for 5 minutes
+   * becomes schedulable again (Adaptive).
+   */
+  events: SpreadEvent[];
 }
 
 type Condition = NonNullable<SubsetStatus['conditions']>[number];
@@ -66,6 +81,8 @@ export function subsetStatuses(
   const waits: number[] = [];
   const reschedule: Record<string, Json[]> = {};
   const statuses: SubsetStatus[] = [];
+  const events: SpreadEvent[] = [];
+  const wsNamespace = String(ws?.metadata?.namespace ?? '');
   const schedulable = (status: 'True' | 'False'): Condition => ({
     type: 'Schedulable',
     status,
@@ -77,7 +94,7 @@ export function subsetStatuses(
     const before = old.get(subset.name);
     const unlimited = subset.maxReplicas === undefined || subset.maxReplicas === null;
     const max = unlimited ? -1 : scaled(subset.maxReplicas, workloadReplicas);
-    if (max === undefined || (!unlimited && max < 0)) return { reschedule: {} };
+    if (max === undefined || (!unlimited && max < 0)) return { reschedule: {}, events };
     const status: SubsetStatus = {
       name: subset.name,
       replicas: 0,
@@ -97,7 +114,13 @@ export function subsetStatuses(
       const name = pod.metadata.name;
       if (name in deleting) {
         const expected = at(deleting[name]) + DELETE_POD_TIMEOUT_MS;
-        if (!(expected < nowMs)) {
+        if (expected < nowMs) {
+          events.push({
+            type: 'Warning',
+            reason: 'DeletePodFailed',
+            message: `Pod ${wsNamespace}/${name} was expected to be deleted but it wasn't`,
+          });
+        } else {
           status.deletingPods![name] = deleting[name];
           if (status.missingReplicas < max) status.missingReplicas++;
           waits.push(expected - nowMs);
@@ -107,7 +130,14 @@ export function subsetStatuses(
     status.replicas = active;
     for (const [id, time] of Object.entries(creating)) {
       const expected = at(time) + CREATE_POD_TIMEOUT_MS;
-      if (expected < nowMs) continue;
+      if (expected < nowMs) {
+        events.push({
+          type: 'Warning',
+          reason: 'CreatePodFailed',
+          message: `Pod ${wsNamespace}/${id} was expected to be created but it wasn't`,
+        });
+        continue;
+      }
       status.creatingPods![id] = time;
       if (status.missingReplicas > 0) status.missingReplicas--;
       waits.push(expected - nowMs);
@@ -127,8 +157,14 @@ export function subsetStatuses(
           if (failed.length) setCondition(status, schedulable('False'));
           else if (oldCondition.status === 'False') {
             const expected = at(oldCondition.lastTransitionTime) + MAX_SCHEDULE_FAILED_MS;
-            if (expected < nowMs) setCondition(status, schedulable('True'));
-            else waits.push(expected - nowMs);
+            if (expected < nowMs) {
+              events.push({
+                type: 'Normal',
+                reason: 'RecoverSchedulable',
+                message: `Subset ${subset.name} of WorkloadSpread ${wsNamespace}/${ws?.metadata?.name ?? ''} is recovered from unschedulable to schedulable`,
+              });
+              setCondition(status, schedulable('True'));
+            } else waits.push(expected - nowMs);
           }
         }
       } else {
@@ -139,7 +175,7 @@ export function subsetStatuses(
     statuses.push(status);
   }
   const positive = waits.filter((w) => w > 0);
-  return { statuses, reschedule, ...(positive.length ? { requeueAfterMs: Math.min(...positive) } : {}) };
+  return { statuses, reschedule, events, ...(positive.length ? { requeueAfterMs: Math.min(...positive) } : {}) };
 }
 
 /** util.GetTimeBeforePendingTimeout: [timed out, ms until it would]. */

@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isRecord } from '../../contract.js';
-import { apiGroupOf, WORKLOADSPREAD_TARGETS } from '../../contract/workloadspread.js';
+import { apiGroupOf, type CustomWorkloadEntry, WORKLOADSPREAD_TARGETS } from '../../contract/workloadspread.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StaleCacheError } from '../informer/index.js';
@@ -65,17 +65,44 @@ export interface WorkloadSpreadWebhookDeps {
   /** Sleeps between conflict retries (tests pass a fake). */
   sleep?: (ms: number) => Promise<void>;
   newUID?: () => string;
+  /** The custom workload whitelist (kruise-configuration); throws when it cannot be read or decoded. */
+  customWorkloads?: () => readonly CustomWorkloadEntry[];
 }
 
 /** retry.DefaultBackoff of client-go (4 steps from 10 ms, x5, 10 % jitter), as upstream's RetryOnConflict. */
 const BACKOFF_STEPS = [10, 50, 250, 1250];
 
-/** Upstream's workloads a pod's controller may be (matchReference). */
-export function isSpreadableOwner(ref: Json): boolean {
+/**
+ * Upstream's workloads a pod's controller may be (matchReference): the built-in targets, and the
+ * whitelisted custom kinds with their sub-resources (by group and kind).
+ */
+export function isSpreadableOwner(ref: Json, custom: readonly CustomWorkloadEntry[] = []): boolean {
   if (!isRecord(ref)) return false;
   const groups = WORKLOADSPREAD_TARGETS[String(ref.kind)];
   const group = apiGroupOf(String(ref.apiVersion ?? ''));
-  return Boolean(groups && group !== undefined && groups.includes(group));
+  if (group === undefined) return false;
+  if (groups?.includes(group)) return true;
+  return custom.some((w) => [w, ...w.subResources].some((k) => k.kind === ref.kind && k.group === group));
+}
+
+/**
+ * Upstream GetReplicasFromCustomWorkload: the integer at the whitelist entry's replicasPath of the
+ * workload's group and kind; 0 without an entry, and when the path holds no integer (upstream logs it).
+ */
+export function customWorkloadReplicas(
+  object: Json,
+  apiVersion: string,
+  kind: string,
+  custom: readonly CustomWorkloadEntry[],
+): number {
+  const group = apiGroupOf(apiVersion);
+  const entry = custom.find((w) => w.group === group && w.kind === kind);
+  if (!entry) return 0;
+  try {
+    return replicasAtPath(object, entry.replicasPath);
+  } catch {
+    return 0;
+  }
 }
 
 /** Upstream IsPodSelected: no filter or no selector selects every pod; a selector that does not parse, none. */
@@ -126,7 +153,7 @@ export class WorkloadSpreadPodHandler {
   async handleCreation(pod: V1Pod, signal?: AbortSignal): Promise<V1Pod | undefined> {
     if (!isPodActive(pod)) return undefined;
     const owner = controllerOf(pod);
-    if (!owner || !isSpreadableOwner(owner)) return undefined;
+    if (!owner || !isSpreadableOwner(owner, this.custom())) return undefined;
     const namespace = pod.metadata?.namespace ?? '';
     await this.deps.cache.assertFresh?.(signal);
     let matched: Json | undefined;
@@ -179,7 +206,7 @@ export class WorkloadSpreadPodHandler {
     if (ownerGroup === undefined)
       throw new Error(`owner apiVersion ${JSON.stringify(owner.apiVersion)} does not parse`);
     if (targetGroup === ownerGroup && target.kind === owner.kind && target.name === owner.name) return true;
-    if (!isSpreadableOwner(owner)) return false;
+    if (!isSpreadableOwner(owner, this.custom())) return false;
     const object = await this.deps.api.getWorkload(
       String(owner.apiVersion),
       String(owner.kind),
@@ -189,6 +216,18 @@ export class WorkloadSpreadPodHandler {
     );
     if (!object) throw Object.assign(new Error(`${owner.kind} ${namespace}/${owner.name} not found`), { code: 404 });
     return this.referenceEqual(target, controllerOf(object), namespace, signal);
+  }
+
+  /**
+   * The whitelist, or none when it cannot be read or decoded (upstream's pod webhook then matches
+   * only the built-in kinds, logging nothing more).
+   */
+  private custom(): readonly CustomWorkloadEntry[] {
+    try {
+      return this.deps.customWorkloads?.() ?? [];
+    } catch {
+      return [];
+    }
   }
 
   /** The newest copy: this process's last write, the cache's, or (after a conflict) the API server's. */
@@ -266,6 +305,8 @@ export class WorkloadSpreadPodHandler {
     if (!object) return 0;
     const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
     if (paths.length) return paths.reduce((sum, p) => sum + replicasAtPath(object, p), 0);
+    if (!WORKLOADSPREAD_TARGETS[String(ref.kind)])
+      return customWorkloadReplicas(object, String(ref.apiVersion), String(ref.kind), this.custom());
     return workloadReplicas(String(ref.kind), object);
   }
 
@@ -396,6 +437,7 @@ export function subsetPatchProblems(ws: Json, workload: Json | undefined): strin
 export function workloadSpreadValidatingWebhook(
   cache: WorkloadSpreadCache,
   api: Pick<WorkloadSpreadApi, 'getWorkload'>,
+  customWorkloads?: () => readonly CustomWorkloadEntry[],
 ): ValidatingWebhook {
   return validating(async (request, ctx) => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
@@ -413,6 +455,7 @@ export function workloadSpreadValidatingWebhook(
     const errors = validateWorkloadSpread(ws, {
       others,
       previous: request.operation === 'UPDATE' ? request.oldObject : undefined,
+      customWorkloads,
     });
     const ref = ws?.spec?.targetRef;
     if (isRecord(ref) && ref.apiVersion && ref.kind && ref.name && ref.kind !== 'StatefulSet') {

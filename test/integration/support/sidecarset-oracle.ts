@@ -146,14 +146,18 @@ export function upstreamWorkloadSpreadSubsetOracle(
   return validationOracle('wssubset', cases);
 }
 
-/** Upstream's updateDeletionCostBySubset on a fake API holding the pods: each pod's cost afterwards ("" for none). */
+/**
+ * Upstream's updateDeletionCostBySubset on a fake API holding the pods (but the `absent` ones):
+ * `{ costs, failed, events }` per case: each pod's cost afterwards ("" for none), the error it
+ * stopped at ("" for none), the events it recorded ("<type> <reason> <message>").
+ */
 export function upstreamWorkloadSpreadDeletionCostOracle(
-  cases: Array<{ ws: object; podMap: Record<string, object[]>; replicas: number; reverse: boolean }>,
+  cases: Array<{ ws: object; podMap: Record<string, object[]>; replicas: number; reverse: boolean; absent?: string[] }>,
 ): object[] {
   return validationOracle('wscost', cases);
 }
 
-/** Upstream's calculateWorkloadSpreadSubsetStatuses: `{ statuses, failed, nil }` per case. */
+/** Upstream's calculateWorkloadSpreadSubsetStatuses: `{ statuses, failed, nil, events }` per case. */
 export function upstreamWorkloadSpreadStatusOracle(
   cases: Array<{ ws: object; oldStatuses: object[]; podMap: Record<string, object[]>; replicas: number }>,
 ): object[] {

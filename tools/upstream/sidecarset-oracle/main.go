@@ -25,9 +25,10 @@
 //	sidecarset-oracle wssubset reads {"ws":…,"pod":…,"operation":…,"injectWS":…,"workloads":[…]}
 //	                          per line; prints what upstream's pod webhook does for WorkloadSpread:
 //	                          the subset chosen, the status after, the pod injected (wsutil/oracle_export.go)
-//	sidecarset-oracle wscost  reads {"ws":…,"podMap":{subset:[pod…]},"replicas":n,"reverse":bool} per line;
-//	                          prints each pod's deletion cost after upstream's updateDeletionCostBySubset
-//	                          (wscontroller/oracle_export.go)
+//	sidecarset-oracle wscost  reads {"ws":…,"podMap":{subset:[pod…]},"replicas":n,"reverse":bool,"absent":[name…]}
+//	                          per line (the absent pods are left out of the cluster, so patching them fails);
+//	                          prints each pod's deletion cost after upstream's updateDeletionCostBySubset,
+//	                          its error and the events it recorded (wscontroller/oracle_export.go)
 //	sidecarset-oracle wsstatus reads {"ws":…,"oldStatuses":[…],"podMap":{…},"replicas":n} per line;
 //	                          prints upstream's calculateWorkloadSpreadSubsetStatuses: statuses and the
 //	                          pods to reschedule (wscontroller/oracle_export.go)
@@ -298,9 +299,15 @@ func main() {
 			scheme := runtime.NewScheme()
 			_ = clientgoscheme.AddToScheme(scheme)
 			objects := []client.Object{}
+			absent := map[string]bool{}
+			for _, name := range c.Absent {
+				absent[name] = true
+			}
 			for _, pods := range c.PodMap {
 				for _, p := range pods {
-					objects = append(objects, p.DeepCopy())
+					if !absent[p.Name] {
+						objects = append(objects, p.DeepCopy())
+					}
 				}
 			}
 			cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
@@ -350,6 +357,7 @@ type input struct {
 	PodMap      map[string][]*corev1.Pod                  `json:"podMap"`
 	Replicas    int32                                     `json:"replicas"`
 	Reverse     bool                                      `json:"reverse"`
+	Absent      []string                                  `json:"absent"`
 	OldStatuses []appsv1alpha1.WorkloadSpreadSubsetStatus `json:"oldStatuses"`
 	Nodes       []corev1.Node                             `json:"nodes"`
 }

@@ -13,6 +13,7 @@ const minutesAgo = (n: number) => new Date(NOW - n * 60_000).toISOString().repla
 const NOW_TIME = minutesAgo(0);
 
 const ws = (type: 'Adaptive' | 'Fixed' = 'Adaptive') => ({
+  metadata: { name: 'test-workloadSpread', namespace: 'default' },
   spec: {
     scheduleStrategy: { type, adaptive: { rescheduleCriticalSeconds: 5 } },
     subsets: [{ name: 'subset-a', maxReplicas: 5 }, { name: 'subset-b' }],
@@ -74,10 +75,20 @@ describe('TestRescheduleSubset', () => {
     const r = subsetStatuses(ws(), old(schedulable('False', minutesAgo(4))), {}, 0, NOW);
     expect(conditions(r)[0]).toEqual(schedulable('False', minutesAgo(4)));
     expect(r.requeueAfterMs).toBe(60_000);
+    expect(r.events).toEqual([]);
   });
 
   it('subset-a was recovered from unscheduable to scheduable', () => {
     const r = subsetStatuses(ws(), old(schedulable('False', minutesAgo(10))), {}, 0, NOW);
     expect(conditions(r)[0]).toEqual(schedulable('True'));
+    // Upstream's rescheduleSubset records this event on the WorkloadSpread when it recovers.
+    expect(r.events).toEqual([
+      {
+        type: 'Normal',
+        reason: 'RecoverSchedulable',
+        message:
+          'Subset subset-a of WorkloadSpread default/test-workloadSpread is recovered from unschedulable to schedulable',
+      },
+    ]);
   });
 });

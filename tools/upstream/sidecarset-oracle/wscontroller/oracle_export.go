@@ -13,40 +13,57 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// recorded drains the events a FakeRecorder holds ("<type> <reason> <message>" each).
+func recorded(rec *record.FakeRecorder) []string {
+	out := []string{}
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
 // OracleDeletionCost runs upstream's updateDeletionCostBySubset for `podMap` (subset name, or
 // FakeSubsetName, to pods that are in cluster `c`) and answers each pod's deletion-cost
-// annotation afterwards ("" when it has none).
-func OracleDeletionCost(c client.Client, ws *appsv1alpha1.WorkloadSpread, podMap map[string][]*corev1.Pod, replicas int32, reverse bool) (out map[string]string, err error) {
+// annotation afterwards ("" when it has none), the error if it failed and the events it recorded.
+func OracleDeletionCost(c client.Client, ws *appsv1alpha1.WorkloadSpread, podMap map[string][]*corev1.Pod, replicas int32, reverse bool) (out map[string]interface{}, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	r := &ReconcileWorkloadSpread{Client: c, recorder: record.NewFakeRecorder(1000)}
+	rec := record.NewFakeRecorder(1000)
+	r := &ReconcileWorkloadSpread{Client: c, recorder: rec}
+	failed := ""
 	if err = r.updateDeletionCostBySubset(ws, podMap, replicas, reverse); err != nil {
-		return nil, err
+		failed = err.Error()
 	}
 	pods := &corev1.PodList{}
 	if err = c.List(context.TODO(), pods); err != nil {
 		return nil, err
 	}
-	out = map[string]string{}
+	costs := map[string]string{}
 	for _, p := range pods.Items {
-		out[p.Name] = p.Annotations["controller.kubernetes.io/pod-deletion-cost"]
+		costs[p.Name] = p.Annotations["controller.kubernetes.io/pod-deletion-cost"]
 	}
-	return out, nil
+	return map[string]interface{}{"costs": costs, "failed": failed, "events": recorded(rec)}, nil
 }
 
 // OracleSubsetStatuses runs upstream's calculateWorkloadSpreadSubsetStatuses (statuses from the
 // pods of each subset, with creating/deleting timeouts and, under Adaptive, the Schedulable
-// condition and the pods to reschedule) and answers the statuses and those pods' names.
+// condition and the pods to reschedule) and answers the statuses, those pods' names and the events
+// it recorded.
 func OracleSubsetStatuses(ws *appsv1alpha1.WorkloadSpread, old []appsv1alpha1.WorkloadSpreadSubsetStatus, podMap map[string][]*corev1.Pod, replicas int32) (out map[string]interface{}, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	r := &ReconcileWorkloadSpread{recorder: record.NewFakeRecorder(1000)}
+	rec := record.NewFakeRecorder(1000)
+	r := &ReconcileWorkloadSpread{recorder: rec}
 	statuses, failed := r.calculateWorkloadSpreadSubsetStatuses(ws, old, podMap, replicas)
 	names := map[string][]string{}
 	for subset, pods := range failed {
@@ -55,7 +72,7 @@ func OracleSubsetStatuses(ws *appsv1alpha1.WorkloadSpread, old []appsv1alpha1.Wo
 			names[subset] = append(names[subset], p.Name)
 		}
 	}
-	return map[string]interface{}{"statuses": statuses, "failed": names, "nil": statuses == nil}, nil
+	return map[string]interface{}{"statuses": statuses, "failed": names, "nil": statuses == nil, "events": recorded(rec)}, nil
 }
 
 // OracleGroupPods runs upstream's groupPodBySubset for `pods` (which, with the nodes, are in
