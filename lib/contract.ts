@@ -156,12 +156,16 @@ export const Roles = {
   /** Controllers only, leader-elected. */
   controllers: 'controllers',
 } as const;
+/** One of {@link Roles}: the value of `--role`. */
+export type Role = (typeof Roles)[keyof typeof Roles];
 
 /** Certificate modes. */
 export const CertModes = {
   selfManaged: 'self-managed',
   external: 'external',
 } as const;
+/** One of {@link CertModes}: the value of `--cert-mode`. */
+export type CertMode = (typeof CertModes)[keyof typeof CertModes];
 
 /** Where the manager writes serving certificates (an emptyDir with a read-only root). */
 export const DEFAULT_CERT_DIR = '/tmp/kruise-webhook-certs';

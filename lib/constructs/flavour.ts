@@ -7,6 +7,8 @@ import {
   RUNTIME_NAMESPACED_RULES,
   RUNTIME_UID,
   runtimeClusterRules,
+  type CertMode,
+  type Role,
 } from '../contract.js';
 import { kplus } from './api.js';
 import type { CrdManifest } from './crds.js';
@@ -63,8 +65,8 @@ export interface ResolvedFlavour {
 
 /** What a flavour renders its own flags from. */
 export interface FlavourArgsInput {
-  readonly role: string;
-  readonly certMode: string;
+  readonly role: Role;
+  readonly certMode: CertMode;
   readonly pprofPort?: number;
   readonly logLevel?: LogLevel;
   readonly logFormat?: LogFormat;

@@ -8,6 +8,8 @@ import {
   leaseTimingProblems,
   Names,
   Roles,
+  type CertMode,
+  type Role,
   workersFlag,
   workersProblems,
 } from '../contract.js';
@@ -99,13 +101,13 @@ export function setEphemeralStorage(workload: ApiObject, request: Size, limit: S
 export interface ManagerArgsInput {
   /** Which binary parses the command line (each adds its own flags). */
   readonly upstream: boolean;
-  readonly role: string;
+  readonly role: Role;
   readonly leaderElection: ResolvedLeaderElection;
   readonly metricsPort: number;
   readonly healthPort: number;
   readonly featureGates: { [gate: string]: boolean };
   readonly controllerWorkers: { [controller: string]: number };
-  readonly certMode: string;
+  readonly certMode: CertMode;
   readonly extraArgs: string[];
   /** Port of the pprof listener; undefined turns pprof off (upstream's default is on, `:8090`). */
   readonly pprofPort?: number;

@@ -1,13 +1,13 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports } from '../contract.js';
+import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports, Roles } from '../contract.js';
 import { kplus } from './api.js';
 import type { ManagerImage } from './image.js';
 import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
 import { IMAGE_PULL_POLICY, KUBE_CACHE_MUTATION_DETECTOR, ManagerPodOptions, ManagerPorts } from './options.js';
 import { ControllerPorts, Rollout, ZoneSpread } from './scheduling.js';
 
-/** What one manager Deployment runs. */
+/** What one manager Deployment runs: the contract's {@link Roles}, as an enum for jsii's languages. */
 export enum ManagerRole {
   /** Webhook on every replica, controllers on the leader. */
   ALL = 'all',
@@ -16,6 +16,10 @@ export enum ManagerRole {
   /** Leader-elected controllers only. */
   CONTROLLERS = 'controllers',
 }
+// jsii wants the enum's values as literals; the compiler holds them to the contract's.
+ManagerRole.ALL satisfies typeof Roles.all;
+ManagerRole.WEBHOOK satisfies typeof Roles.webhook;
+ManagerRole.CONTROLLERS satisfies typeof Roles.controllers;
 
 /** The pod settings a workload takes as given; ports, gates and pprof arrive resolved. */
 export type ManagerWorkloadPodOptions = Omit<ManagerPodOptions, 'ports' | 'featureGates' | 'pprof'>;

@@ -11,6 +11,7 @@ import {
   portProblems,
   Ports,
   Roles,
+  type Role,
   Workers,
   workersFlag,
   workersProblems,
@@ -38,7 +39,7 @@ export const CONTROLLERS = ['sidecarset', 'workloadspread'] as const;
 
 /** Everything the manager is configured with: flags (upstream names) and env vars. */
 export interface ManagerOptions {
-  readonly role: 'all' | 'webhook' | 'controllers';
+  readonly role: Role;
   readonly leaderElection: boolean;
   readonly leaderElectionNamespace: string;
   readonly leaderElectionId: string;
@@ -147,7 +148,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   refuse(portProblems(Env.webhookPort, Number(rawWebhookPort)), Env.webhookPort, rawWebhookPort);
   const webhookPort = Number(rawWebhookPort);
   const options: ManagerOptions = {
-    role: role as ManagerOptions['role'],
+    role: role as Role,
     leaderElection:
       role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
     leaderElectionNamespace: flag(Flags.leaderElectionNamespace) ?? podNamespace,

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { CertModes, Names } from '../../contract.js';
+import { CertModes, Names, type CertMode } from '../../contract.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { admissionregistrationV1, apiextensionsV1, coreV1, kubeClient } from '../kube/index.js';
@@ -23,7 +23,7 @@ export * from './verify.js';
 
 export interface CertificateProviderConfig {
   kubeConfig: KubeConfig;
-  mode: (typeof CertModes)[keyof typeof CertModes];
+  mode: CertMode;
   namespace: string;
   certDir: string;
   logger: Logger;

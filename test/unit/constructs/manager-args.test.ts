@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { Duration } from 'cdk8s';
-import { renderManagerArgs, resolveLeaderElection } from '../../../lib/constructs/manager-args.js';
+import {
+  renderManagerArgs,
+  resolveLeaderElection,
+  type ManagerArgsInput,
+} from '../../../lib/constructs/manager-args.js';
 import { LeaseTiming } from '../../../lib/index.js';
 
 const base = {
@@ -13,7 +17,7 @@ const base = {
   certMode: 'self-managed',
   extraArgs: [],
   leaderElection: resolveLeaderElection(undefined, 'kruise-system'),
-};
+} satisfies ManagerArgsInput;
 
 describe('resolveLeaderElection', () => {
   it('defaults to client-go timing on Lease kruise-manager in the install namespace', () => {
