@@ -400,8 +400,8 @@ export const FeatureGates = {
   workloadSpread: 'WorkloadSpread',
 } as const;
 
-/** An RBAC rule (the shape of rbac.authorization.k8s.io/v1 PolicyRule). */
-export interface RbacRule {
+/** An RBAC rule: rbac.authorization.k8s.io/v1 PolicyRule, for both rooms and the upstream data. */
+export interface PolicyRule {
   readonly apiGroups: string[];
   readonly resources: string[];
   readonly verbs: string[];
@@ -476,7 +476,7 @@ export function workloadSpreadEnabled(gates: { readonly [gate: string]: boolean 
 const READ_VERBS = ['get', 'list', 'watch'];
 
 /** What the runtime's controllers, webhooks and caches touch cluster-wide. */
-export function runtimeClusterRules(resources: readonly RuntimeResource[] = RuntimeApi.resources): RbacRule[] {
+export function runtimeClusterRules(resources: readonly RuntimeResource[] = RuntimeApi.resources): PolicyRule[] {
   return [
     // In-place sidecar updates patch pod images; status counts read pods; WorkloadSpread sets deletion
     // costs and deletes pods that stay unschedulable (Adaptive).
@@ -508,7 +508,7 @@ export function runtimeClusterRules(resources: readonly RuntimeResource[] = Runt
 }
 
 /** The runtime's Lease lock and the events it records about leadership (in the Lease namespace). */
-export const RUNTIME_LEADER_ELECTION_RULES: readonly RbacRule[] = [
+export const RUNTIME_LEADER_ELECTION_RULES: readonly PolicyRule[] = [
   {
     apiGroups: ['coordination.k8s.io'],
     resources: ['leases'],
@@ -529,7 +529,7 @@ export const KRUISE_CONFIGURATION = 'kruise-configuration';
  * and the API server authorizes a list/watch whose fieldSelector pins metadata.name as a request
  * for that resourceName (k8s.io/apiserver pkg/endpoints/request/requestinfo.go).
  */
-export const RUNTIME_NAMESPACED_RULES: readonly RbacRule[] = [
+export const RUNTIME_NAMESPACED_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['configmaps'], verbs: READ_VERBS, resourceNames: [KRUISE_CONFIGURATION] },
 ];
 

@@ -1,20 +1,11 @@
-import { RuntimeApi, servedRuntimeWebhooks } from '../contract.js';
+import { RuntimeApi, servedRuntimeWebhooks, type RuntimeResource } from '../contract.js';
 import { WebhookDefinition, WebhookGroup } from './webhooks.js';
-
-/** One Kruise custom resource, as the runtime's webhooks and RBAC need to know it. */
-export interface KruiseResource {
-  readonly group: string;
-  readonly versions: string[];
-  readonly kind: string;
-  readonly plural: string;
-  readonly namespaced: boolean;
-}
 
 /**
  * Kruise resources our TypeScript runtime serves today. (The upstream flavour's resources
  * come from upstream's own definitions: ./upstream/kruise.generated.ts.)
  */
-export const RUNTIME_RESOURCES: KruiseResource[] = [...RuntimeApi.resources];
+export const RUNTIME_RESOURCES: RuntimeResource[] = [...RuntimeApi.resources];
 
 /**
  * The webhooks the runtime serves under `gates` (names, paths and gates from the contract, which

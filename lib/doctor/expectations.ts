@@ -16,7 +16,7 @@ import {
   RuntimeApi,
   runtimeClusterRules,
   servedRuntimeWebhooks,
-  type RbacRule,
+  type PolicyRule,
 } from '../contract.js';
 import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
 import {
@@ -286,7 +286,7 @@ function crdKinds(c: Condition): string[] {
 }
 
 /** One permission per verb, resource and name of each rule; wildcards cannot be asked and are skipped. */
-export function expand(rules: readonly RbacRule[], namespace?: string): Permission[] {
+export function expand(rules: readonly PolicyRule[], namespace?: string): Permission[] {
   const out = new Map<string, Permission>();
   for (const rule of rules) {
     for (const group of rule.apiGroups) {

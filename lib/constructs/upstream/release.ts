@@ -4,6 +4,10 @@
  * webhooks the binary serves, which controllers start and what they need. Pure data and pure
  * functions: the constructs render from these, the tests compare them with the real binary.
  */
+import type { PolicyRule } from '../../contract.js';
+
+/** The contract's rule shape, which the generated data uses too. */
+export type { PolicyRule };
 
 /** A start condition, as upstream's Go code states it (exactly one field is set). */
 export interface Condition {
@@ -15,14 +19,6 @@ export interface Condition {
   /** A Kruise kind whose CRD must be installed (upstream asks API discovery). */
   readonly crd?: string;
   readonly const?: boolean;
-}
-
-/** An RBAC policy rule. */
-export interface PolicyRule {
-  readonly apiGroups: string[];
-  readonly resources: string[];
-  readonly verbs: string[];
-  readonly resourceNames?: string[];
 }
 
 export interface UpstreamFeatureGate {
