@@ -1,4 +1,4 @@
-import { ApiObject, JsonPatch } from 'cdk8s';
+import { ApiObject, Duration, JsonPatch } from 'cdk8s';
 import { Construct, IConstruct } from 'constructs';
 import { KRUISE_CONFIGURATION, LabelValues, Labels, Names, Ports, WORKLOADSPREAD_WHITELIST_KEY } from '../contract.js';
 import { kplus } from './api.js';
@@ -218,12 +218,20 @@ export class KruiseManager extends Construct {
     this.checkProps(props, topology, replicas);
     flavourProfile._check(flavourInput);
     const hostNetwork = props.hostNetwork ?? true;
+    const terminationGracePeriod = props.terminationGracePeriod ?? Duration.seconds(30);
+    const webhookReplicas = topology.webhookReplicas ?? replicas;
+    const controllerReplicas = topology.controllerReplicas ?? 2;
     const ports = resolvePorts(props);
     const controllerPorts = topology.isSplit
       ? resolveControllerPorts(ports, { controllerPorts: topology.controllerPorts, pprof: props.pprof, hostNetwork })
       : undefined;
     if (props.expectedNodes !== undefined)
-      this.checkNodes(props.expectedNodes, hostNetwork, topology, replicas, rollout);
+      this.checkNodes(
+        props.expectedNodes,
+        hostNetwork,
+        topology.isSplit ? [webhookReplicas, controllerReplicas] : [replicas],
+        rollout,
+      );
     const flavour = flavourProfile._resolve(flavourInput);
     this.upstreamProfile = flavour.upstreamProfile;
     const leaderElection = resolveLeaderElection(props.leaderElection, ns);
@@ -270,8 +278,7 @@ export class KruiseManager extends Construct {
 
     const roles = topology.isSplit ? [ManagerRole.WEBHOOK, ManagerRole.CONTROLLERS] : [ManagerRole.ALL];
     for (const role of roles) {
-      const count =
-        role === ManagerRole.CONTROLLERS ? (topology.controllerReplicas ?? 2) : (topology.webhookReplicas ?? replicas);
+      const count = role === ManagerRole.CONTROLLERS ? controllerReplicas : webhookReplicas;
       const name = role === ManagerRole.ALL ? 'kruise-controller-manager' : `kruise-${role}`;
       const workload = ManagerWorkload._create(this, `Manager-${role}`, {
         namespace: ns,
@@ -286,6 +293,8 @@ export class KruiseManager extends Construct {
         zoneSpread,
         rollout,
         selfManagedCertificates,
+        hostNetwork,
+        terminationGracePeriod,
         pod: props,
         kubeCacheMutationDetector: props.kubeCacheMutationDetector,
       });
@@ -420,17 +429,9 @@ export class KruiseManager extends Construct {
    * share no port (resolveControllerPorts), so each Deployment needs its own replicas plus its
    * surge in nodes, and the largest of those is the cluster's need.
    */
-  private checkNodes(
-    nodes: number,
-    hostNetwork: boolean,
-    topology: ManagerTopology,
-    replicas: number,
-    rollout: Rollout,
-  ): void {
+  /** `counts`: the replicas of each manager Deployment (one, or the webhook's and the controllers'). */
+  private checkNodes(nodes: number, hostNetwork: boolean, counts: number[], rollout: Rollout): void {
     checkPositiveInt('expectedNodes', nodes);
-    const counts = topology.isSplit
-      ? [topology.webhookReplicas ?? replicas, topology.controllerReplicas ?? 2]
-      : [replicas];
     const needed = Math.max(...counts.map((n) => n + rollout.surgePods(n)));
     if (nodes < needed) {
       throw propError(

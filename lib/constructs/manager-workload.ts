@@ -21,8 +21,11 @@ ManagerRole.ALL satisfies typeof Roles.all;
 ManagerRole.WEBHOOK satisfies typeof Roles.webhook;
 ManagerRole.CONTROLLERS satisfies typeof Roles.controllers;
 
-/** The pod settings a workload takes as given; ports, gates and pprof arrive resolved. */
-export type ManagerWorkloadPodOptions = Omit<ManagerPodOptions, 'ports' | 'featureGates' | 'pprof'>;
+/** The pod settings a workload takes as given; ports, gates, pprof, host network and grace arrive resolved. */
+export type ManagerWorkloadPodOptions = Omit<
+  ManagerPodOptions,
+  'ports' | 'featureGates' | 'pprof' | 'hostNetwork' | 'terminationGracePeriod'
+>;
 
 /**
  * Props of {@link ManagerWorkload}: every value resolved (KruiseManager resolves each default
@@ -54,6 +57,10 @@ export interface ManagerWorkloadProps {
   readonly rollout: Rollout;
   /** Whether the manager manages its own certificates (else cert-manager does). */
   readonly selfManagedCertificates: boolean;
+  /** Whether the pods use the node's network. */
+  readonly hostNetwork: boolean;
+  /** How long the kubelet waits after SIGTERM. */
+  readonly terminationGracePeriod: Duration;
   /** Pod settings. @default - see ManagerPodOptions */
   readonly pod?: ManagerWorkloadPodOptions;
   /** Upstream image only: client-go's cache mutation detector. @default false */
@@ -151,7 +158,7 @@ export class ManagerWorkload extends Construct {
     super(scope, id);
     const flavour = props.image._flavorProfile();
     const pod = props.pod ?? {};
-    const hostNetwork = pod.hostNetwork ?? true;
+    const hostNetwork = props.hostNetwork;
     const ports = (this.ports = props.ports);
     this.selectorLabels = { [Labels.controlPlane]: LabelValues.controllerManager, [Labels.component]: props.role };
 
@@ -168,7 +175,7 @@ export class ManagerWorkload extends Construct {
       // With host network, ClusterFirst would resolve through the node's resolv.conf and miss
       // cluster Service names; ClusterFirstWithHostNet keeps cluster DNS.
       dns: hostNetwork ? { policy: kplus.DnsPolicy.CLUSTER_FIRST_WITH_HOST_NET } : undefined,
-      terminationGracePeriod: pod.terminationGracePeriod ?? Duration.seconds(30),
+      terminationGracePeriod: props.terminationGracePeriod,
       securityContext: { ensureNonRoot: true, user: flavour.uid, group: flavour.uid, fsGroup: flavour.uid },
       podMetadata: { labels: { ...pod.labels, ...this.selectorLabels }, annotations: pod.podAnnotations },
     });

@@ -33,6 +33,8 @@ function synth(props: TestProps = {}): { deployment: Manifest; workload: Manager
     zoneSpread: ZoneSpread.preferred(),
     rollout: Rollout.fullSurge(),
     selfManagedCertificates: true,
+    hostNetwork: props.hostNetwork ?? true,
+    terminationGracePeriod: props.terminationGracePeriod ?? Duration.seconds(30),
     ...props,
     ports: resolvePorts(props),
     featureGates: props.featureGates ?? {},
