@@ -1,15 +1,40 @@
-/** The kruise-ha runtime: a controller-runtime-style manager in TypeScript. */
-export * from './clock.js';
-export * from './controller.js';
-export * from './log.js';
-export * from './manager.js';
-export * from './metrics.js';
-export * from './options.js';
+/**
+ * kruise-ha-runtime: a controller-runtime-style manager in TypeScript. What a user of the package builds on: the
+ * Manager (its options, controllers, webhooks and events), the webhook handler API, and Kruise's features as
+ * registrations on a Manager. The machinery under them (informers, work queues, leader election, certificates,
+ * the webhook server, SidecarSet's and WorkloadSpread's internals) stays in its modules, for this repository's own
+ * code and tests.
+ */
+export { Manager, type ExitCode, type ManagerDeps } from './manager.js';
+export { helpText, parseOptions, type ManagerOptions } from './options.js';
+export { OptionsError } from './option-parsers.js';
+export {
+  Controller,
+  type ControllerOptions,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+} from './controller.js';
+export type { EventHandler, EventSource, WatchEvent, WatchEventType } from './informer/types.js';
+export type { EventRecorder, EventType, ObjectReference } from './events/recorder.js';
+export { Logger, type LogLevel, type LogSink } from './log.js';
+export { FakeClock, realClock, type Clock } from './clock.js';
+export {
+  allow,
+  deny,
+  exemptSystemNamespaces,
+  mutating,
+  patch,
+  validating,
+  type AdmissionContext,
+  type MutatingWebhook,
+  type MutationResult,
+  type ValidatingWebhook,
+  type ValidationResult,
+  type Webhook,
+} from './webhook/handler.js';
+export type { AdmissionRequest, KubeObject, Operation } from './webhook/admission.js';
 export { matchesSelector, validateSelector, type SelectorLike } from '../contract/selector.js';
-export * as certs from './certs/index.js';
-export * as health from './health/index.js';
-export * as informer from './informer/index.js';
-export * as leader from './leader/index.js';
-export * as sidecarset from './sidecarset/index.js';
-export * as webhook from './webhook/index.js';
-export * as workqueue from './workqueue/index.js';
+export { registerSidecarSet } from './sidecarset/index.js';
+export { registerWorkloadSpread } from './workloadspread/index.js';
