@@ -7,7 +7,7 @@ import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphem
 import { IMAGE_PULL_POLICY, KUBE_CACHE_MUTATION_DETECTOR, ManagerPodOptions, ManagerPorts } from './options.js';
 import { ControllerPorts, Rollout, ZoneSpread } from './scheduling.js';
 
-/** What one manager Deployment runs: the contract's {@link Roles}, as an enum for jsii's languages. */
+/** What one manager Deployment runs: the contract's `Roles` (`--role`), as an enum for jsii's languages. */
 export enum ManagerRole {
   /** Webhook on every replica, controllers on the leader. */
   ALL = 'all',
