@@ -527,8 +527,8 @@ project.testTask.spawn(project.tasks.tryFind('typecheck')!);
 project.testTask.spawn(project.tasks.tryFind('lint')!);
 project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);
 project.testTask.spawn(ensureRegistry);
-project.testTask.spawn(ensureLinters);
-project.testTask.spawn(ensurePromtool);
+// The lint tests install kube-score, checkov and promtool themselves when they are not cached (under the same
+// locks as test:prebuild, which starts them in the background first).
 project.testTask.exec(`${jestCmd} --runInBand --ignoreProjects e2e`, { receiveArgs: true });
 project.testTask.spawn(e2e); // last: it needs root and the most time
 

@@ -3,10 +3,12 @@
 # lowest CPU and I/O priority (nice 19, ionice idle), and returns at once. On a machine whose
 # caches are cold they then use the core that the type-check, the lint and the single-process
 # test runs leave idle, instead of running one after another in front of the tests that need them:
-#   - the local cluster's binaries (kubelet, kube-proxy, kube-scheduler, kube-controller-manager),
 #   - the runtime's reference release of kruise-manager and kruise-daemon (RUNTIME_REFERENCE_RELEASE
 #     in test/envtest/binaries.ts), which the integration tests and the upgrade e2e test run,
-#   - cert-manager's controller and cainjector (the cert-manager tests).
+#   - the linters (kube-score, checkov) and promtool, which the lint tests install on their own
+#     (test/setup/ensure-linters.sh, ensure-promtool.sh) when they are not cached yet,
+#   - cert-manager's controller and cainjector (the cert-manager tests),
+#   - the local cluster's binaries (kubelet, kube-proxy, kube-scheduler, kube-controller-manager).
 # Each build takes the same per-binary lock (build.sh) as the step that needs the binary, so nothing
 # is built twice: a step that needs a binary still building waits for it, and a binary already
 # cached costs milliseconds. At nice 19 the builds get about 1.5 % of a core that a test wants, so
@@ -29,10 +31,13 @@ command -v ionice >/dev/null 2>&1 && low+=(ionice -c 3)
 build="$root/test/envtest/binaries/build.sh"
 {
   echo "prebuild: $(date -u +%FT%TZ) started (pid $$)"
-  "${low[@]}" bash "$build" cluster >/dev/null || echo "prebuild: the cluster binaries failed; the e2e step builds them"
+  # In the order the steps need them: the integration setup, the lint tests, cert-manager's test, the e2e tier.
   KRUISE_RELEASE="$reference" "${low[@]}" bash "$build" >/dev/null \
     || echo "prebuild: kruise $reference failed; the integration setup builds it"
+  "${low[@]}" bash "$root/test/setup/ensure-linters.sh" >/dev/null || echo "prebuild: the linters failed; their tests install them"
+  "${low[@]}" bash "$root/test/setup/ensure-promtool.sh" >/dev/null || echo "prebuild: promtool failed; its test builds it"
   "${low[@]}" bash "$build" cert-manager >/dev/null || echo "prebuild: cert-manager failed; its tests build it"
+  "${low[@]}" bash "$build" cluster >/dev/null || echo "prebuild: the cluster binaries failed; the e2e step builds them"
   echo "prebuild: $(date -u +%FT%TZ) done"
 } >>"$log" 2>&1 </dev/null &
 disown
