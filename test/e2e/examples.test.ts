@@ -182,8 +182,19 @@ describe('every example on the real cluster', () => {
           allowFailure: !!c.applyAgainOnceUp,
         });
         if (c.applyAgainOnceUp && apply.code !== 0) {
-          // Only the webhooks of the manager being installed may have refused, for want of a replica.
-          expect(apply.stderr).toMatch(/failed calling webhook "[a-z]+\.kb\.io".*kruise-webhook-service/);
+          // Only two refusals are expected, and nothing else: the webhooks of the manager being installed, for want
+          // of a replica, and a Kruise object whose CRD arrives in the same apply and is not established yet
+          // (kubectl maps every object before it sends any; a cluster that had the CRD already never shows this).
+          const reasons = apply.stderr.split('\n').filter((line) => line.trim() !== '');
+          expect(reasons.length).toBeGreaterThan(0);
+          expect(
+            reasons.filter(
+              (line) =>
+                !/failed calling webhook "[a-z]+\.kb\.io".*kruise-webhook-service/.test(line) &&
+                !/no matches for kind "[A-Za-z]+" in version "apps\.kruise\.io\/v1(alpha|beta)1"/.test(line) &&
+                !/^ensure CRDs are installed first$/.test(line.trim()),
+            ),
+          ).toEqual([]);
           process.stderr.write(
             `examples: ${file}: first apply refused by the not-yet-served webhooks; applying again once up\n`,
           );
