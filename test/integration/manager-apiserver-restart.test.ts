@@ -32,7 +32,7 @@ import {
   type SidecarSetParams,
 } from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime } from './support/runtime-cluster.js';
+import { addEndpoint, startWithRuntime } from './support/runtime-cluster.js';
 
 /** The runtime's default --max-cache-staleness. */
 const BOUND_MS = 10_000;
@@ -56,10 +56,7 @@ const sidecarSet: SidecarSetParams = {
 };
 
 beforeAll(async () => {
-  await cp.start();
-  kc = new KubeConfig();
-  kc.loadFromFile(cp.info.kubeconfigPath);
-  await installRuntime(kc, ns);
+  kc = await startWithRuntime(cp, ns);
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: podsNs } } });
   const kubeconfigPath = join(scratch, 'replica.kubeconfig');
   writeFileSync(

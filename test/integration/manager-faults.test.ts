@@ -34,7 +34,7 @@ import {
   type SidecarSetParams,
 } from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime, removeEndpoint } from './support/runtime-cluster.js';
+import { addEndpoint, removeEndpoint, startWithRuntime } from './support/runtime-cluster.js';
 
 const LEASE_MS = 4_000;
 const TIMING = [
@@ -150,10 +150,7 @@ function rssBytes(m: ManagerProcess): number {
 }
 
 beforeAll(async () => {
-  await cp.start();
-  kc = new KubeConfig();
-  kc.loadFromFile(cp.info.kubeconfigPath);
-  await installRuntime(kc, ns);
+  kc = await startWithRuntime(cp, ns);
   const core = kc.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: podsNs } } });
 }, 180_000);

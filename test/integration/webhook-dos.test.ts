@@ -45,7 +45,7 @@ import {
 } from './support/attacks.js';
 import { createSidecarSet, exitOf, until, type SidecarSetParams } from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
-import { addEndpoint, installRuntime } from './support/runtime-cluster.js';
+import { addEndpoint, startWithRuntime } from './support/runtime-cluster.js';
 
 const MiB = 1024 * 1024;
 /** How long each attack runs: past the API server's 10 s webhook timeout, so a held review shows as a failure. */
@@ -86,10 +86,7 @@ function startReplica(name: string): Promise<ManagerProcess> {
 let baselineP99 = NaN;
 
 beforeAll(async () => {
-  await cp.start();
-  kc = new KubeConfig();
-  kc.loadFromFile(cp.info.kubeconfigPath);
-  await installRuntime(kc, ns);
+  kc = await startWithRuntime(cp, ns);
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: podsNs } } });
   bundle = writeRuntimeBundle(scratch);
   replica = await startReplica('dos-a');

@@ -13,6 +13,7 @@ import {
 import { request, type RequestOptions } from 'node:https';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { Names } from '../../../lib/contract.js';
+import type { ControlPlane } from '../../envtest/control-plane.js';
 import { apiRequest } from '../../envtest/http.js';
 import { envtest } from '../../envtest/state.js';
 import { until } from './ha.js';
@@ -25,6 +26,18 @@ export function kubeConfig(): KubeConfig {
 
 /** Kinds a control plane without kubelets or controllers has no use for. */
 const SKIPPED = new Set(['Deployment', 'PodDisruptionBudget', 'DaemonSet', 'Job']);
+
+/**
+ * Starts a test's own control plane (one it kills, restarts or floods, apart from the shared envtest) and installs
+ * the runtime flavour into `namespace`; returns the admin KubeConfig.
+ */
+export async function startWithRuntime(cp: ControlPlane, namespace: string): Promise<KubeConfig> {
+  await cp.start();
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.info.kubeconfigPath);
+  await installRuntime(kc, namespace);
+  return kc;
+}
 
 /** Server-side applies the runtime flavor of KruiseManager (CRDs first, webhooks last). */
 export async function installRuntime(kc: KubeConfig, namespace: string): Promise<KubernetesObject[]> {
