@@ -202,6 +202,35 @@ export class Watcher {
   }
 }
 
+/**
+ * For each replica that answered /readyz at all between `from` and `to`: the longest time from a
+ * failed answer to the next good one (or to `to`), sorted from the shortest. Replicas are named
+ * by the samples; a replica never seen answering counts as failing throughout.
+ */
+export function longestReadyzFailures(
+  samples: readonly Sample[],
+  from: number,
+  to: number,
+  replicas: number,
+): number[] {
+  const window = samples.filter((x) => x.t >= from && x.t <= to);
+  const names = [...new Set(window.flatMap((x) => x.readyz ?? []))];
+  const spans = names.map((name) => {
+    let longest = 0;
+    let failingSince: number | undefined;
+    for (const x of window) {
+      if (x.readyz?.includes(name)) {
+        if (failingSince !== undefined) longest = Math.max(longest, x.t - failingSince);
+        failingSince = undefined;
+      } else failingSince ??= x.t;
+    }
+    if (failingSince !== undefined) longest = Math.max(longest, to - failingSince);
+    return longest;
+  });
+  while (spans.length < replicas) spans.push(to - from);
+  return spans.sort((a, b) => a - b);
+}
+
 /** A workload whose controller must keep converging through the drill. */
 export interface ConvergenceTarget {
   readonly name: string;
