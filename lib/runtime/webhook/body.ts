@@ -6,6 +6,14 @@
  * An oversized body is rejected as soon as the cap is crossed (or up front from Content-Length)
  * without buffering the rest. Waiting for budget room pauses the socket and does not count
  * against the client's rate or deadline: that wait is ours, bounded by `budgetWaitMs`.
+ *
+ * Neither does a stall of this process: while the event loop is blocked or the process gets no
+ * CPU, nothing reads the socket, so a client that sent everything at once looks slow: its bytes sit
+ * in the kernel, its TCP window full, and the rate check's timer fires before the read does (Node
+ * runs due timers before polling sockets). The time a check fires late is counted as ours and left
+ * out of the rate; the deadline stays on the wall clock (it is the API server's own timeout), so a
+ * slow client gains no more than it had. Before this, a 1.1 MB review from the API server was cut
+ * (`EOF` at the API server) when other processes starved the replica (#25).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../clock.js';
@@ -37,7 +45,10 @@ export interface ReadBodyOptions {
   minBytesPerSecond: number;
   graceMs: number;
   clock: Clock;
-  /** How often the rate and deadline are checked (default 250 ms). */
+  /**
+   * How often the rate and deadline are checked (default 250 ms). A check that fires later than
+   * this was held up by this process; the delay is not counted against the client's rate.
+   */
   checkEveryMs?: number;
   /**
    * Called once with a probe saying whether the client is behind the minimum rate right now (after
@@ -137,9 +148,15 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
       if (!req.complete) onGone();
     };
     const activeMs = (now: number) => now - start - waitedMs - (waitingSince === undefined ? 0 : now - waitingSince);
+    const everyMs = o.checkEveryMs ?? 250;
+    // Time the rate checks fired late: this process was not running its event loop, so nothing
+    // read what the client had sent.
+    let stalledMs = 0;
+    let checkDueAt = start + everyMs;
+    const pacedMs = (now: number) => Math.max(0, activeMs(now) - stalledMs);
     const behind = () => {
       if (settled || waitingSince !== undefined) return false;
-      const ms = activeMs(o.clock.now());
+      const ms = pacedMs(o.clock.now());
       return ms > 500 && size < (o.minBytesPerSecond * ms) / 1000;
     };
     o.onReading?.(behind);
@@ -147,22 +164,29 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
     let cancelCheck = () => {};
     const check = () => {
       if (settled) return;
-      const active = activeMs(o.clock.now());
+      const at = o.clock.now();
+      // A wait for budget room is already left out of the active time; do not count it twice.
+      if (waitingSince === undefined) stalledMs += Math.max(0, at - checkDueAt);
+      const active = activeMs(at);
       if (active > o.deadlineMs) {
         fail(new SlowBodyError(`request body did not arrive within ${o.deadlineMs}ms (${size} bytes received)`));
         return;
       }
-      if (waitingSince === undefined && active > o.graceMs && size < (o.minBytesPerSecond * active) / 1000) {
+      const paced = pacedMs(at);
+      if (waitingSince === undefined && paced > o.graceMs && size < (o.minBytesPerSecond * paced) / 1000) {
         fail(
           new SlowBodyError(
-            `request body arrived slower than ${o.minBytesPerSecond} bytes/s (${size} bytes in ${Math.round(active)}ms)`,
+            `request body arrived slower than ${o.minBytesPerSecond} bytes/s (${size} bytes in ${Math.round(paced)}ms` +
+              (stalledMs > 0 ? `, not counting ${Math.round(stalledMs)}ms this process was held up` : '') +
+              ')',
           ),
         );
         return;
       }
       const now = behind();
       if (now !== wasBehind) o.onPace?.((wasBehind = now));
-      cancelCheck = o.clock.after(o.checkEveryMs ?? 250, check);
+      checkDueAt = at + everyMs;
+      cancelCheck = o.clock.after(everyMs, check);
     };
     const cleanup = () => {
       cancelCheck();
@@ -171,6 +195,6 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
       req.off('data', onData).off('end', onEnd).off('aborted', onGone).off('error', onGone).off('close', onClose);
     };
     req.on('data', onData).on('end', onEnd).on('aborted', onGone).on('error', onGone).on('close', onClose);
-    cancelCheck = o.clock.after(o.checkEveryMs ?? 250, check);
+    cancelCheck = o.clock.after(everyMs, check);
   });
 }

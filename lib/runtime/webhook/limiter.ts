@@ -110,9 +110,15 @@ export class ConnectionGate {
       else socket.destroy(); // ended without a byte
     };
     const cancel = this.o.clock.after(this.o.silentTimeoutMs, () => {
-      done();
-      this.o.onDropped?.('silent');
-      socket.destroy();
+      // Node runs due timers before it polls the sockets: after a stall of this process (no CPU,
+      // a long task) the client's first bytes may be in the kernel, unread. Judge after this turn's
+      // poll has read them ('readable' takes the socket out of `silent`), not before (#25).
+      setImmediate(() => {
+        if (!this.silent.has(socket)) return;
+        done();
+        this.o.onDropped?.('silent');
+        socket.destroy();
+      });
     });
     const done = () => {
       cancel();

@@ -4,8 +4,8 @@ import { describe, expect, it } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { realClock } from '../../../../lib/runtime/clock.js';
-import { ClientGoneError, readBody } from '../../../../lib/runtime/webhook/body.js';
+import { FakeClock, realClock } from '../../../../lib/runtime/clock.js';
+import { ClientGoneError, readBody, SlowBodyError, type Body } from '../../../../lib/runtime/webhook/body.js';
 import { dispatch } from '../../../../lib/runtime/webhook/dispatch.js';
 import { allow, validating, type AdmissionRequest } from '../../../../lib/runtime/webhook/index.js';
 import { ByteBudget } from '../../../../lib/runtime/webhook/limiter.js';
@@ -64,6 +64,67 @@ describe('readBody', () => {
     body.release();
     body.release();
     expect(budget.inUse()).toBe(0);
+  });
+});
+
+describe('readBody: the minimum rate judges the client, not this process', () => {
+  // 1,000 bytes/s from 5 s on, 10 s deadline: the server's defaults scaled down.
+  const paced = (clock: FakeClock) => ({
+    limit: 1_000_000,
+    budget: new ByteBudget(1_000_000, clock),
+    budgetWaitMs: 10_000,
+    deadlineMs: 10_000,
+    minBytesPerSecond: 1_000,
+    graceMs: 5_000,
+    clock,
+  });
+
+  /** A read whose client sent 100 bytes, then a stall of this process of `stallMs` after the first check. */
+  async function stalled(stallMs: number) {
+    const clock = new FakeClock();
+    const req = request();
+    const read = readBody(req, paced(clock)).catch((e: unknown) => e);
+    req.write(Buffer.alloc(100));
+    await clock.advance(250);
+    clock.jump(stallMs); // the process got no CPU: the check due at 500 ms fires late
+    await clock.advance(0);
+    return { clock, req, read };
+  }
+
+  it('a client that sends too slowly is cut once the grace is over', async () => {
+    const { clock, read } = await stalled(0);
+    await clock.advance(5_500);
+    const err = await read;
+    expect(err).toBeInstanceOf(SlowBodyError);
+    expect((err as Error).message).toMatch(
+      /^request body arrived slower than 1000 bytes\/s \(100 bytes in 5\d{3}ms\)$/,
+    );
+  });
+
+  it('a stall of this process (timers firing late) is not counted against the client, whose bytes were waiting', async () => {
+    const { req, read } = await stalled(6_000);
+    req.end(Buffer.alloc(9_900)); // what the kernel held, read once the loop turns
+    const body = (await read) as Body;
+    expect(body.data.length).toBe(10_000);
+    body.release();
+  });
+
+  it('a slow client still gets no more than the wall-clock deadline, stall or not', async () => {
+    const { clock, read } = await stalled(6_000);
+    await clock.advance(4_000);
+    const err = await read;
+    expect(err).toBeInstanceOf(SlowBodyError);
+    expect((err as Error).message).toBe('request body did not arrive within 10000ms (100 bytes received)');
+  });
+
+  it('after a stall the rate is judged again on the time the process was running', async () => {
+    const { clock, read } = await stalled(3_000); // the check due at 500 ms fired at 3,250 ms: 2.75 s not counted
+    await clock.advance(4_000); // 4.25 s of running: still within the grace
+    expect(clock.pending()).toBe(1);
+    await clock.advance(1_000); // 5.25 s of running at 100 bytes: too slow
+    const err = await read;
+    expect(err).toBeInstanceOf(SlowBodyError);
+    expect((err as Error).message).toMatch(/\(100 bytes in 5\d{3}ms, not counting 2750ms this process was held up\)$/);
   });
 });
 

@@ -168,6 +168,23 @@ describe('idle and slowloris connections', () => {
     expect(await metric(registry, 'silent')).toBe(6);
   }, 30_000);
 
+  it('a client whose first bytes arrived while this process was stalled is not taken for a silent one', async () => {
+    const { server, registry } = await startServer({ handshakeTimeoutMs: 300 });
+    const socket = netConnect(server.port(), '127.0.0.1');
+    socket.on('error', () => undefined);
+    cleanups.push(() => socket.destroy());
+    await once(socket, 'connect');
+    for (let i = 0; !/webhook_connections\{state="silent"\} 1/.test(await registry.metrics()); i++) {
+      if (i > 100) throw new Error('the server never saw the connection');
+      await sleep(10);
+    }
+    socket.write(Buffer.from([0x16, 0x03, 0x01])); // the start of a TLS record, in the kernel at once
+    const stalledUntil = Date.now() + 600; // the process gets no turn past the silent timeout
+    while (Date.now() < stalledUntil);
+    await sleep(100);
+    expect(await metric(registry, 'silent')).toBe(0);
+  }, 30_000);
+
   it('past the bound on silent connections, the one silent longest is closed for a newcomer', async () => {
     const { server, registry, post } = await startServer({ maxQueuedConnections: 3, handshakeTimeoutMs: 20_000 });
     const conns = silentTcp(server.port(), 4);
