@@ -57,6 +57,11 @@ export function raceAbort<R>(p: Promise<R>, signal: AbortSignal): Promise<R> {
 /**
  * Runs `fn` with a signal that aborts when `outer` aborts or `ms` pass on `clock`, whichever is
  * first; rejects with `timeoutError()` on timeout even if `fn` ignores its signal.
+ *
+ * The timeout is decided after the socket poll of the turn its timer fires in: Node runs due timers
+ * before it reads sockets, so after a stall of this process (no CPU, a long task) an answer that
+ * arrived in time would otherwise lose to the timer that fired late (a Lease renewal that
+ * succeeded, reported as timed out).
  */
 export async function withTimeout<R>(
   clock: Clock,
@@ -69,12 +74,18 @@ export async function withTimeout<R>(
   const onOuterAbort = () => abort.abort(outer?.reason);
   if (outer?.aborted) onOuterAbort();
   outer?.addEventListener('abort', onOuterAbort, { once: true });
-  const cancel = clock.after(ms, () => abort.abort(timeoutError()));
+  let settled = false;
+  const cancel = clock.after(ms, () =>
+    setImmediate(() => {
+      if (!settled) abort.abort(timeoutError());
+    }),
+  );
   try {
     return await raceAbort(fn(abort.signal), abort.signal);
   } catch (err) {
     throw abort.signal.aborted ? abort.signal.reason : err;
   } finally {
+    settled = true;
     cancel();
     outer?.removeEventListener('abort', onOuterAbort);
   }
