@@ -246,9 +246,14 @@ export class LeaderElector {
   private armDeadline(): void {
     this.cancelDeadline();
     const at = this.lastRenewSentAt + this.t.renewDeadlineMs;
-    this.cancelDeadline = this.clock.after(at - this.clock.now(), () => {
-      if (this.leading && !this.isLeader()) this.loseLeadership();
-    });
+    // Decided after that turn's socket poll: after a stall of this process, a renewal answered in
+    // time may be waiting unread behind this timer (Node runs due timers first). The few
+    // microseconds are safe: the renew deadline is seconds short of the lease duration.
+    this.cancelDeadline = this.clock.after(at - this.clock.now(), () =>
+      setImmediate(() => {
+        if (this.leading && !this.isLeader()) this.loseLeadership();
+      }),
+    );
   }
 
   /** Retries every RetryPeriod until a renewal succeeds or RenewDeadline since the last one passes. */
