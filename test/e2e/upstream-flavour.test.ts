@@ -100,7 +100,14 @@ describe('the default output on real nodes', () => {
     // Leave the replacement of one replica nowhere to go: every node but the other replica's is
     // cordoned (and that one holds the host ports), so the install runs one short.
     const [victim, other] = await managerPods(kc);
-    const cordoned = env.nodes.map((n) => n.name).filter((n) => n !== other!.spec.nodeName);
+    // Uncordoned later in this order, the other zones' nodes first: the spread is only preferred
+    // (ScheduleAnyway), so a replacement that finds room first in the other replica's zone stays
+    // there, and the doctor rightly fails replica-spread until someone moves it.
+    const otherZone = env.nodes.find((n) => n.name === other!.spec.nodeName)?.zone;
+    const cordoned = env.nodes
+      .filter((n) => n.name !== other!.spec.nodeName)
+      .sort((a, b) => Number(a.zone === otherZone) - Number(b.zone === otherZone))
+      .map((n) => n.name);
     await kubectl(kc, ['cordon', ...cordoned]);
     try {
       await kubectl(kc, ['delete', 'pod', '-n', NS, victim!.metadata.name, '--wait=true']);
@@ -116,10 +123,27 @@ describe('the default output on real nodes', () => {
       await kubectl(kc, ['uncordon', ...cordoned]);
     }
     await managerPods(kc);
-    const again = await until('the doctor to be green again', async () => {
-      const r = await doctorJson(kc, NS);
-      return r.code === 0 && r;
-    });
+    let last: Awaited<ReturnType<typeof doctorJson>> | undefined;
+    const again = await until(
+      'the doctor to be green again',
+      async () => {
+        last = await doctorJson(kc, NS);
+        return last.code === 0 && last;
+      },
+      {
+        timeoutMs: 180_000,
+        describe: async () =>
+          [
+            JSON.stringify(
+              last?.report.checks.filter((c) => c.status !== 'pass'),
+              null,
+              2,
+            ),
+            (await kubectl(kc, ['get', 'pods,pdb', '-n', NS, '-o', 'wide'])).stdout,
+            (await kubectl(kc, ['get', 'nodes', '-o', 'wide'])).stdout,
+          ].join('\n'),
+      },
+    );
     expect(again.failing).toEqual([]);
   });
 });
