@@ -1,7 +1,8 @@
 import { ApiObject, Duration, JsonPatch } from 'cdk8s';
-import { Construct, IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { KRUISE_CONFIGURATION, LabelValues, Labels, Names, Ports, WORKLOADSPREAD_WHITELIST_KEY } from '../contract.js';
 import { kplus } from './api.js';
+import { peersInApp } from './app-peers.js';
 import { CertificateResources, WebhookCertificates } from './certificates.js';
 import { CrdSource, KruiseCrds } from './crds.js';
 import { checkDaemonOptions, DaemonOptions, KruiseDaemon } from './daemon.js';
@@ -470,8 +471,7 @@ export class KruiseManager extends Construct {
 
   /** Cluster-scoped names (webhook configurations, ClusterRoles) allow one manager per App. */
   private validateUniqueInApp(): string[] {
-    const root = this.node.root;
-    const others = root.node.findAll().filter((c: IConstruct) => c instanceof KruiseManager && c !== this);
+    const others = peersInApp<KruiseManager>(this, KruiseManager);
     if (others.length === 0) return [];
     const paths = others.map((o) => o.node.path).join(', ');
     return [

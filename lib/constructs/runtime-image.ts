@@ -18,6 +18,7 @@ import {
   sha256Hex,
 } from '../image/build-context.js';
 import { propError } from './errors.js';
+import { peersInApp } from './app-peers.js';
 import type { IRuntimeImageSource } from './image.js';
 import { bundleRuntime } from './runtime-bundle.js';
 import { renderDockerfile, RUNTIME_ENV, RUNTIME_NODE_FLAGS } from './runtime-dockerfile.js';
@@ -157,9 +158,7 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
     }
     const absolute = resolve(dir);
     // Two images writing one context would silently publish whichever synthesized last.
-    const clash = this.node.root.node
-      .findAll()
-      .find((c) => c !== this && c instanceof RuntimeImage && c.contextDir === join(absolute, 'context'));
+    const clash = peersInApp<RuntimeImage>(this, RuntimeImage).find((c) => c.contextDir === join(absolute, 'context'));
     if (clash) {
       throw propError(
         'outdir',

@@ -1,8 +1,7 @@
 import { ApiObject, ApiObjectMetadata } from 'cdk8s';
-import { Construct, IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import {
   isEmptySelector,
-  KRUISE_APPS_GROUP,
   SIDECARSET_SELECTOR_FIX,
   sidecarSetConflicts,
   SidecarSetRules,
@@ -12,6 +11,7 @@ import {
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, checkPositiveInt, checkSelector, propError } from './errors.js';
+import { kruiseAppsObject, peersInApp } from './app-peers.js';
 import { SidecarSetUpdateStrategy } from './sidecarset-update.js';
 import {
   renderPatchPodMetadata,
@@ -199,13 +199,7 @@ export class SidecarSet extends Construct {
       revisionHistoryLimit: props.revisionHistoryLimit,
       patchPodMetadata: renderPatchPodMetadata(props.patchPodMetadata),
     });
-    this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
-      kind: 'SidecarSet',
-      metadata: props.metadata,
-      spec,
-    });
-    this.node.addValidation({ validate: () => this.conflicts() });
+    this.apiObject = kruiseAppsObject(this, 'SidecarSet', props.metadata, spec, () => this.conflicts());
   }
 
   /** The object's name. */
@@ -219,10 +213,7 @@ export class SidecarSet extends Construct {
    * validating webhook rejects the second one at apply time, so synth does too.
    */
   private conflicts(): string[] {
-    const others = this.node.root.node
-      .findAll()
-      .filter((c: IConstruct): c is SidecarSet => c instanceof SidecarSet && c !== this);
-    return others.flatMap((other) =>
+    return peersInApp<SidecarSet>(this, SidecarSet).flatMap((other) =>
       sidecarSetConflicts(conflictView(this._props), conflictView(other._props)).map(({ field, names }) =>
         field === 'patchPodMetadata'
           ? `patchPodMetadata: annotation ${names.map((n) => `"${n}"`).join(', ')} of SidecarSet ${this.node.path} is also patched by ${other.node.path} in pods both select, one of them with Overwrite; ` +

@@ -1,5 +1,5 @@
 import { ApiObject, ApiObjectMetadata, Duration } from 'cdk8s';
-import { Construct, IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import {
   KRUISE_APPS_GROUP,
   withoutUndefined,
@@ -9,6 +9,7 @@ import {
 } from '../contract.js';
 import { k8s } from './api.js';
 import { checkDnsLabel, checkDnsSubdomain, propError } from './errors.js';
+import { kruiseAppsObject, peersInApp } from './app-peers.js';
 import { IntOrPercent } from './sidecarset-update.js';
 import { checkCustomWorkload } from './workloadspread-custom.js';
 
@@ -259,13 +260,7 @@ export class WorkloadSpread extends Construct {
         'e.g. { metadata: { labels: { zone: "a" } } }',
       );
     this._spec = spec;
-    this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: `${KRUISE_APPS_GROUP}/v1alpha1`,
-      kind: 'WorkloadSpread',
-      metadata: props.metadata,
-      spec,
-    });
-    this.node.addValidation({ validate: () => this.conflicts() });
+    this.apiObject = kruiseAppsObject(this, 'WorkloadSpread', props.metadata, spec, () => this.conflicts());
   }
 
   public get name(): string {
@@ -275,12 +270,8 @@ export class WorkloadSpread extends Construct {
   /** Another WorkloadSpread of this app in the same namespace on the same workload: the manager refuses the second. */
   private conflicts(): string[] {
     const namespace = this.apiObject.metadata.namespace;
-    const others = this.node.root.node
-      .findAll()
-      .filter(
-        (c: IConstruct): c is WorkloadSpread =>
-          c instanceof WorkloadSpread && c !== this && c.apiObject.metadata.namespace === namespace,
-      )
+    const others = peersInApp<WorkloadSpread>(this, WorkloadSpread)
+      .filter((c) => c.apiObject.metadata.namespace === namespace)
       .map((c) => ({ name: c.node.path, targetRef: c._spec.targetRef }));
     const other = workloadSpreadConflict({ name: this.node.path, targetRef: this._spec.targetRef }, others);
     return other
