@@ -314,7 +314,7 @@ new JsonFile(project, 'tsconfig.runtime.json', {
       'lib/runtime/index.ts',
       'lib/runtime/main.ts',
       // Nothing imports these: bundleRuntime aliases undici, and redirects client-node's generated
-      // code, to them (lib/constructs/runtime-bundle.ts).
+      // code, to them (lib/constructs/runtime-image/runtime-bundle.ts).
       'lib/runtime/kube/undici-shim.ts',
       'lib/runtime/kube/client-node-gen-stub.ts',
       'lib/image/index.ts',
@@ -422,7 +422,7 @@ project.addTask('format', {
 });
 project.addTask('upstream:generate', {
   description:
-    "Regenerate lib/constructs/upstream/kruise.generated.ts from upstream's pinned Go modules (-- --check; -- --version vX.Y.Z adds a release)",
+    "Regenerate lib/upstream/kruise.generated.ts from upstream's pinned Go modules (-- --check; -- --version vX.Y.Z adds a release)",
   exec: 'tsx tools/upstream/generate.ts',
   receiveArgs: true,
 });

@@ -534,7 +534,7 @@ async function startOurs(kubeconfigPath: string, dir: string) {
   // BENCH_COMPARE_NODE_ARGS: profiling flags for our process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_COMPARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const started = performance.now();
-  // The flags and environment the runtime image's entrypoint has (lib/constructs/runtime-dockerfile.ts).
+  // The flags and environment the runtime image's entrypoint has (lib/constructs/runtime-image/runtime-dockerfile.ts).
   const child: ChildProcess = spawn(
     process.execPath,
     [

@@ -1,12 +1,13 @@
 /**
- * Our runtime as its image runs it (lib/constructs/runtime-image.ts): the esbuild bundle on plain node, with the
- * entrypoint's node flags and the image's environment. Benchmarks measure this, not the sources through tsx.
+ * Our runtime as its image runs it (lib/constructs/runtime-image/runtime-image.ts): the esbuild bundle on plain
+ * node, with the entrypoint's node flags and the image's environment. Benchmarks measure this, not the sources
+ * through tsx.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleRuntime } from '../lib/constructs/runtime-bundle.js';
-import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../lib/constructs/runtime-dockerfile.js';
+import { bundleRuntime } from '../lib/constructs/runtime-image/runtime-bundle.js';
+import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../lib/constructs/runtime-image/runtime-dockerfile.js';
 
 /** Bundles lib/runtime/main.ts into `dir`/main.mjs; returns its path. */
 export function writeRuntimeBundle(dir: string): string {

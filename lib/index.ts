@@ -8,38 +8,38 @@
  * in their modules. The shared contract is `kruise-ha/contract`; the runtime is the separate package
  * `kruise-ha-runtime`.
  */
-export { ManagerAlerts } from './constructs/alerts.js';
-export type { AlertOptions, AlertRule, ManagerAlertsProps } from './constructs/alerts.js';
-export { CertificateResources, WebhookCertificates } from './constructs/certificates.js';
-export type { CertManagerOptions, IssuerRef } from './constructs/certificates.js';
-export { CrdSource, KruiseCrds } from './constructs/crds.js';
-export type { CrdManifest } from './constructs/crds.js';
-export { KruiseDaemon } from './constructs/daemon.js';
-export type { DaemonCredentialProvider, DaemonOptions } from './constructs/daemon.js';
-export { ManagerDashboard } from './constructs/dashboard.js';
-export type { DashboardOptions, ManagerDashboardProps } from './constructs/dashboard.js';
-export { DisruptionBudget, ManagerDisruptionBudget } from './constructs/disruption-budget.js';
-export { ManagerFlavor, ManagerImage } from './constructs/image.js';
-export type { IRuntimeImageSource, UpstreamImageOptions } from './constructs/image.js';
+export { ManagerAlerts } from './constructs/monitoring/alerts.js';
+export type { AlertOptions, AlertRule, ManagerAlertsProps } from './constructs/monitoring/alerts.js';
+export { CertificateResources, WebhookCertificates } from './constructs/webhooks/certificates.js';
+export type { CertManagerOptions, IssuerRef } from './constructs/webhooks/certificates.js';
+export { CrdSource, KruiseCrds } from './constructs/crds/crds.js';
+export type { CrdManifest } from './constructs/crds/crds.js';
+export { KruiseDaemon } from './constructs/daemon/daemon.js';
+export type { DaemonCredentialProvider, DaemonOptions } from './constructs/daemon/daemon.js';
+export { ManagerDashboard } from './constructs/monitoring/dashboard.js';
+export type { DashboardOptions, ManagerDashboardProps } from './constructs/monitoring/dashboard.js';
+export { DisruptionBudget, ManagerDisruptionBudget } from './constructs/manager/disruption-budget.js';
+export { ManagerFlavor, ManagerImage } from './constructs/manager/image.js';
+export type { IRuntimeImageSource, UpstreamImageOptions } from './constructs/manager/image.js';
 export { KruiseManager } from './constructs/kruise-manager.js';
 export type { KruiseManagerProps, WebhookOptions } from './constructs/kruise-manager.js';
-export { LeaseTiming } from './constructs/lease-timing.js';
-export { LogFormat, LogLevel } from './constructs/logging.js';
-export { ManagerRole, ManagerWorkload } from './constructs/manager-workload.js';
-export { ManagerMonitoring } from './constructs/monitoring.js';
-export type { MonitoringOptions } from './constructs/monitoring.js';
-export type { LeaderElectionOptions, ManagerPodOptions, ManagerPorts } from './constructs/options.js';
-export { ManagerRbac } from './constructs/rbac.js';
-export { RuntimeImage } from './constructs/runtime-image.js';
-export type { RuntimeImageProps } from './constructs/runtime-image.js';
-export { ManagerTopology, Rollout, ZoneSpread } from './constructs/scheduling.js';
+export { LeaseTiming } from './constructs/manager/lease-timing.js';
+export { LogFormat, LogLevel } from './constructs/manager/logging.js';
+export { ManagerRole, ManagerWorkload } from './constructs/manager/manager-workload.js';
+export { ManagerMonitoring } from './constructs/monitoring/monitoring.js';
+export type { MonitoringOptions } from './constructs/monitoring/monitoring.js';
+export type { LeaderElectionOptions, ManagerPodOptions, ManagerPorts } from './constructs/manager/options.js';
+export { ManagerRbac } from './constructs/manager/rbac.js';
+export { RuntimeImage } from './constructs/runtime-image/runtime-image.js';
+export type { RuntimeImageProps } from './constructs/runtime-image/runtime-image.js';
+export { ManagerTopology, Rollout, ZoneSpread } from './constructs/manager/scheduling.js';
 export type {
   ControllerPorts,
   CustomRolloutOptions,
   RequiredZoneSpreadOptions,
   SplitTopologyOptions,
   ZoneSpreadOptions,
-} from './constructs/scheduling.js';
+} from './constructs/manager/scheduling.js';
 export {
   InjectRevision,
   InjectRevisionPolicy,
@@ -51,7 +51,7 @@ export {
   SidecarSetUpdateStrategy,
   SourceContainerName,
   UpdatePriority,
-} from './constructs/sidecarset.js';
+} from './constructs/features/sidecarset.js';
 export type {
   PatchPodMetadata,
   RollingUpdateOptions,
@@ -61,17 +61,21 @@ export type {
   SidecarSetProps,
   TransferEnvVar,
   WeightedPriorityTerm,
-} from './constructs/sidecarset.js';
-export { UninstallGuard, UninstallProtection } from './constructs/uninstall-guard.js';
-export { FailurePolicy, WebhookConfigurations, WebhookGroup } from './constructs/webhooks.js';
-export type { WebhookGroupOptions } from './constructs/webhooks.js';
-export { WorkloadSpread, WorkloadSpreadScheduleStrategy, WorkloadSpreadTarget } from './constructs/workloadspread.js';
+} from './constructs/features/sidecarset.js';
+export { UninstallGuard, UninstallProtection } from './constructs/manager/uninstall-guard.js';
+export { FailurePolicy, WebhookConfigurations, WebhookGroup } from './constructs/webhooks/webhooks.js';
+export type { WebhookGroupOptions } from './constructs/webhooks/webhooks.js';
+export {
+  WorkloadSpread,
+  WorkloadSpreadScheduleStrategy,
+  WorkloadSpreadTarget,
+} from './constructs/features/workloadspread.js';
 export type {
   AdaptiveScheduleOptions,
   WorkloadSpreadCustomWorkload,
   WorkloadSpreadCustomWorkloadOwner,
   WorkloadSpreadProps,
   WorkloadSpreadSubset,
-} from './constructs/workloadspread.js';
-export { CustomResourceAccess } from './constructs/upstream/permissions.js';
-export type { GroupResource } from './constructs/upstream/permissions.js';
+} from './constructs/features/workloadspread.js';
+export { CustomResourceAccess } from './constructs/manager/custom-resource-access.js';
+export type { GroupResource } from './upstream/permissions.js';

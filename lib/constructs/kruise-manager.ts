@@ -1,32 +1,33 @@
 import { ApiObject, Duration, JsonPatch } from 'cdk8s';
-import { Construct, IConstruct } from 'constructs';
+import { Construct } from 'constructs';
 import { KRUISE_CONFIGURATION, LabelValues, Labels, Names, Ports, WORKLOADSPREAD_WHITELIST_KEY } from '../contract.js';
-import { kplus } from './api.js';
-import { CertificateResources, WebhookCertificates } from './certificates.js';
-import { CrdSource, KruiseCrds } from './crds.js';
-import { checkDaemonOptions, DaemonOptions, KruiseDaemon } from './daemon.js';
-import { labelEveryObject } from './labels.js';
-import { DisruptionBudget, ManagerDisruptionBudget } from './disruption-budget.js';
-import { checkDnsLabel, checkPositiveInt, propError } from './errors.js';
-import { ManagerImage } from './image.js';
-import { resolveLeaderElection } from './manager-args.js';
+import { kplus } from './core/api.js';
+import { peersInApp } from './core/app-peers.js';
+import { CertificateResources, WebhookCertificates } from './webhooks/certificates.js';
+import { CrdSource, KruiseCrds } from './crds/crds.js';
+import { checkDaemonOptions, DaemonOptions, KruiseDaemon } from './daemon/daemon.js';
+import { labelEveryObject } from './core/labels.js';
+import { DisruptionBudget, ManagerDisruptionBudget } from './manager/disruption-budget.js';
+import { checkDnsLabel, checkPositiveInt, propError } from './core/errors.js';
+import { ManagerImage } from './manager/image.js';
+import { resolveLeaderElection } from './manager/manager-args.js';
 import {
   ManagerRole,
   ManagerWorkload,
   ResolvedPorts,
   resolveControllerPorts,
   resolvePorts,
-} from './manager-workload.js';
-import { ManagerMonitoring, MonitoringOptions } from './monitoring.js';
-import { LeaderElectionOptions, ManagerPodOptions } from './options.js';
-import { ManagerRbac } from './rbac.js';
-import { ManagerTopology, Rollout, ZoneSpread } from './scheduling.js';
-import { UninstallGuard, UninstallProtection } from './uninstall-guard.js';
-import { CustomResourceAccess } from './upstream/permissions.js';
-import { UpstreamProfile } from './upstream/profile.js';
-import { WebhookConfigurations, WebhookGroupOptions } from './webhooks.js';
-import type { WorkloadSpreadCustomWorkload } from './workloadspread.js';
-import { checkCustomWorkload, customWorkloadRules, customWorkloadWhitelist } from './workloadspread-custom.js';
+} from './manager/manager-workload.js';
+import { ManagerMonitoring, MonitoringOptions } from './monitoring/monitoring.js';
+import { LeaderElectionOptions, ManagerPodOptions } from './manager/options.js';
+import { ManagerRbac } from './manager/rbac.js';
+import { ManagerTopology, Rollout, ZoneSpread } from './manager/scheduling.js';
+import { UninstallGuard, UninstallProtection } from './manager/uninstall-guard.js';
+import { CustomResourceAccess } from './manager/custom-resource-access.js';
+import { UpstreamProfile } from './manager/upstream-profile.js';
+import { WebhookConfigurations, WebhookGroupOptions } from './webhooks/webhooks.js';
+import type { WorkloadSpreadCustomWorkload } from './features/workloadspread.js';
+import { checkCustomWorkload, customWorkloadRules, customWorkloadWhitelist } from './features/workloadspread-custom.js';
 
 /** Webhook settings of {@link KruiseManager}. */
 export interface WebhookOptions {
@@ -470,8 +471,7 @@ export class KruiseManager extends Construct {
 
   /** Cluster-scoped names (webhook configurations, ClusterRoles) allow one manager per App. */
   private validateUniqueInApp(): string[] {
-    const root = this.node.root;
-    const others = root.node.findAll().filter((c: IConstruct) => c instanceof KruiseManager && c !== this);
+    const others = peersInApp<KruiseManager>(this, KruiseManager);
     if (others.length === 0) return [];
     const paths = others.map((o) => o.node.path).join(', ');
     return [

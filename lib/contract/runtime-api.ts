@@ -24,7 +24,7 @@ export interface RuntimeResource {
 /**
  * What this project's runtime serves and needs, so the constructs render exactly that and the
  * doctor checks a live install against the same list. (The upstream flavour's equivalents are
- * generated from upstream's module: lib/constructs/upstream.)
+ * generated from upstream's module: lib/upstream.)
  */
 export const RuntimeApi = {
   /** Kruise resources the runtime serves today (their CRDs must be installed). */

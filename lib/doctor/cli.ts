@@ -14,8 +14,8 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Names } from '../contract.js';
-import { DEFAULT_UPSTREAM_RELEASE, UPSTREAM_RELEASES } from '../constructs/upstream/releases.js';
-import { releaseDiff, renderReleaseDiff } from '../constructs/upstream/upgrade.js';
+import { DEFAULT_UPSTREAM_RELEASE, UPSTREAM_RELEASES } from '../upstream/releases.js';
+import { releaseDiff, renderReleaseDiff } from '../upstream/upgrade.js';
 import { runDoctor } from './doctor.js';
 import { renderJson, renderTable } from './report.js';
 

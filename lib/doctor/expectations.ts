@@ -2,7 +2,7 @@
  * What a healthy install of the manager found in the namespace looks like: the webhooks it
  * serves, the CRDs it needs, the permissions it uses. Read from the manager's Deployment (image,
  * flags) and, for the upstream image, from upstream's own generated release definitions — the
- * same pure data the constructs render from (lib/constructs/upstream: no cdk8s, no I/O).
+ * same pure data the constructs render from (lib/upstream: no cdk8s, no I/O).
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import {
@@ -18,7 +18,7 @@ import {
   servedRuntimeWebhooks,
   type PolicyRule,
 } from '../contract.js';
-import { CustomResourceAccess, managerPermissions } from '../constructs/upstream/permissions.js';
+import { KRUISE_AND_BUILT_IN_ACCESS, managerPermissions } from '../upstream/permissions.js';
 import {
   effectiveGates,
   servedWebhooks,
@@ -26,8 +26,8 @@ import {
   type Condition,
   type Environment,
   type UpstreamRelease,
-} from '../constructs/upstream/release.js';
-import { DEFAULT_UPSTREAM_RELEASE, UPSTREAM_RELEASES, upstreamRelease } from '../constructs/upstream/releases.js';
+} from '../upstream/release.js';
+import { DEFAULT_UPSTREAM_RELEASE, UPSTREAM_RELEASES, upstreamRelease } from '../upstream/releases.js';
 import type { Permission } from './model.js';
 
 export type Flavour = 'upstream' | 'runtime';
@@ -138,7 +138,7 @@ function upstream(
     need(crd.kind, `${release.conversionPath} (conversion)`);
   const external = gates[FeatureGates.enableExternalCerts] === true;
   const conversionCrds = release.crds.filter((c) => c.conversionWebhook).map((c) => `${c.plural}.${c.group}`);
-  const manager = managerPermissions(release, env, CustomResourceAccess.kruiseAndBuiltIn());
+  const manager = managerPermissions(release, env, KRUISE_AND_BUILT_IN_ACCESS);
   return {
     flavour: 'upstream',
     image,

@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { doctorJson, runDoctorCli } from '../integration/support/doctor-run.js';
-import { releaseDiff } from '../../lib/constructs/upstream/upgrade.js';
+import { releaseDiff } from '../../lib/upstream/upgrade.js';
 import { pushAppImages, type AppImages } from './support/app-images.js';
 import { clusterImages, e2eEnv, upstreamImage } from './support/e2e-env.js';
 import { expectWebhookEndpoints } from './support/checks.js';

@@ -44,7 +44,7 @@ const TIMING = [
 ];
 /** The stated bound: after the API server answers again, every replica's cache has the change within this. */
 const CONVERGE_MS = 15_000;
-/** The Deployment's memory limit (lib/constructs/manager-workload.ts): the flood must stay under it. */
+/** The Deployment's memory limit (lib/constructs/manager/manager-workload.ts): the flood must stay under it. */
 const MEMORY_LIMIT_BYTES = 512 * 1024 * 1024;
 const SLOW = 90_000;
 

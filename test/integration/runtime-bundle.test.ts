@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleRuntime } from '../../lib/constructs/runtime-bundle.js';
+import { bundleRuntime } from '../../lib/constructs/runtime-image/runtime-bundle.js';
 import { Names, SecretKeys, SidecarSetAnnotations } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
 import {

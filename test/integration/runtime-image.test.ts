@@ -9,7 +9,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'cdk8s';
-import { RuntimeImage } from '../../lib/constructs/runtime-image.js';
+import { RuntimeImage } from '../../lib/constructs/runtime-image/runtime-image.js';
 import { main } from '../../lib/image/cli.js';
 import type { ImageConfig } from '../../lib/image/image-config.js';
 import type { ImageIndex, ImageManifest } from '../../lib/image/oci.js';

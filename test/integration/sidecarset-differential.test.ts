@@ -9,21 +9,12 @@
 // Seeded: SCDIFF_SEED=<n> reproduces a run (the seed is printed); SCDIFF_CASES=<n> sets the count;
 // SCDIFF_DUMP=<file> writes both recordings there as JSON, to study a difference.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SidecarSetAnnotations } from '../../lib/contract.js';
-import { envtest } from '../envtest/state.js';
-import { kubectlApply, objectPath } from './support/apply.js';
-import { ManagerProcess } from './support/manager-process.js';
-import {
-  addEndpoint,
-  installRuntime,
-  kubeConfig,
-  removeEndpoint,
-  uninstallWebhooks,
-} from './support/runtime-cluster.js';
+import { dumpRecordings, ReferenceUpstream } from './support/reference-upstream.js';
+import { kubeConfig } from './support/runtime-cluster.js';
 import {
   generateCases,
   generateInvalidFieldCases,
@@ -40,12 +31,10 @@ import {
   type Recording,
 } from './support/sidecarset-differential.js';
 import { RUNTIME_REFERENCE_RELEASE } from '../envtest/binaries.js';
-import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 
 const SEED = Number(process.env.SCDIFF_SEED ?? 20261123);
 const CASES = Number(process.env.SCDIFF_CASES ?? 300);
 const RUN = 'scdiff';
-const OURS_NS = 'kruise-it-scdiff';
 const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
 
 /**
@@ -152,18 +141,23 @@ function byName(pod: Json): Json {
   return out;
 }
 
-const kc = kubeConfig();
 const api = new ApiClient();
-// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
-const objects = synthesizeDefault(RUNTIME_REFERENCE_RELEASE);
-const rendered = renderedManager(objects);
+const OURS_NS = 'kruise-it-scdiff';
 const runDir = mkdtempSync(join(tmpdir(), 'scdiff-'));
+// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
+const reference = new ReferenceUpstream({
+  release: RUNTIME_REFERENCE_RELEASE,
+  suffix: 'scdiff',
+  api,
+  kc: kubeConfig(),
+  runDir,
+  foreignCrds: [SIDECARSET_CRD],
+  clear: () => deleteRun(api, RUN),
+});
 const log = (msg: string) => process.stderr.write(`sidecarset-differential: ${msg}\n`);
 const timings: string[] = [];
 let cases: DiffCase[] = [];
 const recordings: { upstream?: Recording; ours?: Recording } = {};
-let upstream: UpstreamManager | undefined;
-let ours: ManagerProcess | undefined;
 let t0 = 0;
 
 async function time<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -175,77 +169,17 @@ async function time<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Deletes the SidecarSet CRD (whichever flavour installed it) and waits until it is gone. */
-async function removeSidecarSetCrd(): Promise<void> {
-  await deleteRun(api, RUN);
-  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${SIDECARSET_CRD}`;
-  await api.call('DELETE', path);
-  for (let i = 0; i < 600; i++) {
-    if ((await api.call('GET', path)).status === 404) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`CRD ${SIDECARSET_CRD} still exists 60 s after its deletion`);
-}
-
-async function runUpstream(): Promise<Recording> {
-  await uninstallWebhooks(kc);
-  // Earlier suites may have left the runtime flavour's objects under the same names (another field manager).
-  await removeSidecarSetCrd();
-  await removeOutputObjects(false);
-  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), {
-    serverSide: true,
-    fieldManager: 'kruise-ha',
-  });
-  if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
-  upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-scdiff`, runDir);
-  await removeEndpoint(kc, rendered.namespace, upstream.name);
-  await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
-  await upstream.waitReady(120_000);
-  try {
-    return await record(api, cases, RUN, 120_000);
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
-  } finally {
-    await uninstallWebhooks(kc);
-    await upstream.stop('SIGTERM', 10_000);
-    await removeEndpoint(kc, rendered.namespace, upstream.name);
-  }
-}
-
-/** Deletes the default output's objects (never Namespaces; CRDs only if `crds`) that exist. */
-async function removeOutputObjects(crds: boolean): Promise<void> {
-  for (const o of [...objects]
-    .reverse()
-    .filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[]) {
-    await api.call('DELETE', await objectPath(o)).catch(() => undefined);
-  }
-}
-
-/** The upstream install and its Lease, so the runtime flavour installs on a clean slate and later suites meet none. */
+/** The upstream install, so the runtime flavour installs on a clean slate and later suites meet none. */
 async function removeUpstreamOutput(): Promise<void> {
-  await removeSidecarSetCrd();
-  await api.call(
-    'DELETE',
-    `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`,
-  );
-  await removeOutputObjects(true);
+  await deleteRun(api, RUN);
+  await reference.removeCrd(SIDECARSET_CRD);
+  await reference.removeOutputObjects(true);
 }
 
 async function runOurs(): Promise<Recording> {
-  await installRuntime(kc, OURS_NS);
-  ours = await ManagerProcess.start({
-    name: 'scdiff-ours-0',
-    kubeconfigPath: envtest().kubeconfigPath,
-    namespace: OURS_NS,
-  });
-  await ours.waitReady();
-  await addEndpoint(kc, OURS_NS, ours.name, ours.ports.webhook);
   try {
-    return await record(api, cases, RUN, 60_000);
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\n${ours.logs().slice(-3000)}`, { cause: e });
+    return await reference.withOurs(OURS_NS, () => record(api, cases, RUN, 60_000));
   } finally {
-    await uninstallWebhooks(kc);
     await deleteRun(api, RUN);
   }
 }
@@ -261,33 +195,16 @@ beforeAll(async () => {
   for (const [name, labels] of Object.entries(NAMESPACES)) {
     await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
   }
-  recordings.upstream = await time('upstream: install, start, all cases', runUpstream);
+  recordings.upstream = await time('upstream: install, start, all cases', () =>
+    reference.withUpstream(() => record(api, cases, RUN, 120_000)),
+  );
   await time('remove the upstream install', removeUpstreamOutput);
   recordings.ours = await time('ours: install, start, all cases', runOurs);
-  if (process.env.SCDIFF_DUMP) {
-    writeFileSync(
-      process.env.SCDIFF_DUMP,
-      JSON.stringify(
-        {
-          seed: SEED,
-          cases,
-          upstream: Object.fromEntries(recordings.upstream),
-          ours: Object.fromEntries(recordings.ours),
-        },
-        null,
-        1,
-      ),
-    );
-  }
+  dumpRecordings(process.env.SCDIFF_DUMP, SEED, cases, recordings);
 }, 600_000);
 
 afterAll(async () => {
-  await uninstallWebhooks(kc);
-  upstream?.signal('SIGKILL');
-  if (ours) {
-    await ours.stop();
-    await removeEndpoint(kc, OURS_NS, ours.name);
-  }
+  await reference.stop();
   await deleteRun(api, RUN).catch(() => undefined);
   api.close();
   rmSync(runDir, { recursive: true, force: true });

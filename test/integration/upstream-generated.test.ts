@@ -1,5 +1,5 @@
 /**
- * lib/constructs/upstream/kruise.generated.ts must be exactly what the generator makes from the
+ * lib/upstream/kruise.generated.ts must be exactly what the generator makes from the
  * pinned upstream modules today: a hand edit, a changed pin or a changed extractor fails here.
  * (Integration project: it needs Go and the module proxy, like the kruise-manager build.)
  */

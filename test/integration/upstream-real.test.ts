@@ -49,7 +49,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Chart, Testing } from 'cdk8s';
 import { CustomResourceAccess, KruiseManager, ManagerImage } from '../../lib/index.js';
-import { upstreamRelease } from '../../lib/constructs/upstream/releases.js';
+import { upstreamRelease } from '../../lib/upstream/releases.js';
 import { apiRequest } from '../envtest/http.js';
 import { envtest } from '../envtest/state.js';
 import {

@@ -15,17 +15,15 @@
 //
 // Seeded: WSDIFF_SEED=<n>, WSDIFF_CASES=<n> (random cases).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseWorkloadSpreadWhitelist, WORKLOADSPREAD_WHITELIST_KEY } from '../../lib/contract.js';
 import { validateWorkloadSpread } from '../../lib/runtime/workloadspread/validate.js';
-import { kubectlApply, objectPath } from './support/apply.js';
-import { addEndpoint, kubeConfig, removeEndpoint, uninstallWebhooks } from './support/runtime-cluster.js';
+import { ReferenceUpstream } from './support/reference-upstream.js';
+import { kubeConfig } from './support/runtime-cluster.js';
 import { ApiClient } from './support/sidecarset-differential.js';
 import { RUNTIME_REFERENCE_RELEASE } from '../envtest/binaries.js';
-import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 import { generateWorkloadSpreadCases, type WorkloadSpreadCase } from './support/workloadspread-cases.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -35,12 +33,19 @@ const SEED = Number(process.env.WSDIFF_SEED ?? 24);
 const RANDOM = Number(process.env.WSDIFF_CASES ?? 300);
 const NS = 'wsdiff';
 const WEBHOOK = 'vworkloadspread.kb.io';
-const kc = kubeConfig();
 const api = new ApiClient();
-// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
-const objects = synthesizeDefault(RUNTIME_REFERENCE_RELEASE);
-const rendered = renderedManager(objects);
 const runDir = mkdtempSync(join(tmpdir(), 'wsdiff-'));
+// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
+const reference = new ReferenceUpstream({
+  release: RUNTIME_REFERENCE_RELEASE,
+  suffix: 'wsdiff',
+  api,
+  kc: kubeConfig(),
+  runDir,
+  // Earlier suites may have left the runtime flavour's SidecarSet CRD (another field manager).
+  foreignCrds: ['sidecarsets.apps.kruise.io'],
+});
+const rendered = reference.rendered;
 const log = (msg: string) => process.stderr.write(`workloadspread-differential: ${msg}\n`);
 
 type Answer = { kind: 'allowed' } | { kind: 'webhook'; message: string } | { kind: 'schema'; message: string };
@@ -50,7 +55,6 @@ interface Judged {
   answer: Answer;
 }
 
-let upstream: UpstreamManager | undefined;
 let judged: Judged[] = [];
 /** The whitelist cases: each with the whitelist value upstream had (undefined: no key). */
 const whitelistJudged: Array<Judged & { whitelist?: string }> = [];
@@ -162,43 +166,13 @@ async function judge(c: WorkloadSpreadCase, ns: string): Promise<Judged> {
   return { c, answer: answerOf(await api.call('POST', path, named(c.ws, 'ws', ns))) };
 }
 
-/** Deletes the default output's objects that exist (never Namespaces; CRDs only if `crds`) and its Lease. */
-async function removeOutputObjects(crds = true): Promise<void> {
-  for (const o of [...objects]
-    .reverse()
-    .filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[])
-    await api.call('DELETE', await objectPath(o)).catch(() => undefined);
-  await api.call(
-    'DELETE',
-    `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`,
-  );
-}
-
 beforeAll(async () => {
   const { fieldCases, pairCases, randomCases } = generateWorkloadSpreadCases(RANDOM, SEED);
   const cases = [...fieldCases, ...pairCases, ...randomCases];
   log(
     `seed ${SEED}: ${fieldCases.length} per-field, ${pairCases.length} conflict/update, ${randomCases.length} random cases`,
   );
-  await uninstallWebhooks(kc);
-  // Earlier suites may have left the runtime flavour's SidecarSet CRD (another field manager): as the SidecarSet
-  // differential test does, remove it and wait until it is gone before installing upstream's.
-  const crd = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sidecarsets.apps.kruise.io';
-  await api.call('DELETE', crd);
-  for (let i = 0; i < 600 && (await api.call('GET', crd)).status !== 404; i++)
-    await new Promise((r) => setTimeout(r, 100));
-  // ...and the other objects earlier suites applied under the same names with another field manager.
-  await removeOutputObjects(false);
-  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), {
-    serverSide: true,
-    fieldManager: 'kruise-ha',
-  });
-  if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
-  upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-wsdiff`, runDir);
-  await removeEndpoint(kc, rendered.namespace, upstream.name);
-  await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
-  await upstream.waitReady(120_000);
-  try {
+  await reference.withUpstream(async () => {
     judged = [];
     for (const [i, c] of cases.entries()) judged.push(await judge(c, `${NS}-${i}`));
     const ns = `${NS}-whitelist`;
@@ -216,19 +190,13 @@ beforeAll(async () => {
       }
     }
     await api.call('DELETE', `/api/v1/namespaces/${rendered.namespace}/configmaps/kruise-configuration`);
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
-  }
+  });
 }, 600_000);
 
 afterAll(async () => {
-  await uninstallWebhooks(kc);
-  if (upstream) {
-    await upstream.stop('SIGTERM', 10_000);
-    await removeEndpoint(kc, rendered.namespace, upstream.name);
-  }
+  await reference.stop();
   for (const ns of namespaces) await api.call('DELETE', `/api/v1/namespaces/${ns}`);
-  await removeOutputObjects();
+  await reference.removeOutputObjects(true);
   api.close();
   rmSync(runDir, { recursive: true, force: true });
 }, 120_000);

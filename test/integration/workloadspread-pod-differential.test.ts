@@ -16,24 +16,14 @@
 //
 // Seeded: WSPOD_SEED=<n>, WSPOD_CASES=<n>; WSPOD_DUMP=<file> writes both recordings.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import fc from 'fast-check';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { envtest } from '../envtest/state.js';
-import { kubectlApply, objectPath } from './support/apply.js';
-import { ManagerProcess } from './support/manager-process.js';
-import {
-  addEndpoint,
-  installRuntime,
-  kubeConfig,
-  removeEndpoint,
-  uninstallWebhooks,
-} from './support/runtime-cluster.js';
+import { dumpRecordings, ReferenceUpstream } from './support/reference-upstream.js';
+import { kubeConfig } from './support/runtime-cluster.js';
 import { ApiClient } from './support/sidecarset-differential.js';
-import { renderedManager, synthesizeDefault, UpstreamManager } from './support/upstream-manager.js';
 import { RUNTIME_REFERENCE_RELEASE } from '../envtest/binaries.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -45,13 +35,19 @@ const CONCURRENCY = 6;
 const MATCHED = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const OURS_NS = 'kruise-it-wspod';
-const kc = kubeConfig();
 const api = new ApiClient();
+const runDir = mkdtempSync(join(tmpdir(), 'wspod-'));
 // The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is (v1.9.1
 // reads a StatefulSet's template for the patch check; v1.8.3, which this runtime follows, does not).
-const objects = synthesizeDefault(RUNTIME_REFERENCE_RELEASE);
-const rendered = renderedManager(objects);
-const runDir = mkdtempSync(join(tmpdir(), 'wspod-'));
+const reference = new ReferenceUpstream({
+  release: RUNTIME_REFERENCE_RELEASE,
+  suffix: 'wspod',
+  api,
+  kc: kubeConfig(),
+  runDir,
+  // Earlier suites may have left the runtime flavour's CRDs under the same names (another field manager).
+  foreignCrds: ['sidecarsets.apps.kruise.io', 'workloadspreads.apps.kruise.io'],
+});
 const log = (msg: string) => process.stderr.write(`workloadspread-pod-differential: ${msg}\n`);
 
 /**
@@ -506,100 +502,26 @@ interface Diff {
 }
 let cases: Case[] = [];
 const recordings: { upstream?: Recording; ours?: Recording } = {};
-let upstream: UpstreamManager | undefined;
-let ours: ManagerProcess | undefined;
-
-/** Deletes the default output's objects (never Namespaces; CRDs only if `crds`) that exist. */
-async function removeOutputObjects(crds: boolean): Promise<void> {
-  for (const o of [...objects]
-    .reverse()
-    .filter((x) => x.kind !== 'Namespace' && (crds || x.kind !== 'CustomResourceDefinition')) as KubernetesObject[])
-    await api.call('DELETE', await objectPath(o)).catch(() => undefined);
-}
-
-async function removeCrd(name: string): Promise<void> {
-  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
-  await api.call('DELETE', path);
-  for (let i = 0; i < 600 && (await api.call('GET', path)).status !== 404; i++) await sleep(100);
-}
 
 beforeAll(async () => {
   const t0 = Date.now();
   cases = generate();
   log(`seed ${SEED} (WSPOD_SEED=${SEED} reproduces this run), ${cases.length} cases`);
-  await uninstallWebhooks(kc);
-  // Earlier suites may have left the runtime flavour's CRDs under the same names (another field manager).
-  await removeCrd('sidecarsets.apps.kruise.io');
-  await removeCrd('workloadspreads.apps.kruise.io');
-  await removeOutputObjects(false);
-  const applied = await kubectlApply(objects, join(runDir, 'install.yaml'), {
-    serverSide: true,
-    fieldManager: 'kruise-ha',
-  });
-  if (!applied.ok) throw new Error(`installing the synthesized default output failed:\n${applied.output}`);
-  upstream = await UpstreamManager.start(rendered, `${rendered.deployment.metadata!.name}-wspod`, runDir);
-  await removeEndpoint(kc, rendered.namespace, upstream.name);
-  await addEndpoint(kc, rendered.namespace, upstream.name, upstream.webhookPort);
-  await upstream.waitReady(120_000);
-  try {
-    recordings.upstream = await runAll(cases, 'wspu');
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\n${upstream.tail()}`, { cause: e });
-  } finally {
-    await uninstallWebhooks(kc);
-    await upstream.stop('SIGTERM', 10_000);
-    await removeEndpoint(kc, rendered.namespace, upstream.name);
-    await api.call(
-      'DELETE',
-      `/apis/coordination.k8s.io/v1/namespaces/${rendered.lease.namespace}/leases/${rendered.lease.name}`,
-    );
-  }
+  recordings.upstream = await reference.withUpstream(() => runAll(cases, 'wspu'));
   const t1 = Date.now();
   // Ours: the runtime flavour (its own SidecarSet CRD, upstream's WorkloadSpread CRD); upstream's CloneSet CRD stays.
-  await removeCrd('sidecarsets.apps.kruise.io');
-  await installRuntime(kc, OURS_NS);
-  ours = await ManagerProcess.start({
-    name: 'wspod-ours-0',
-    kubeconfigPath: envtest().kubeconfigPath,
-    namespace: OURS_NS,
-  });
+  await reference.removeCrd('sidecarsets.apps.kruise.io');
   // Minutes on a loaded machine: tsx compiles the runtime at start.
-  await ours.waitReady(240_000);
-  await addEndpoint(kc, OURS_NS, ours.name, ours.ports.webhook);
-  try {
-    recordings.ours = await runAll(cases, 'wspo');
-  } catch (e) {
-    throw new Error(`${(e as Error).message}\n${ours.logs().slice(-3000)}`, { cause: e });
-  } finally {
-    await uninstallWebhooks(kc);
-  }
+  recordings.ours = await reference.withOurs(OURS_NS, () => runAll(cases, 'wspo'), 240_000);
   log(`upstream run ${((t1 - t0) / 1000).toFixed(0)} s, ours ${((Date.now() - t1) / 1000).toFixed(0)} s`);
-  if (process.env.WSPOD_DUMP)
-    writeFileSync(
-      process.env.WSPOD_DUMP,
-      JSON.stringify(
-        {
-          seed: SEED,
-          cases,
-          upstream: Object.fromEntries(recordings.upstream),
-          ours: Object.fromEntries(recordings.ours),
-        },
-        null,
-        1,
-      ),
-    );
+  dumpRecordings(process.env.WSPOD_DUMP, SEED, cases, recordings);
 }, 1_200_000);
 
 afterAll(async () => {
-  await uninstallWebhooks(kc);
-  upstream?.signal('SIGKILL');
-  if (ours) {
-    await ours.stop();
-    await removeEndpoint(kc, OURS_NS, ours.name);
-  }
+  await reference.stop();
   await deleteNamespaces('wspu', cases);
   await deleteNamespaces('wspo', cases);
-  await removeOutputObjects(true);
+  await reference.removeOutputObjects(true);
   api.close();
   rmSync(runDir, { recursive: true, force: true });
 }, 300_000);

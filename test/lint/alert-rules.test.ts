@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import type { AlertRule } from '../../lib/constructs/alerts.js';
+import type { AlertRule } from '../../lib/constructs/monitoring/alerts.js';
 import { KruiseManager } from '../../lib/index.js';
 
 const run = promisify(execFile);

@@ -410,7 +410,7 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       const help = inApp('node', [join(context, 'main.mjs'), '--help'], { nodeDir: project().dir });
       expect(help.stdout).toMatch(/--enable-leader-election/);
       // undici aliased, and client-node's generated code redirected, to the installed runtime's stand-ins
-      // (lib/constructs/runtime-bundle.ts), not bundled.
+      // (lib/constructs/runtime-image/runtime-bundle.ts), not bundled.
       const bundled = readFileSync(join(context, 'main.mjs'), 'utf8');
       expect(bundled).toContain('the bundled runtime has no undici');
       expect(bundled).toContain('the bundled runtime has no generated client-node API');

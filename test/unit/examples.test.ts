@@ -41,7 +41,7 @@ import { SmallClusterChart } from '../../examples/small-cluster.js';
 import { SplitWebhookControllerChart } from '../../examples/split-webhook-controller.js';
 import { StrictZoneSpreadChart } from '../../examples/strict-zone-spread.js';
 import { UpstreamImageChart } from '../../examples/upstream-image.js';
-import { sidecarSetCrd } from '../../lib/constructs/runtime-crds.js';
+import { sidecarSetCrd } from '../../lib/constructs/crds/runtime-crds.js';
 import { Flags } from '../../lib/contract.js';
 import { parseOptions } from '../../lib/runtime/options.js';
 import { validateAgainstCrd } from './structural-schema.js';

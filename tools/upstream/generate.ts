@@ -2,7 +2,7 @@
  * npm run upstream:generate [-- --check] [-- --version vX.Y.Z]
  *
  * Reads every OpenKruise release pinned in tools/upstream/pin.json (each Go module's go.sum hash
- * is checked before anything is read) and writes lib/constructs/upstream/kruise.generated.ts:
+ * is checked before anything is read) and writes lib/upstream/kruise.generated.ts:
  * per release its CRDs (config/crd/bases + the conversion patch), webhooks
  * (config/webhook/manifests.yaml + patch_manifests.yaml) joined with the handler that serves
  * each path and its start condition, controllers with their start conditions and RBAC markers,
@@ -25,7 +25,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { diffJson, type Json } from '../../lib/constructs/upstream/json-patch.js';
+import { diffJson, type Json } from '../../lib/upstream/json-patch.js';
 import type {
   Condition,
   GateImplication,
@@ -38,11 +38,11 @@ import type {
   UpstreamHandlerSet,
   UpstreamRelease,
   UpstreamWebhook,
-} from '../../lib/constructs/upstream/release.js';
+} from '../../lib/upstream/release.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PIN = join(ROOT, 'tools/upstream/pin.json');
-const OUT = join(ROOT, 'lib/constructs/upstream/kruise.generated.ts');
+const OUT = join(ROOT, 'lib/upstream/kruise.generated.ts');
 const UNDECLARED = join(ROOT, 'tools/upstream/undeclared.json');
 
 interface Pin {

@@ -4,7 +4,7 @@
  * rotated token file, exec and OIDC credentials keep working), JSON in and out, and non-2xx
  * answers as client-node's ApiException carrying the parsed Status. We do not use client-node's
  * generated API classes and undici fetch: they cost ~20 MB of idle RSS for ~20 distinct calls
- * (figures in lib/constructs/runtime-bundle.ts), and several times the CPU per request.
+ * (figures in lib/constructs/runtime-image/runtime-bundle.ts), and several times the CPU per request.
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';

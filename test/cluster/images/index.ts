@@ -22,7 +22,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReadStream } from 'node:fs';
-import { DEFAULT_RUNTIME_BASE_IMAGE } from '../../../lib/constructs/runtime-image.js';
+import { DEFAULT_RUNTIME_BASE_IMAGE } from '../../../lib/constructs/runtime-image/runtime-image.js';
 import type { PublishResult } from '../../../lib/image/publish.js';
 import { parseReference } from '../../../lib/image/reference.js';
 import { type DebianRootfs, SOURCE_DATE_EPOCH, mmdebstrapArgs, withDebianRootfs } from './debian.js';

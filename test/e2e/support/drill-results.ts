@@ -94,7 +94,7 @@ const FINDINGS = [
   '  port passes for a SIGSTOPped process: the kernel completes the handshake for its listener. The frozen upstream',
   '  replica left the Service (readiness) but was never restarted. Liveness now asks the process itself',
   '  (`/readyz`: its webhook controller initialized and its webhook server answering over TLS; no API server needed',
-  '  once started); the drill shows the kubelet restarting it (`lib/constructs/flavour.ts`, unit tests in',
+  '  once started); the drill shows the kubelet restarting it (`lib/constructs/manager/flavour.ts`, unit tests in',
   '  `test/unit/constructs/flavour.test.ts` and `kruise-manager.test.ts`).',
   '- **Upstream stops listening at SIGTERM, with no drain (fixed in the constructs).** In a rollout, creates the API',
   '  server sent to an old replica between its SIGTERM and kube-proxy dropping it failed with `connection refused`',

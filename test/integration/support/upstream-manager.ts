@@ -21,7 +21,7 @@ import {
 import { Chart, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { DefaultHaChart } from '../../../examples/default-ha.js';
-import { UPSTREAM_VERSION } from '../../../lib/constructs/image.js';
+import { UPSTREAM_VERSION } from '../../../lib/constructs/manager/image.js';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { freePort, killOnExit, tail } from '../../envtest/process.js';
 import { envtest, kubeconfigForUser } from '../../envtest/state.js';

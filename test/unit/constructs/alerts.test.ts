@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
-import { managerAlertRules } from '../../../lib/constructs/alerts.js';
+import { managerAlertRules } from '../../../lib/constructs/monitoring/alerts.js';
 import { KruiseManager } from '../../../lib/index.js';
 
 const base = {

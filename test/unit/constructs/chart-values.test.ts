@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Size, Testing } from 'cdk8s';
-import { k8s, kplus } from '../../../lib/constructs/api.js';
+import { k8s, kplus } from '../../../lib/constructs/core/api.js';
 import {
   CrdSource,
   KruiseManager,

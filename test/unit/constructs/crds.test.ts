@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chart, Testing } from 'cdk8s';
-import { sidecarSetCrd } from '../../../lib/constructs/runtime-crds.js';
+import { sidecarSetCrd } from '../../../lib/constructs/crds/runtime-crds.js';
 import { CrdSource, KruiseCrds } from '../../../lib/index.js';
 
 function synth(source: CrdSource) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import type { KruiseDaemonProps } from '../../../lib/constructs/daemon.js';
+import type { KruiseDaemonProps } from '../../../lib/constructs/daemon/daemon.js';
 import { KruiseDaemon, ManagerImage } from '../../../lib/index.js';
 import { find, Manifest } from './synth.js';
 

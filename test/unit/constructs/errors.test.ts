@@ -6,7 +6,7 @@ import {
   propAsWritten,
   propError,
   wholeSeconds,
-} from '../../../lib/constructs/errors.js';
+} from '../../../lib/constructs/core/errors.js';
 
 describe('errors', () => {
   it('names the prop, the value and the fix', () => {

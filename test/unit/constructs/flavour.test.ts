@@ -17,7 +17,7 @@ function container(objects: Manifest[]): Manifest {
   };
 }
 
-// Each flavour answers once (lib/constructs/flavour.ts) for everything that depends on which
+// Each flavour answers once (lib/constructs/manager/flavour.ts) for everything that depends on which
 // binary runs; these read the answers back from what KruiseManager renders.
 describe('manager flavours', () => {
   // A TCP probe passes for a frozen process (the kernel accepts for it): the HA hang drill's

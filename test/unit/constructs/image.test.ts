@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { UPSTREAM_VERSION, UPSTREAM_VERSIONS } from '../../../lib/constructs/image.js';
+import { UPSTREAM_VERSION, UPSTREAM_VERSIONS } from '../../../lib/constructs/manager/image.js';
 import { ManagerFlavor, ManagerImage } from '../../../lib/index.js';
 
 describe('ManagerImage', () => {

@@ -4,7 +4,7 @@ import {
   renderManagerArgs,
   resolveLeaderElection,
   type ManagerArgsInput,
-} from '../../../lib/constructs/manager-args.js';
+} from '../../../lib/constructs/manager/manager-args.js';
 import { LeaseTiming } from '../../../lib/index.js';
 
 const base = {

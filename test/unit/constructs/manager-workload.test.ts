@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
-import { kplus } from '../../../lib/constructs/api.js';
-import { resolveLeaderElection } from '../../../lib/constructs/manager-args.js';
-import { resolvePorts, type ManagerWorkloadProps } from '../../../lib/constructs/manager-workload.js';
+import { kplus } from '../../../lib/constructs/core/api.js';
+import { resolveLeaderElection } from '../../../lib/constructs/manager/manager-args.js';
+import { resolvePorts, type ManagerWorkloadProps } from '../../../lib/constructs/manager/manager-workload.js';
 import {
   ManagerImage,
   ManagerPodOptions,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import type { ManagerRbacProps } from '../../../lib/constructs/rbac.js';
+import type { ManagerRbacProps } from '../../../lib/constructs/manager/rbac.js';
 import { ManagerRbac } from '../../../lib/index.js';
-import { RUNTIME_RESOURCES } from '../../../lib/constructs/kruise-api.js';
+import { RUNTIME_RESOURCES } from '../../../lib/constructs/webhooks/runtime-webhooks.js';
 import { RUNTIME_LEADER_ELECTION_RULES, runtimeClusterRules } from '../../../lib/contract.js';
-import { resolveUpstreamProfile } from '../../../lib/constructs/upstream/profile.js';
+import { resolveUpstreamProfile } from '../../../lib/constructs/manager/upstream-profile.js';
 import { find, Manifest } from './synth.js';
 
 function synth(props: Partial<ManagerRbacProps> = {}): Manifest[] {

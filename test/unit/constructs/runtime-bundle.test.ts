@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { BuildOptions } from 'esbuild';
-import { buildWithRedirects, EsbuildFailure } from '../../../lib/constructs/esbuild-child.js';
-import { bundleRuntime } from '../../../lib/constructs/runtime-bundle.js';
+import { buildWithRedirects, EsbuildFailure } from '../../../lib/constructs/runtime-image/esbuild-child.js';
+import { bundleRuntime } from '../../../lib/constructs/runtime-image/runtime-bundle.js';
 import { createConfiguration, ServerConfiguration } from '../../../lib/runtime/kube/client-node-gen-stub.js';
 
 const REAL_MAIN = fileURLToPath(new URL('../../../lib/runtime/main.ts', import.meta.url));

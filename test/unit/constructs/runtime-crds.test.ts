@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { runtimeCrds, sidecarSetCrd } from '../../../lib/constructs/runtime-crds.js';
+import { runtimeCrds, sidecarSetCrd } from '../../../lib/constructs/crds/runtime-crds.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const version = (): any => (sidecarSetCrd().manifest.spec as any).versions[0];

@@ -5,8 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { App, Chart, Testing } from 'cdk8s';
-import { DEFAULT_RUNTIME_BASE_IMAGE, RuntimeImage, RuntimeImageProps } from '../../../lib/constructs/runtime-image.js';
-import { RUNTIME_NODE_FLAGS } from '../../../lib/constructs/runtime-dockerfile.js';
+import {
+  DEFAULT_RUNTIME_BASE_IMAGE,
+  RuntimeImage,
+  RuntimeImageProps,
+} from '../../../lib/constructs/runtime-image/runtime-image.js';
+import { RUNTIME_NODE_FLAGS } from '../../../lib/constructs/runtime-image/runtime-dockerfile.js';
 import { readBuildContext } from '../../../lib/image/context-files.js';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { find } from './synth.js';

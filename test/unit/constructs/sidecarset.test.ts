@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
-import { sidecarSetCrd } from '../../../lib/constructs/runtime-crds.js';
+import { sidecarSetCrd } from '../../../lib/constructs/crds/runtime-crds.js';
 import {
   InjectRevision,
   InjectRevisionPolicy,
@@ -14,7 +14,7 @@ import {
   SidecarSetUpdateStrategy,
   SourceContainerName,
   UpdatePriority,
-} from '../../../lib/constructs/sidecarset.js';
+} from '../../../lib/constructs/features/sidecarset.js';
 import { validateSidecarSet } from '../../../lib/runtime/sidecarset/validate.js';
 import { crdSchema, validateAgainstCrd } from '../structural-schema.js';
 import { Manifest } from './synth.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
-import { RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from '../../../lib/constructs/flavour.js';
+import { RUNTIME_FLAVOUR, UPSTREAM_FLAVOUR } from '../../../lib/constructs/manager/flavour.js';
 import { ManagerImage, UninstallGuard, UninstallProtection } from '../../../lib/index.js';
 import { find, Manifest } from './synth.js';
 

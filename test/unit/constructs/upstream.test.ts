@@ -1,5 +1,5 @@
 /**
- * The upstream flavour renders from upstream's own definitions (lib/constructs/upstream/
+ * The upstream flavour renders from upstream's own definitions (lib/upstream/
  * kruise.generated.ts, generated from the pinned Go module). These tests pin the rules that
  * turn feature gates into served webhooks, started controllers and permissions, using facts
  * read from kruise v1.8.3's code (cited per case).
@@ -13,9 +13,9 @@ import {
   ManagerImage,
   UninstallProtection,
 } from '../../../lib/index.js';
-import { resolveUpstreamProfile, UpstreamProfileInput } from '../../../lib/constructs/upstream/profile.js';
-import { effectiveGates, holds } from '../../../lib/constructs/upstream/release.js';
-import { UPSTREAM_RELEASES, upstreamRelease } from '../../../lib/constructs/upstream/releases.js';
+import { resolveUpstreamProfile, UpstreamProfileInput } from '../../../lib/constructs/manager/upstream-profile.js';
+import { effectiveGates, holds } from '../../../lib/upstream/release.js';
+import { UPSTREAM_RELEASES, upstreamRelease } from '../../../lib/upstream/releases.js';
 import { find, synthManager } from './synth.js';
 
 const KRUISE_RELEASE = upstreamRelease();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Duration, Testing } from 'cdk8s';
-import type { WebhookConfigurationsProps } from '../../../lib/constructs/webhooks.js';
+import type { WebhookConfigurationsProps } from '../../../lib/constructs/webhooks/webhooks.js';
 import { FailurePolicy, WebhookConfigurations } from '../../../lib/index.js';
-import { runtimeWebhooks } from '../../../lib/constructs/kruise-api.js';
-import { resolveUpstreamProfile } from '../../../lib/constructs/upstream/profile.js';
+import { runtimeWebhooks } from '../../../lib/constructs/webhooks/runtime-webhooks.js';
+import { resolveUpstreamProfile } from '../../../lib/constructs/manager/upstream-profile.js';
 import { Manifest } from './synth.js';
 
 function synth(props: Partial<WebhookConfigurationsProps> = {}): Manifest[] {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiObject, Chart, Duration, Testing } from 'cdk8s';
-import { workloadSpreadCrd } from '../../../lib/constructs/runtime-crds.js';
-import { IntOrPercent } from '../../../lib/constructs/sidecarset-update.js';
+import { workloadSpreadCrd } from '../../../lib/constructs/crds/runtime-crds.js';
+import { IntOrPercent } from '../../../lib/constructs/features/sidecarset-update.js';
 import {
   WorkloadSpread,
   WorkloadSpreadProps,
   WorkloadSpreadScheduleStrategy,
   WorkloadSpreadTarget,
-} from '../../../lib/constructs/workloadspread.js';
+} from '../../../lib/constructs/features/workloadspread.js';
 import { validateWorkloadSpread } from '../../../lib/runtime/workloadspread/validate.js';
 import { validateAgainstCrd } from '../structural-schema.js';
 import { Manifest } from './synth.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { Chart, Testing } from 'cdk8s';
 import { Names, SecretKeys } from '../../../lib/contract.js';
-import { upstreamRelease } from '../../../lib/constructs/upstream/releases.js';
+import { upstreamRelease } from '../../../lib/upstream/releases.js';
 import { evaluate } from '../../../lib/doctor/doctor.js';
 import { expectations } from '../../../lib/doctor/expectations.js';
 import type { CheckResult } from '../../../lib/doctor/model.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'cdk8s';
-import { RuntimeImage } from '../../../lib/constructs/runtime-image.js';
+import { RuntimeImage } from '../../../lib/constructs/runtime-image/runtime-image.js';
 import { findBuildContexts, readBuildContext } from '../../../lib/image/context-files.js';
 import { main } from '../../../lib/image/cli.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { helpText, OptionsError, parseAddr, parseDuration, parseOptions } from '../../../lib/runtime/options.js';
-import { renderManagerArgs, resolveLeaderElection } from '../../../lib/constructs/manager-args.js';
+import { renderManagerArgs, resolveLeaderElection } from '../../../lib/constructs/manager/manager-args.js';
 
 const env = { POD_NAMESPACE: 'kruise-system', POD_NAME: 'mgr-0' };
 const parse = (argv: string[], e: NodeJS.ProcessEnv = env) => {
