@@ -182,13 +182,18 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
         expect(r.newLeaderS).not.toBeNull();
         // The bound: a review the process was serving when it died fails with it, and so does the
         // next review on each API server's connection pinned to it (the kernel answers with a reset;
-        // the API server retries no POST it has sent), or a connection an API server opens to the dead
-        // process before the kubelet restarted it (refused: seen once in a run on merged main, 09:17).
-        // At most one per API server, all of those kinds.
+        // the API server retries no POST it has sent), and so does a connection an API server opens
+        // to the dead process's address until the kubelet has marked the pod unready and the
+        // Service stopped routing to it (refused). The last is a count of dials, not of API servers:
+        // an API server dials again for each review it has no idle connection for, and the Service
+        // sends a dial to the dead address about half the time: 3 of 123 creates in one run, 5 of
+        // 123 in another (4 refused within 2.2 s, routed away at 2.6 s). So: only transport
+        // failures, and none sent once the dead replica left the endpoints.
         const failed = r.outcomes.filter((x) => x.failure === 'webhook');
-        expect(failed.length).toBeLessThanOrEqual(state.apiServers.length);
         for (const f of failed)
           expect(f.message).toMatch(/connection reset by peer|EOF|broken pipe|connect: connection refused/);
+        if (failed.length > 0) expect(r.routeAwayS).not.toBeNull();
+        expect(r.failuresAfterRouteAway).toBe(0);
       },
     );
 
