@@ -224,6 +224,9 @@ export async function run(): Promise<BenchmarkResult> {
     });
     await ours.waitReady(120_000);
     await addEndpoint(kc, OURS_NS, ours.name, ours.ports.webhook);
+    // installRuntime replaces a SidecarSet CRD that stores a version the runtime does not serve (v1.9's
+    // stores v1beta1), and the SidecarSet goes with it: create it again (a no-op when it survived).
+    await createSidecarSet(kc, SIDECAR, 120_000);
     const ourTarget = { port: ours.ports.webhook, path: Paths.mutatePod };
     await waitInjecting(ourTarget);
     log('ours ready');
