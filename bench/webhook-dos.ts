@@ -7,7 +7,7 @@
  * reviews on new connections ok/failed, the 1.1 MB pod, RSS at most, the load average. Upstream
  * runs as the synthesized Deployment runs it (test/integration/support/upstream-manager.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -38,7 +38,12 @@ import {
 } from '../test/integration/support/attacks.js';
 import { createSidecarSet, until, type SidecarSetParams } from '../test/integration/support/ha.js';
 import { ManagerProcess } from '../test/integration/support/manager-process.js';
-import { addEndpoint, installRuntime, uninstallWebhooks } from '../test/integration/support/runtime-cluster.js';
+import {
+  addEndpoint,
+  installRuntime,
+  synthRuntime,
+  uninstallWebhooks,
+} from '../test/integration/support/runtime-cluster.js';
 import { renderedManager, synthesizeDefault, UpstreamManager } from '../test/integration/support/upstream-manager.js';
 import type { BenchmarkResult } from './run.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
@@ -158,6 +163,42 @@ async function measure(kc: KubeConfig, s: Subject): Promise<Record<string, unkno
   return out;
 }
 
+/** Bytes of a Kubernetes memory quantity in binary units (`512Mi`). */
+function quantityBytes(q: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(q);
+  if (!m) throw new Error(`bench webhook-dos: cannot read the memory limit ${q}`);
+  return Number(m[1]) * 1024 ** ['', 'Ki', 'Mi', 'Gi'].indexOf(m[2] ?? '');
+}
+
+/**
+ * A memory cgroup limited to `bytes`, for ours to run in as its container does (node sizes its
+ * heap from the limit it starts under): cgroup v2 where the root offers the memory controller,
+ * else v1. Removed by `remove()` once the process in it has exited. A string says why there is none.
+ */
+function memoryCgroup(bytes: number): { dir: string; how: string; remove(): void } | string {
+  const root = '/sys/fs/cgroup';
+  const name = `kruise-ha-bench-dos-${process.pid}`;
+  try {
+    const v2 =
+      existsSync(join(root, 'cgroup.subtree_control')) &&
+      readFileSync(join(root, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('memory');
+    const [dir, file, how] = v2
+      ? [join(root, name), 'memory.max', 'cgroup v2 memory.max']
+      : [join(root, 'memory', name), 'memory.limit_in_bytes', 'cgroup v1 memory.limit_in_bytes'];
+    if (!v2 && !existsSync(join(root, 'memory'))) return 'no memory cgroup controller on this machine';
+    mkdirSync(dir);
+    try {
+      writeFileSync(join(dir, file), String(bytes));
+    } catch (e) {
+      rmdirSync(dir);
+      throw e;
+    }
+    return { dir, how, remove: () => rmdirSync(dir) };
+  } catch (e) {
+    return `cannot make a memory cgroup: ${(e as Error).message}`;
+  }
+}
+
 async function waitInjecting(t: Target): Promise<void> {
   await until(
     'the webhook to inject the sidecar',
@@ -176,6 +217,7 @@ export async function run(): Promise<BenchmarkResult> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-dos-'));
   const kc = new KubeConfig();
   const figures: Record<string, unknown> = { date: new Date().toISOString(), windowMs: WINDOW_MS };
+  const cleanups: Array<() => void> = [];
   try {
     const info = await cp.start();
     const statePath = join(dir, 'state.json');
@@ -211,9 +253,20 @@ export async function run(): Promise<BenchmarkResult> {
     });
     await uninstallWebhooks(kc);
 
-    // ---- ours, as the image runs it
+    // ---- ours, as the image runs it, inside the memory limit its Deployment renders
     await installRuntime(kc, OURS_NS);
+    const limit = (
+      synthRuntime(OURS_NS).find((o) => o.kind === 'Deployment') as
+        | { spec: { template: { spec: { containers: Array<{ resources?: { limits?: { memory?: string } } }> } } } }
+        | undefined
+    )?.spec.template.spec.containers[0]?.resources?.limits?.memory;
+    const cgroup = limit ? memoryCgroup(quantityBytes(limit)) : 'the rendered Deployment sets no memory limit';
+    figures.oursMemoryLimit =
+      typeof cgroup === 'string' ? `none: ${cgroup}` : `${limit} (${cgroup.how}, joined before node starts)`;
+    log(`ours' memory limit: ${String(figures.oursMemoryLimit)}`);
+    if (typeof cgroup !== 'string') cleanups.push(() => cgroup.remove());
     const ours = await ManagerProcess.start({
+      ...(typeof cgroup === 'string' ? {} : { cgroup: cgroup.dir }),
       name: 'dos-ours',
       kubeconfigPath: info.kubeconfigPath,
       namespace: OURS_NS,
@@ -243,6 +296,12 @@ export async function run(): Promise<BenchmarkResult> {
   } finally {
     await cp.stop();
     rmSync(dir, { recursive: true, force: true });
+    for (const c of cleanups.splice(0))
+      try {
+        c();
+      } catch (e) {
+        log(`cleanup: ${(e as Error).message}`);
+      }
   }
   return {
     figures,
@@ -250,7 +309,7 @@ export async function run(): Promise<BenchmarkResult> {
       `each attack runs ${WINDOW_MS / 1000} s against one replica, the only endpoint of its webhook Service, after ${BASELINE_MS / 1000} s of the same pod creates without it; upstream first, then ours, on the same API server`,
       'attackers: a process of their own per attack, one TLS client context each (as a real client keeps one)',
       'pod creates: 2 loops through the API server, a create every 200 ms each, ok only with the sidecar; reviews on new connections: one every 200 ms, 10 s timeout (the API server default)',
-      'upstream: kruise-manager v1.8.3 built from the pinned Go module, run as the synthesized Deployment runs it; ours: the esbuild bundle with the image flags and environment, --role=webhook',
+      'upstream: the default release of kruise-manager built from its pinned Go module, run as the synthesized Deployment runs it (outside any cgroup); ours: the esbuild bundle with the image flags and environment, --role=webhook, in a memory cgroup with the rendered limit (oursMemoryLimit)',
       'drain: SIGTERM with an unused TLS connection, a TCP-only one and a slowloris one open; upstream with its rendered flags, ours with --drain-timeout=1s',
       'the machine is shared (2 cores): the load average is recorded with every figure',
     ],

@@ -153,7 +153,9 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
     // read what the client had sent.
     let stalledMs = 0;
     let checkDueAt = start + everyMs;
-    const pacedMs = (now: number) => Math.max(0, activeMs(now) - stalledMs);
+    // Also between checks: a check already overdue means this process is held up right now (the
+    // connection gate asks `behind()` whenever a newcomer arrives, possibly before the timer runs).
+    const pacedMs = (now: number) => Math.max(0, activeMs(now) - stalledMs - Math.max(0, now - checkDueAt));
     const behind = () => {
       if (settled || waitingSince !== undefined) return false;
       const ms = pacedMs(o.clock.now());
@@ -167,6 +169,7 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
       const at = o.clock.now();
       // A wait for budget room is already left out of the active time; do not count it twice.
       if (waitingSince === undefined) stalledMs += Math.max(0, at - checkDueAt);
+      checkDueAt = at + everyMs;
       const active = activeMs(at);
       if (active > o.deadlineMs) {
         fail(new SlowBodyError(`request body did not arrive within ${o.deadlineMs}ms (${size} bytes received)`));
@@ -185,7 +188,6 @@ export function readBody(req: IncomingMessage, o: ReadBodyOptions): Promise<Body
       }
       const now = behind();
       if (now !== wasBehind) o.onPace?.((wasBehind = now));
-      checkDueAt = at + everyMs;
       cancelCheck = o.clock.after(everyMs, check);
     };
     const cleanup = () => {

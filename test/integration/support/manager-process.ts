@@ -31,6 +31,11 @@ export interface ManagerProcessOptions {
   bundle?: string;
   /** Node flags before the script (the image entrypoint's, with `bundle`). */
   nodeArgs?: readonly string[];
+  /**
+   * A cgroup directory the process joins before it execs node (its `cgroup.procs`), as a container
+   * starts inside its limits: node sizes its heap from the group's memory limit at start.
+   */
+  cgroup?: string;
 }
 
 export interface Exit {
@@ -61,8 +66,10 @@ export class ManagerProcess {
     const ports = { webhook: await freePort(), health: await freePort(), metrics: await freePort() };
     const certDir = mkdtempSync(join(tmpdir(), `mgr-${o.name}-`));
     const child = spawn(
-      process.execPath,
+      o.cgroup ? '/bin/sh' : process.execPath,
       [
+        // the shell writes its own PID into the group, then becomes node (same PID)
+        ...(o.cgroup ? ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', o.cgroup, process.execPath] : []),
         ...(o.nodeArgs ?? []),
         ...(o.bundle ? [o.bundle] : ['--import', 'tsx', join(ROOT, 'lib/runtime/main.ts')]),
         `--kubeconfig=${o.kubeconfigPath}`,

@@ -39,11 +39,16 @@ export async function startWithRuntime(cp: ControlPlane, namespace: string): Pro
   return kc;
 }
 
-/** Server-side applies the runtime flavor of KruiseManager (CRDs first, webhooks last). */
-export async function installRuntime(kc: KubeConfig, namespace: string): Promise<KubernetesObject[]> {
+/** Every object of the runtime flavor of KruiseManager in `namespace`, the workloads included. */
+export function synthRuntime(namespace: string): KubernetesObject[] {
   const chart = new Chart(Testing.app(), 'test');
   new KruiseManager(chart, 'kruise', { image: ManagerImage.runtime('example.com/kruise-ha:test'), namespace });
-  const objects = Testing.synth(chart).filter((o) => !SKIPPED.has(o.kind)) as KubernetesObject[];
+  return Testing.synth(chart) as KubernetesObject[];
+}
+
+/** Server-side applies the runtime flavor of KruiseManager (CRDs first, webhooks last). */
+export async function installRuntime(kc: KubeConfig, namespace: string): Promise<KubernetesObject[]> {
+  const objects = synthRuntime(namespace).filter((o) => !SKIPPED.has(o.kind!));
   const api = KubernetesObjectApi.makeApiClient(kc);
   for (const object of objects) {
     if (object.kind === 'CustomResourceDefinition') await asFreshInstall(object);

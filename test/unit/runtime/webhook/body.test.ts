@@ -117,6 +117,22 @@ describe('readBody: the minimum rate judges the client, not this process', () =>
     expect((err as Error).message).toBe('request body did not arrive within 10000ms (100 bytes received)');
   });
 
+  it('tells the connection gate a client is behind only for time this process was running, even between checks', async () => {
+    const clock = new FakeClock();
+    const req = request();
+    let behind = () => false;
+    const read = readBody(req, { ...paced(clock), onReading: (probe) => (behind = probe) }).catch((e: unknown) => e);
+    req.write(Buffer.alloc(100));
+    await clock.advance(250); // checked at 250 ms; the next check is due at 500 ms
+    clock.jump(2_000); // held up: the gate asks before the overdue check has run
+    expect(behind()).toBe(false);
+    await clock.advance(0); // the check runs, 1.75 s late
+    await clock.advance(2_000); // 2.5 s of running at 100 bytes: behind 1,000 bytes/s
+    expect(behind()).toBe(true);
+    req.end();
+    await read;
+  });
+
   it('after a stall the rate is judged again on the time the process was running', async () => {
     const { clock, read } = await stalled(3_000); // the check due at 500 ms fired at 3,250 ms: 2.75 s not counted
     await clock.advance(4_000); // 4.25 s of running: still within the grace
