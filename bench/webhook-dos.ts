@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Paths } from '../lib/contract.js';
+import { quantityValue } from '../lib/runtime/sidecarset/core-container.js';
 import { ControlPlane } from '../test/envtest/control-plane.js';
 import { STATE_ENV } from '../test/envtest/state.js';
 import { kubectlApply } from '../test/integration/support/apply.js';
@@ -163,13 +164,6 @@ async function measure(kc: KubeConfig, s: Subject): Promise<Record<string, unkno
   return out;
 }
 
-/** Bytes of a Kubernetes memory quantity in binary units (`512Mi`). */
-function quantityBytes(q: string): number {
-  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(q);
-  if (!m) throw new Error(`bench webhook-dos: cannot read the memory limit ${q}`);
-  return Number(m[1]) * 1024 ** ['', 'Ki', 'Mi', 'Gi'].indexOf(m[2] ?? '');
-}
-
 /**
  * A memory cgroup limited to `bytes`, for ours to run in as its container does (node sizes its
  * heap from the limit it starts under): cgroup v2 where the root offers the memory controller,
@@ -260,7 +254,8 @@ export async function run(): Promise<BenchmarkResult> {
         | { spec: { template: { spec: { containers: Array<{ resources?: { limits?: { memory?: string } } }> } } } }
         | undefined
     )?.spec.template.spec.containers[0]?.resources?.limits?.memory;
-    const cgroup = limit ? memoryCgroup(quantityBytes(limit)) : 'the rendered Deployment sets no memory limit';
+    const bytes = quantityValue(limit);
+    const cgroup = bytes ? memoryCgroup(bytes) : `the rendered Deployment sets no usable memory limit (${limit})`;
     figures.oursMemoryLimit =
       typeof cgroup === 'string' ? `none: ${cgroup}` : `${limit} (${cgroup.how}, joined before node starts)`;
     log(`ours' memory limit: ${String(figures.oursMemoryLimit)}`);

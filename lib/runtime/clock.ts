@@ -22,6 +22,23 @@ export const realClock: Clock = {
   },
 };
 
+/**
+ * Like `clock.after`, but decides after the socket poll of the turn the timer fires in: Node runs
+ * due timers before it reads sockets, so after a stall of this process (no CPU, a long task) an
+ * answer or a client's bytes that arrived in time would otherwise lose to a timer that fired late.
+ * The returned cancel also drops a decision already queued behind the poll.
+ */
+export function afterPoll(clock: Clock, ms: number, fn: () => void): () => void {
+  let queued: NodeJS.Immediate | undefined;
+  const cancel = clock.after(ms, () => {
+    queued = setImmediate(fn);
+  });
+  return () => {
+    cancel();
+    if (queued) clearImmediate(queued);
+  };
+}
+
 /** Resolves after `ms` on `clock`, or rejects with the signal's reason once it aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -57,11 +74,8 @@ export function raceAbort<R>(p: Promise<R>, signal: AbortSignal): Promise<R> {
 /**
  * Runs `fn` with a signal that aborts when `outer` aborts or `ms` pass on `clock`, whichever is
  * first; rejects with `timeoutError()` on timeout even if `fn` ignores its signal.
- *
- * The timeout is decided after the socket poll of the turn its timer fires in: Node runs due timers
- * before it reads sockets, so after a stall of this process (no CPU, a long task) an answer that
- * arrived in time would otherwise lose to the timer that fired late (a Lease renewal that
- * succeeded, reported as timed out).
+ * The timeout is decided after that turn's socket poll (afterPoll): an answer that arrived during a
+ * stall of this process is taken (a Lease renewal that succeeded, not reported as timed out).
  */
 export async function withTimeout<R>(
   clock: Clock,
@@ -74,18 +88,12 @@ export async function withTimeout<R>(
   const onOuterAbort = () => abort.abort(outer?.reason);
   if (outer?.aborted) onOuterAbort();
   outer?.addEventListener('abort', onOuterAbort, { once: true });
-  let settled = false;
-  const cancel = clock.after(ms, () =>
-    setImmediate(() => {
-      if (!settled) abort.abort(timeoutError());
-    }),
-  );
+  const cancel = afterPoll(clock, ms, () => abort.abort(timeoutError()));
   try {
     return await raceAbort(fn(abort.signal), abort.signal);
   } catch (err) {
     throw abort.signal.aborted ? abort.signal.reason : err;
   } finally {
-    settled = true;
     cancel();
     outer?.removeEventListener('abort', onOuterAbort);
   }

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { realClock, sleep, withTimeout, type Clock } from '../clock.js';
+import { afterPoll, realClock, sleep, withTimeout, type Clock } from '../clock.js';
 import { describeError, httpStatus } from '../kube/errors.js';
 import type { Logger } from '../log.js';
 import { resolveTimings, type LeaderElectionTimings } from './config.js';
@@ -247,13 +247,11 @@ export class LeaderElector {
     this.cancelDeadline();
     const at = this.lastRenewSentAt + this.t.renewDeadlineMs;
     // Decided after that turn's socket poll: after a stall of this process, a renewal answered in
-    // time may be waiting unread behind this timer (Node runs due timers first). The few
-    // microseconds are safe: the renew deadline is seconds short of the lease duration.
-    this.cancelDeadline = this.clock.after(at - this.clock.now(), () =>
-      setImmediate(() => {
-        if (this.leading && !this.isLeader()) this.loseLeadership();
-      }),
-    );
+    // time may be waiting unread behind this timer. The few microseconds are safe: the renew
+    // deadline is seconds short of the lease duration.
+    this.cancelDeadline = afterPoll(this.clock, at - this.clock.now(), () => {
+      if (this.leading && !this.isLeader()) this.loseLeadership();
+    });
   }
 
   /** Retries every RetryPeriod until a renewal succeeds or RenewDeadline since the last one passes. */

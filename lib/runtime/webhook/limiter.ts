@@ -14,7 +14,7 @@
  *   a slow client holds only what it has sent.
  */
 import type { Socket } from 'node:net';
-import type { Clock } from '../clock.js';
+import { afterPoll, type Clock } from '../clock.js';
 
 export type DropReason = 'queue-full' | 'queue-timeout' | 'evicted' | 'silent';
 
@@ -109,16 +109,12 @@ export class ConnectionGate {
       if (socket.readableLength > 0 && !socket.destroyed) this.arrived(socket);
       else socket.destroy(); // ended without a byte
     };
-    const cancel = this.o.clock.after(this.o.silentTimeoutMs, () => {
-      // Node runs due timers before it polls the sockets: after a stall of this process (no CPU,
-      // a long task) the client's first bytes may be in the kernel, unread. Judge after this turn's
-      // poll has read them ('readable' takes the socket out of `silent`), not before (#25).
-      setImmediate(() => {
-        if (!this.silent.has(socket)) return;
-        done();
-        this.o.onDropped?.('silent');
-        socket.destroy();
-      });
+    // After a stall of this process the client's first bytes may be in the kernel, unread: judged
+    // after this turn's poll has read them ('readable' calls done(), which cancels this) (#25).
+    const cancel = afterPoll(this.o.clock, this.o.silentTimeoutMs, () => {
+      done();
+      this.o.onDropped?.('silent');
+      socket.destroy();
     });
     const done = () => {
       cancel();
