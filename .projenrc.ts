@@ -282,6 +282,7 @@ new JsonFile(project, 'jest.config.json', {
       jestProject('e2e', ['<rootDir>/test/e2e'], {
         globalSetup: '<rootDir>/test/e2e/global-setup.ts',
         globalTeardown: '<rootDir>/test/e2e/global-teardown.ts',
+        setupFilesAfterEnv: ['<rootDir>/test/e2e/support/retry-once.ts'],
       }),
     ],
   },
