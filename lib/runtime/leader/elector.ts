@@ -39,7 +39,8 @@ export class LeadershipLostError extends Error {
  * client-go's LeaderElector on a Lease. Candidates retry every RetryPeriod (jittered) and take
  * the Lease once its holder is empty or it has not changed for leaseDurationSeconds on OUR
  * clock; remote timestamps are never trusted. The leader renews every RetryPeriod and steps
- * down (callback 'lost') when it has not renewed within RenewDeadline of its last success.
+ * down (callback 'lost') when a renew round fails: as in client-go, a round starts RetryPeriod
+ * after the last success and retries for RenewDeadline (see {@link leadWindowMs}).
  */
 export class LeaderElector {
   readonly identity: string;
@@ -59,7 +60,18 @@ export class LeaderElector {
   /** Local time at which the request of our last successful acquire/renew was sent. */
   private lastRenewSentAt = -Infinity;
   private leaderAbort?: AbortController;
-  /** Cancels the timer that ends leadership at the renew deadline. */
+  /**
+   * How long after sending its last successful renewal this process may act as leader. client-go's
+   * renew round starts RetryPeriod after a success and lasts RenewDeadline, so its leader keeps
+   * trying (and leading) for RetryPeriod + RenewDeadline: 12 s at the defaults, where a window of
+   * RenewDeadline alone gave up 2 s earlier, before the retry that would have found an API server
+   * back (HA drill 7: every API server restarted; the runtime lost its Lease in 3 runs of 3, upstream
+   * in none). Capped so at least half the gap between RenewDeadline and LeaseDuration stays between
+   * the end of leading and the earliest moment a standby may take over (it waits LeaseDuration from
+   * when it saw the renewal, which was sent before).
+   */
+  private readonly leadWindowMs: number;
+  /** Cancels the timer that ends leadership at the end of the lead window. */
   private cancelDeadline = () => {};
   private stopping = new AbortController();
   /** Aborted by {@link wake} to end a candidate's retry wait early. */
@@ -79,6 +91,8 @@ export class LeaderElector {
       jitterFactor: options.jitterFactor,
       requestTimeoutMs: options.requestTimeoutMs,
     });
+    this.leadWindowMs =
+      this.t.renewDeadlineMs + Math.min(this.t.retryPeriodMs, (this.t.leaseDurationMs - this.t.renewDeadlineMs) / 2);
     this.identity = options.identity;
     this.lock = options.lock;
     this.callbacks = options.callbacks;
@@ -96,11 +110,11 @@ export class LeaderElector {
 
   /**
    * The guard a leader calls before every write: true only while this process believes it leads
-   * AND its last successful renewal is younger than RenewDeadline on the local clock. A process
-   * that was paused (GC, CPU starvation) gets false here before its renew loop even wakes up.
+   * AND its last successful renewal was sent less than {@link leadWindowMs} ago on the local clock.
+   * A process that was paused (GC, CPU starvation) gets false here before its renew loop even wakes up.
    */
   isLeader(): boolean {
-    return this.leading && this.clock.now() - this.lastRenewSentAt < this.t.renewDeadlineMs;
+    return this.leading && this.clock.now() - this.lastRenewSentAt < this.leadWindowMs;
   }
 
   /** Throws LeadershipLostError unless isLeader(). */
@@ -227,6 +241,7 @@ export class LeaderElector {
     this.lost = true;
     this.log.error('failed to renew the lease within the renew deadline; leadership lost', {
       renewDeadlineMs: this.t.renewDeadlineMs,
+      sinceLastRenewalMs: Math.round(this.clock.now() - this.lastRenewSentAt),
     });
     this.endLeading('leadership lost');
     this.notifyStopped('lost');
@@ -240,12 +255,12 @@ export class LeaderElector {
   }
 
   /**
-   * Arms a timer at the renew deadline of the last successful renewal, so leadership (the leader
-   * signal controllers stop on) ends exactly then, even when the renew loop itself is late.
+   * Arms a timer at the end of the lead window of the last successful renewal, so leadership (the
+   * leader signal controllers stop on) ends exactly then, even when the renew loop itself is late.
    */
   private armDeadline(): void {
     this.cancelDeadline();
-    const at = this.lastRenewSentAt + this.t.renewDeadlineMs;
+    const at = this.lastRenewSentAt + this.leadWindowMs;
     // Decided after that turn's socket poll: after a stall of this process, a renewal answered in
     // time may be waiting unread behind this timer. The few microseconds are safe: the renew
     // deadline is seconds short of the lease duration.
@@ -254,9 +269,9 @@ export class LeaderElector {
     });
   }
 
-  /** Retries every RetryPeriod until a renewal succeeds or RenewDeadline since the last one passes. */
+  /** Retries every RetryPeriod until a renewal succeeds or the lead window of the last one ends. */
   private async renewBeforeDeadline(): Promise<boolean> {
-    const deadline = this.lastRenewSentAt + this.t.renewDeadlineMs;
+    const deadline = this.lastRenewSentAt + this.leadWindowMs;
     for (;;) {
       const remaining = deadline - this.clock.now();
       if (remaining <= 0 || !this.leading) return false;

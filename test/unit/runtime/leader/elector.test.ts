@@ -17,6 +17,8 @@ import { FakeLeaseServer, type FakeLeaseClient } from './fake-lease-api.js';
 const LEASE = 15_000;
 const RENEW = 10_000;
 const RETRY = 2_000;
+/** How long after its last renewal a leader keeps leading: client-go's round, RETRY then RENEW. */
+const WINDOW = RENEW + RETRY;
 const NS = 'kruise-system';
 const NAME = 'kruise-manager';
 
@@ -71,6 +73,18 @@ function candidate(
   });
   electors.push(elector);
   return { elector, client, events, leaderSignals, registry };
+}
+
+/** A leads (it started first and settled), B campaigns beside it; one server, one clock. */
+async function leaderAndStandby() {
+  const server = new FakeLeaseServer();
+  const clock = new FakeClock();
+  const a = candidate(server, clock, 'a');
+  a.elector.start();
+  await settle();
+  const b = candidate(server, clock, 'b');
+  b.elector.start();
+  return { server, clock, a, b };
 }
 
 const spec = (server: FakeLeaseServer) => server.current()?.spec;
@@ -180,13 +194,7 @@ describe('LeaderElector', () => {
   });
 
   it('a standby never takes a Lease that keeps being renewed, and reports who leads', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { clock, a, b } = await leaderAndStandby();
     await run(clock, 120_000, [a, b]);
     expect(a.elector.isLeader()).toBe(true);
     expect(b.elector.isLeader()).toBe(false);
@@ -195,13 +203,7 @@ describe('LeaderElector', () => {
   });
 
   it('after a crash (no release) a standby takes over within LeaseDuration + two jittered RetryPeriods', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     await run(clock, 10_000, [a, b]);
     await a.elector.stop({ release: false });
     const crashedAt = clock.now();
@@ -220,13 +222,7 @@ describe('LeaderElector', () => {
   });
 
   it("release on graceful stop hands over at the standby's next retry", async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     await run(clock, 10_000, [a, b]);
     await a.elector.stop();
     expect(a.events).toContain('stopped:stopped');
@@ -240,13 +236,7 @@ describe('LeaderElector', () => {
   });
 
   it('wake(): a standby told of a release takes the Lease at once, not at its next retry', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     await run(clock, 10_000, [a, b]);
     await a.elector.stop();
     expect(spec(server)).toMatchObject({ holderIdentity: '' });
@@ -257,13 +247,7 @@ describe('LeaderElector', () => {
   });
 
   it('wake() is only a hint: a held, unexpired Lease is never taken early, and it ends one wait only', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     await run(clock, 3_000, [a, b]);
     const calls = b.client.calls;
     b.elector.wake();
@@ -294,13 +278,7 @@ describe('LeaderElector', () => {
   });
 
   it("observeLease(): a standby that sees every renewal as it happens takes over a crashed leader's Lease LeaseDuration after the last one", async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     // What the manager's watch on the Lease does: every write is delivered as it happens.
     let delivered = 0;
     const deliver = () => {
@@ -326,13 +304,7 @@ describe('LeaderElector', () => {
   });
 
   it('observeLease(): a Lease that keeps being renewed is never taken, and a leader ignores what it is told', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     let delivered = 0;
     for (let t = 0; t < 60_000; t += 100) {
       await run(clock, 100, [a, b]);
@@ -386,13 +358,7 @@ describe('LeaderElector', () => {
   });
 
   it('a leader cut off from the API server steps down after RenewDeadline; a standby takes over only afterwards', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     await run(clock, 5_000, [a, b]);
     a.client.partitioned = true;
     const lastWrite = server.writes.length;
@@ -405,14 +371,30 @@ describe('LeaderElector', () => {
     expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
   });
 
+  it("keeps the Lease through an API outage that ends before client-go's round does (RetryPeriod + RenewDeadline), with the standby never leading meanwhile", async () => {
+    // HA drill 7 (every API server restarted): the leader's last renewal 1.7 s before the outage,
+    // the first API server answering again 8.5 s after that renewal. Retries at +2, +4, +6 and +8
+    // are refused; the one at +10 must still be made, and succeed.
+    const { server, clock, a, b } = await leaderAndStandby();
+    await run(clock, RETRY * 3, [a, b]);
+    // Just after a renewal of A's: the next one is a full RetryPeriod away.
+    const renewedAt = () => server.current()!.spec!.renewTime;
+    const before = renewedAt();
+    while (renewedAt() === before) await run(clock, 10, [a, b], 10);
+    a.client.partitioned = true;
+    b.client.partitioned = true;
+    await run(clock, 8_500, [a, b]);
+    a.client.partitioned = false;
+    b.client.partitioned = false;
+    await run(clock, 30_000, [a, b]);
+    expect(a.events).toEqual(['leader:a', 'started']);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(spec(server)?.leaseTransitions).toBe(0);
+  });
+
   it('a release from a leader that already lost the Lease does not clear the new holder', async () => {
-    const server = new FakeLeaseServer();
-    const clock = new FakeClock();
-    const a = candidate(server, clock, 'a');
-    a.elector.start();
-    await settle();
-    const b = candidate(server, clock, 'b');
-    b.elector.start();
+    const { server, clock, a, b } = await leaderAndStandby();
     a.client.partitioned = true;
     await run(clock, 40_000, [a, b]);
     expect(b.elector.isLeader()).toBe(true);
@@ -438,19 +420,21 @@ describe('LeaderElector', () => {
     }
   });
 
-  it('a leader paused past RenewDeadline reports false from isLeader() before its loop wakes up', async () => {
+  it('a leader paused past its lead window reports false from isLeader() before its loop wakes up', async () => {
     const server = new FakeLeaseServer();
     const clock = new FakeClock();
     const a = candidate(server, clock, 'a');
     a.elector.start();
     await settle();
     expect(() => a.elector.checkStillLeader()).not.toThrow();
-    clock.jump(RENEW); // a GC pause: time passes, no timer has run
+    clock.jump(WINDOW - 1); // a GC pause: time passes, no timer has run
+    expect(a.elector.isLeader()).toBe(true);
+    clock.jump(1);
     expect(a.elector.isLeader()).toBe(false);
     expect(() => a.elector.checkStillLeader()).toThrow(LeadershipLostError);
     expect(() => a.elector.checkHealth()).not.toThrow(); // a pause this short is not a stuck loop
     clock.jump(LEASE + 20_000);
-    expect(() => a.elector.checkHealth()).toThrow(/last renewed 45s ago/);
+    expect(() => a.elector.checkHealth()).toThrow(/last renewed 47s ago/);
     await clock.advance(1);
     expect(a.events).toContain('stopped:lost');
   });
@@ -462,7 +446,7 @@ describe('LeaderElector', () => {
     a.elector.start();
     await settle();
     expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(1);
-    clock.jump(RENEW); // paused (SIGSTOP, GC): no timer has run, the renew loop has not woken up
+    clock.jump(WINDOW); // paused (SIGSTOP, GC): no timer has run, the renew loop has not woken up
     // A scrape right after the pause already reads 0: two processes never both report leading.
     expect(await valueOf(a.registry, 'leader_election_master_status', { name: NAME })).toBe(0);
     // And with the renew loop blocked on a hung call, the leader signal still aborts at the deadline.
@@ -472,9 +456,9 @@ describe('LeaderElector', () => {
     expect(b.leaderSignals).toHaveLength(1);
     b.client.hang = true;
     const startedAt = clock.now();
-    for (let t = 0; t < RENEW + RETRY && !b.leaderSignals[0].aborted; t += 100) await clock.advance(100);
+    for (let t = 0; t < WINDOW + RETRY && !b.leaderSignals[0].aborted; t += 100) await clock.advance(100);
     expect(b.leaderSignals[0].aborted).toBe(true);
-    expect(clock.now() - startedAt).toBeLessThanOrEqual(RENEW + 100);
+    expect(clock.now() - startedAt).toBeLessThanOrEqual(WINDOW + 100);
     expect(b.events).toContain('stopped:lost');
   });
 
@@ -490,7 +474,7 @@ describe('LeaderElector', () => {
       const lease = await read(p);
       if (!pausedOnce) {
         pausedOnce = true;
-        clock.jump(RENEW); // the answer arrives after a pause past the renew deadline
+        clock.jump(WINDOW); // the answer arrives after a pause past the lead window
       }
       return lease;
     };
