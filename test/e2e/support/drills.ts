@@ -93,9 +93,26 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
       ...(flavour === 'upstream' ? [inPlaceCloneSet(images)] : []),
     ]);
     await until(
-      'the drills’ workloads Ready',
+      'the drills’ workloads Ready, with their sidecar',
       async () => {
         const p = await pods(kc, APP_NAMESPACE, 'app in (with-sidecar,inplace)');
+        // A pod the ReplicaSet created before the webhook's cache had the SidecarSet (they are applied
+        // together) has no sidecar, and the SidecarSet never counts it: every drill's convergence
+        // would then wait in vain. Such a pod is deleted; its replacement goes through the webhook.
+        const bare = p.filter(
+          (x) =>
+            x.metadata.labels?.app === 'with-sidecar' &&
+            !x.metadata.deletionTimestamp &&
+            !x.spec.containers.some((c) => c.name === 'sidecar'),
+        );
+        if (bare.length > 0) {
+          const names = bare.map((x) => x.metadata.name);
+          process.stderr.write(
+            `drills: ${names.join(', ')} created before the SidecarSet reached the webhook; replacing\n`,
+          );
+          await kubectl(kc, ['delete', 'pod', '-n', APP_NAMESPACE, '--wait=false', ...names]);
+          return false;
+        }
         return p.length === (flavour === 'upstream' ? 4 : 2) && p.every(isReady);
       },
       { timeoutMs: 300_000, describe: () => describePods(kc, APP_NAMESPACE) },
