@@ -428,7 +428,7 @@ async function measureSubject(s: Subject, inputs: Inputs, kc: KubeConfig, gen: L
     }
   }
 
-  // After the load: CPU share over the wait (ours gives memory back only after an idle interval: under 1 % of a
+  // After the load: CPU share over the wait (ours gives memory back only after an idle interval: under 2 % of a
   // core) and, for ours, how many memory-reducing collections ran by then.
   const cpuBeforeAfter = proc(s.pid).cpuSeconds;
   await sleep(AFTER_MS);

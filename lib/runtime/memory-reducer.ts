@@ -27,9 +27,9 @@ export interface MemoryReducerOptions {
   intervalMs?: number;
   /**
    * An interval whose CPU time is below this share of it counts as idle. 2 %: a replica that has just served a burst
-   * keeps using 1-1.6 % of a core for a while (its Lease renewals, watches, controllers settling the burst's status
-   * writes; bench compare, 17:30 and 17:54 runs), so at 1 % the reduction ran in one run within 15 s of the load and
-   * not in the other. A replica at 2 % serves ~10 reviews/s, where a 40-60 ms pause after a 4 MiB heap growth is rare.
+   * keeps using 1-1.9 % of a core for a while (its Lease renewals, watches, controllers settling the burst's status
+   * writes; bench compare, runs of 2026-11-26), so at 1 % the reduction ran within 15 s of the load in one run and
+   * not in another. A replica at 2 % serves ~10 reviews/s, where a 40-60 ms pause after a 4 MiB heap growth is rare.
    * @default 0.02
    */
   idleCpuShare?: number;

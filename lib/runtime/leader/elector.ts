@@ -262,8 +262,8 @@ export class LeaderElector {
     this.cancelDeadline();
     const at = this.lastRenewSentAt + this.leadWindowMs;
     // Decided after that turn's socket poll: after a stall of this process, a renewal answered in
-    // time may be waiting unread behind this timer. The few microseconds are safe: the renew
-    // deadline is seconds short of the lease duration.
+    // time may be waiting unread behind this timer. The few microseconds are safe: the lead window
+    // ends at least half of LeaseDuration - RenewDeadline short of the lease duration.
     this.cancelDeadline = afterPoll(this.clock, at - this.clock.now(), () => {
       if (this.leading && !this.isLeader()) this.loseLeadership();
     });
