@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- drills`: every HA drill ([ha-drills]) for both flavours on the real local
- * cluster (about 35 minutes; `npm test` runs four of them). The e2e drills write their figures
+ * cluster, as `npm test` runs them, plus the WorkloadSpread zone loss
+ * (KRUISE_HA_DRILLS=all). The e2e drills write their figures
  * to docs/ha-drills-results.json and docs/ha-drills.md; this returns that run's rows.
  */
 import { spawnSync } from 'node:child_process';
