@@ -158,7 +158,7 @@ const LABELS: Record<SubjectName, string> = {
 const log = (msg: string) => process.stderr.write(`bench compare: ${msg}\n`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const load1m = () => round(loadavg()[0]);
-const uptime = () => {
+export const uptime = () => {
   try {
     return execFileSync('uptime', { encoding: 'utf8' }).trim();
   } catch {
@@ -746,7 +746,7 @@ function writeChart(svg: string): void {
   if (process.env.BENCH_COMPARE_CHART) writeFileSync(process.env.BENCH_COMPARE_CHART, svg);
 }
 
-function machine() {
+export function machine() {
   const model = cpus()[0]?.model ?? 'unknown';
   return {
     hostname: hostname(),
