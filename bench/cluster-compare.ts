@@ -82,7 +82,7 @@ import {
   type ManagerSample,
   type StepFigures,
 } from './cluster-compare-report.js';
-import { machine, uptime } from './compare.js';
+import { machine, uptime } from './conditions.js';
 import { proc } from './compare-proc.js';
 import { missingOwners } from './inputs.js';
 import type { BenchmarkResult } from './run.js';
