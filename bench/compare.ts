@@ -42,11 +42,11 @@
  * `uptime`, the machine and the run id.
  */
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, type RequestOptions } from 'node:https';
-import { availableParallelism, cpus, hostname, loadavg, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
@@ -74,6 +74,7 @@ import {
 import type { BenchmarkResult } from './run.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS, writeRuntimeBundle } from './runtime-as-image.js';
 import { chart } from './compare-chart.js';
+import { machine, uptime } from './conditions.js';
 import { failoverTable, oursFailover, summarizeFailover, upstreamFailover } from './compare-failover.js';
 import {
   MANAGER_CPU,
@@ -158,16 +159,6 @@ const LABELS: Record<SubjectName, string> = {
 const log = (msg: string) => process.stderr.write(`bench compare: ${msg}\n`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const load1m = () => round(loadavg()[0]);
-const uptime = () => {
-  try {
-    return execFileSync('uptime', { encoding: 'utf8' }).trim();
-  } catch {
-    return `load average: ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(', ')}`;
-  }
-};
-
 interface Subject {
   name: SubjectName;
   pid: number;
@@ -744,17 +735,6 @@ function writeChart(svg: string): void {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(new URL('./compare.svg', resultsDir), svg);
   if (process.env.BENCH_COMPARE_CHART) writeFileSync(process.env.BENCH_COMPARE_CHART, svg);
-}
-
-function machine() {
-  const model = cpus()[0]?.model ?? 'unknown';
-  return {
-    hostname: hostname(),
-    cores: availableParallelism(),
-    cpuModel: model,
-    memoryGB: round(totalmem() / 1e9, 1),
-    node: process.version,
-  };
 }
 
 export async function run(): Promise<BenchmarkResult> {

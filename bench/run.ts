@@ -19,6 +19,7 @@ const BENCHMARKS: Record<string, () => Promise<{ run: () => Promise<BenchmarkRes
   compare: () => import('./compare.js'),
   'webhook-dos': () => import('./webhook-dos.js'),
   drills: () => import('./drills.js'),
+  'cluster-compare': () => import('./cluster-compare.js'),
 };
 
 async function runOne(name: string): Promise<void> {

@@ -4,7 +4,7 @@
  */
 import { expect } from '@jest/globals';
 import type { AppImages } from './app-images.js';
-import { managerPods, NS } from './install.js';
+import { managerPods, readyWebhookEndpoints } from './install.js';
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
 import { APP_NAMESPACE, SIDECARSET_NAME, asList, sidecarDeployment, sidecarSet } from './workloads.js';
 
@@ -28,17 +28,7 @@ export async function expectManagerPlacement(kc: string, replicas: number): Prom
   return ready;
 }
 
-/** Names of the pods the webhook Service's EndpointSlices (the real controller's) list as ready, sorted. */
-export async function readyWebhookEndpoints(kc: string): Promise<string[]> {
-  const slices = await getJson<{
-    items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean }; targetRef?: { name: string } }> }>;
-  }>(kc, ['endpointslices', '-n', NS, '-l', 'kubernetes.io/service-name=kruise-webhook-service']);
-  return slices.items
-    .flatMap((s) => s.endpoints ?? [])
-    .filter((e) => e.conditions?.ready)
-    .map((e) => e.targetRef?.name ?? '')
-    .sort();
-}
+export { readyWebhookEndpoints, webhookEndpointsReady } from './install.js';
 
 const names = (pods: readonly PodLike[]) => pods.map((p) => p.metadata.name).sort();
 
@@ -46,14 +36,6 @@ const names = (pods: readonly PodLike[]) => pods.map((p) => p.metadata.name).sor
 export async function expectWebhookEndpoints(kc: string): Promise<void> {
   const ready = await managerPods(kc);
   expect(await readyWebhookEndpoints(kc)).toEqual(names(ready));
-}
-
-/** Waits until the webhook Service's EndpointSlices list exactly the Ready replicas. */
-export async function webhookEndpointsReady(kc: string): Promise<void> {
-  await until('the webhook Service to route to every ready replica', async () => {
-    const want = names(await managerPods(kc));
-    return JSON.stringify(await readyWebhookEndpoints(kc)) === JSON.stringify(want);
-  });
 }
 
 /**

@@ -12,7 +12,6 @@ import { App, Chart } from 'cdk8s';
 import { KruiseManager } from '../../../lib/index.js';
 import { localCluster, setLink, startComponent, stopComponent } from '../../cluster/state.js';
 import { pushAppImages, type AppImages } from './app-images.js';
-import { webhookEndpointsReady } from './checks.js';
 import {
   cloneSetTarget,
   containerPid,
@@ -28,7 +27,15 @@ import {
 } from './drill.js';
 import { recordDrill } from './drill-results.js';
 import { e2eEnv } from './e2e-env.js';
-import { installKruise, managerPods, MANAGER_SELECTOR, NS, uninstallKruise } from './install.js';
+import {
+  applyAdmitted,
+  installKruise,
+  managerPods,
+  MANAGER_SELECTOR,
+  NS,
+  uninstallKruise,
+  webhookEndpointsReady,
+} from './install.js';
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
 import { loadSidecarSet } from './load.js';
 import type { Synthesized } from './synth.js';
@@ -52,22 +59,6 @@ export interface DrillSuiteOptions {
   readonly flavour: Flavour;
   /** Builds what the install needs and synthesizes the output to apply. */
   readonly synth: () => Promise<Synthesized>;
-}
-
-/** Applies, retrying while the webhook that must admit the objects is not yet routed (as an operator would). */
-async function applyAdmitted(kc: string, objects: object[]): Promise<void> {
-  await until(
-    'the app objects to be admitted',
-    async () => {
-      const r = await kubectl(kc, ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
-        input: asList(...objects),
-        allowFailure: true,
-      });
-      if (r.code !== 0) process.stderr.write(`drills: apply refused, retrying: ${r.stderr.trim()}\n`);
-      return r.code === 0;
-    },
-    { timeoutMs: 120_000, intervalMs: 3_000 },
-  );
 }
 
 export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {

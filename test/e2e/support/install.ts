@@ -105,3 +105,42 @@ export async function uninstallKruise(
     return r.stdout.trim() === '' || undefined;
   });
 }
+
+/** Names of the pods the webhook Service's EndpointSlices (the real controller's) list as ready, sorted. */
+export async function readyWebhookEndpoints(kc: string): Promise<string[]> {
+  const slices = await getJson<{
+    items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean }; targetRef?: { name: string } }> }>;
+  }>(kc, ['endpointslices', '-n', NS, '-l', 'kubernetes.io/service-name=kruise-webhook-service']);
+  return slices.items
+    .flatMap((s) => s.endpoints ?? [])
+    .filter((e) => e.conditions?.ready)
+    .map((e) => e.targetRef?.name ?? '')
+    .sort();
+}
+
+const names = (p: readonly PodLike[]) => p.map((x) => x.metadata.name).sort();
+
+/** Waits until the webhook Service's EndpointSlices list exactly the Ready replicas. */
+export async function webhookEndpointsReady(kc: string): Promise<void> {
+  await until('the webhook Service to route to every ready replica', async () => {
+    const want = names(await managerPods(kc));
+    return JSON.stringify(await readyWebhookEndpoints(kc)) === JSON.stringify(want);
+  });
+}
+
+/** Applies, retrying while the webhook that must admit the objects is not yet routed (as an operator would). */
+export async function applyAdmitted(kc: string, objects: object[]): Promise<void> {
+  await until(
+    'the app objects to be admitted',
+    async () => {
+      const r = await kubectl(kc, ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+        input: asList(...objects),
+        allowFailure: true,
+      });
+      if (r.code !== 0)
+        process.stderr.write(`apply refused (its webhook not routed yet?), retrying: ${r.stderr.trim()}\n`);
+      return r.code === 0;
+    },
+    { timeoutMs: 120_000, intervalMs: 3_000 },
+  );
+}

@@ -1,6 +1,7 @@
 /**
- * The drills' load: a steady stream of pod creates through the API server into a namespace that a
- * SidecarSet selects, so every create goes through the pod webhook (failurePolicy Fail). Each
+ * The drills' load (and bench/cluster-compare.ts's): a stream of pod creates through the API
+ * server into a namespace that a SidecarSet selects, so every create goes through the pod webhook
+ * (failurePolicy Fail), at a steady rate or closed loop at a fixed concurrency. Each
  * create's outcome and time is recorded: whether the API server accepted it, why not (the webhook
  * call failed, or the API itself was unreachable), and whether the stored pod carries the sidecar.
  *
@@ -15,6 +16,30 @@ export const LOAD_LABEL = 'e2e.kruise-ha.io/load';
 /** The app label the drills' load SidecarSet selects. */
 export const LOAD_APP = 'drill-load';
 const UNSCHEDULED = 'e2e-kruise-ha-unscheduled';
+
+/**
+ * The controller owner the pods name, as a ReplicaSet makes its pods: its template's labels, `generateName`
+ * `<owner>-` and a controller reference with the owner's real UID (issue #29: an owner that does not exist sends
+ * upstream's pod webhook to the API server at every admission, which no real cluster does).
+ */
+export interface LoadPodOwner {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  /** The owner's pod template labels (for a ReplicaSet, with its `pod-template-hash`); must include app: LOAD_APP. */
+  readonly labels: Record<string, string>;
+}
+
+/** The load pods' spec: a scheduler that does not exist (they stay Pending and cost the nodes nothing). */
+export function loadPodSpec(image: string): object {
+  return {
+    schedulerName: UNSCHEDULED,
+    automountServiceAccountToken: false,
+    terminationGracePeriodSeconds: 0,
+    containers: [{ name: 'main', image }],
+  };
+}
 
 /** Why a create failed: the pod webhook (what the drills count), or the API server itself. */
 export type FailureKind = 'webhook' | 'api';
@@ -48,6 +73,12 @@ export interface LoadOptions {
   readonly timeoutMs?: number;
   /** Distinguishes this stream's pods (a label value, part of every pod name). */
   readonly runId: string;
+  /** The pods' controller owner; without one the pods are bare (named `load-<runId>-<seq>`). */
+  readonly owner?: LoadPodOwner;
+  /** Keep-alive connections to the API server at most. @default 16 */
+  readonly connections?: number;
+  /** A caller's keep-alive agent, shared by its streams so a stream finds connections open; `stop()` leaves it. */
+  readonly agent?: Agent;
 }
 
 /** What a stream of creates came to. */
@@ -71,12 +102,13 @@ export class PodCreateLoad {
   private readonly agent: Agent;
   private readonly inflight = new Set<Promise<void>>();
   private timer?: NodeJS.Timeout;
+  private closed?: { running: boolean; workers: Promise<void>[] };
   private seq = 0;
   private readonly tls: { ca: Buffer; cert: Buffer; key: Buffer };
 
   constructor(private readonly opts: LoadOptions) {
     // Keep-alive like any API client; sockets the API server closes are replaced on the next create.
-    this.agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    this.agent = opts.agent ?? new Agent({ keepAlive: true, maxSockets: opts.connections ?? 16 });
     this.tls = {
       ca: readFileSync(opts.state.caCertPath),
       cert: readFileSync(opts.state.adminCertPath),
@@ -93,27 +125,47 @@ export class PodCreateLoad {
     return this;
   }
 
+  /** Closed loop instead: `concurrency` creates in flight at all times, each sent when the last answered. */
+  startClosedLoop(concurrency: number): this {
+    const closed = { running: true, workers: [] as Promise<void>[] };
+    closed.workers = Array.from({ length: concurrency }, async () => {
+      while (closed.running) await this.createOne();
+    });
+    this.closed = closed;
+    return this;
+  }
+
   async stop(): Promise<CreateOutcome[]> {
     clearInterval(this.timer);
-    await Promise.all([...this.inflight]);
-    this.agent.destroy();
+    if (this.closed) this.closed.running = false;
+    await Promise.all([...this.inflight, ...(this.closed?.workers ?? [])]);
+    if (!this.opts.agent) this.agent.destroy();
     return this.outcomes.sort((a, b) => a.seq - b.seq);
   }
 
   private pod(seq: number): object {
+    const owner = this.opts.owner;
+    const run = { [LOAD_LABEL]: this.opts.runId };
     return {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: {
-        name: `load-${this.opts.runId}-${seq}`,
-        labels: { app: LOAD_APP, [LOAD_LABEL]: this.opts.runId },
-      },
-      spec: {
-        schedulerName: UNSCHEDULED,
-        automountServiceAccountToken: false,
-        terminationGracePeriodSeconds: 0,
-        containers: [{ name: 'main', image: this.opts.image }],
-      },
+      metadata: owner
+        ? {
+            generateName: `${owner.name}-`,
+            labels: { ...owner.labels, ...run },
+            ownerReferences: [
+              {
+                apiVersion: owner.apiVersion,
+                kind: owner.kind,
+                name: owner.name,
+                uid: owner.uid,
+                controller: true,
+                blockOwnerDeletion: true,
+              },
+            ],
+          }
+        : { name: `load-${this.opts.runId}-${seq}`, labels: { app: LOAD_APP, ...run } },
+      spec: loadPodSpec(this.opts.image),
     };
   }
 
