@@ -19,7 +19,7 @@ import { pushAppImages, type AppImages } from './support/app-images.js';
 import { clusterImages, e2eEnv, upstreamImage } from './support/e2e-env.js';
 import { expectWebhookEndpoints } from './support/checks.js';
 import { installKruise, managerPods, NS, uninstallKruise } from './support/install.js';
-import { describePods, getJson, kubectl, until } from './support/kube.js';
+import { describePods, getJson, kubectl, podMetrics, until, webhookLatency } from './support/kube.js';
 import { objectsIn, synthRelease, type OutputObject, type Synthesized } from './support/synth.js';
 import {
   APP_NAMESPACE,
@@ -202,6 +202,15 @@ describe(`upgrading the default output from ${FROM} to ${TO} under pod-create lo
     const timeouts = load.run.failures.filter(timedOut);
     if (timeouts.length > 0)
       process.stderr.write(`upstream-upgrade: ${timeouts.length} webhook timeouts:\n${timeouts.join('\n')}\n`);
+    // Which replica was slow: each new replica's own latency histogram of the pod webhook (the old
+    // ones are gone). Upstream's readiness does not wait for the caches its pod handlers read; the
+    // first reviews on a new replica start those informers and wait for their lists.
+    for (const p of pods) {
+      const l = webhookLatency(await podMetrics(kc, NS, p.metadata.name), '/mutate-pod');
+      process.stderr.write(
+        `upstream-upgrade: ${p.metadata.name} /mutate-pod: ${l ? `${l.reviews} reviews, slower than 1/2.5/5/10 s: ${Object.values(l.slowerThan).join('/')}` : 'no histogram'}\n`,
+      );
+    }
     expect(timeouts.length).toBeLessThanOrEqual(Math.floor(load.run.created / 1000));
     expect(load.run.created).toBeGreaterThan(50);
   });

@@ -140,3 +140,41 @@ export async function describePods(kubeconfig: string, namespace: string, select
   });
   return `${r.stdout}${r.stderr}\n${events.stdout.split('\n').slice(-25).join('\n')}`;
 }
+
+/** One webhook path's latency histogram, as controller-runtime exports it. */
+export interface WebhookLatency {
+  readonly reviews: number;
+  /** Reviews slower than each bound (s), from the histogram's cumulative buckets. */
+  readonly slowerThan: Readonly<Record<string, number>>;
+}
+
+/**
+ * Reads `path`'s latency histogram from a Prometheus text exposition: the total and how many reviews took longer
+ * than each of `bounds` (which must be bucket bounds; controller-runtime's are Prometheus' defaults, up to 10 s).
+ * Undefined if the exposition has no such histogram.
+ */
+export function webhookLatency(
+  metrics: string,
+  path: string,
+  bounds = ['1', '2.5', '5', '10'],
+): WebhookLatency | undefined {
+  const buckets = new Map<string, number>();
+  for (const m of metrics.matchAll(/^controller_runtime_webhook_latency_seconds_bucket\{([^}]*)\}\s+(\S+)/gm)) {
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (labels.webhook === path) buckets.set(labels.le, Number(m[2]));
+  }
+  const reviews = buckets.get('+Inf');
+  if (reviews === undefined) return undefined;
+  return {
+    reviews,
+    slowerThan: Object.fromEntries(bounds.map((b) => [b, reviews - (buckets.get(b) ?? NaN)])),
+  };
+}
+
+/** A manager pod's own metrics (port `port`), through the API server's pod proxy; '' if it does not answer. */
+export async function podMetrics(kc: string, namespace: string, pod: string, port = 8080): Promise<string> {
+  const r = await kubectl(kc, ['get', '--raw', `/api/v1/namespaces/${namespace}/pods/${pod}:${port}/proxy/metrics`], {
+    allowFailure: true,
+  });
+  return r.code === 0 ? r.stdout : '';
+}
