@@ -186,7 +186,7 @@ export function renderReadmeTable(results: Results): string {
     '"–": nothing was routed away, or no new leader was due. Drill 6 refuses the app namespace\'s creates by design while',
     'no replica is up (`failurePolicy: Fail`); it asserts that `kube-system` and the install namespace still get pods.',
     'Elsewhere a failed create is a review an API server had already sent to the killed, frozen or cut-off replica',
-    'before it left the endpoints (a frozen or unreachable one holds it for the webhook\'s 10 s); the drills assert',
+    "before it left the endpoints (a frozen or unreachable one holds it for the webhook's 10 s); the drills assert",
     'that none fails after that, and 0 wherever the design promises 0.',
   ].join('\n');
 }
