@@ -1,4 +1,4 @@
-import { JsonFile, TextFile, YamlFile, javascript, typescript } from 'projen';
+import { JsonFile, TaskShell, TextFile, YamlFile, javascript, typescript } from 'projen';
 
 /**
  * projen owns package.json, tsconfig*.json, jest.config.json, eslint.config.js,
@@ -534,5 +534,10 @@ project.testTask.spawn(ensureRegistry);
 // locks as test:prebuild, which starts them in the background first).
 project.testTask.exec(`${jestCmd} --runInBand --ignoreProjects e2e`, { receiveArgs: true });
 project.testTask.spawn(e2e); // last: it needs root and the most time
+
+// Every task step runs in the system shell (/bin/sh): projen's built-in shell (dax) reports a step whose process
+// was killed by a signal as a success, so a test run cut short by SIGINT, or a Jest killed by the OOM killer, would
+// read green (seen with projen 0.103.25: a SIGKILLed step, then the next step ran and `npm test` exited 0).
+project.tasks.shell = TaskShell.system();
 
 project.synth();
