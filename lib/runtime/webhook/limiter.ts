@@ -76,6 +76,7 @@ export class ConnectionGate {
   private readonly waitingRequests: Slot[] = [];
   private idleWaiters: Array<() => void> = [];
   private closing = false;
+  private pendingEviction: NodeJS.Immediate | undefined;
 
   constructor(private readonly o: ConnectionGateOptions) {
     if (!(o.maxConnections >= 1) || !(o.maxOpenConnections >= o.maxConnections) || !(o.maxQueued >= 0)) {
@@ -137,8 +138,7 @@ export class ConnectionGate {
       if (slow) this.evict(slow);
     }
     if (this.working < this.o.maxConnections && this.slots.size >= this.o.maxOpenConnections) {
-      const idle = this.idlest();
-      if (idle) this.evict(idle);
+      if (this.idlest()) this.evictAfterPoll(); // the newcomer waits in the queue for this turn
     }
     if (this.hasRoom()) {
       this.admit(socket);
@@ -251,6 +251,8 @@ export class ConnectionGate {
    */
   close(): void {
     this.closing = true;
+    if (this.pendingEviction) clearImmediate(this.pendingEviction);
+    this.pendingEviction = undefined;
     for (const [socket, done] of [...this.silent]) {
       done();
       socket.destroy();
@@ -321,6 +323,32 @@ export class ConnectionGate {
     if (slot.working) this.working--;
     this.next();
     if (this.slots.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /**
+   * Closes idle connections for the queued newcomers once this turn's poll phase is over. An idle
+   * connection's client may have sent its request in this very turn, its bytes still unread behind the
+   * newcomer's: the API server's next review on a kept-alive connection, or its first on a new one
+   * that only looks idle because this process stalled after the handshake. Closed now, that review
+   * fails (EOF, and the API server retries no POST); after the poll it has been read and its
+   * connection is busy, so another is chosen.
+   */
+  private evictAfterPoll(): void {
+    if (this.pendingEviction) return;
+    this.pendingEviction = setImmediate(() => {
+      this.pendingEviction = undefined;
+      while (
+        !this.closing &&
+        this.queue.length > 0 &&
+        this.working < this.o.maxConnections &&
+        this.slots.size >= this.o.maxOpenConnections
+      ) {
+        const idle = this.idlest();
+        if (!idle) break;
+        this.evict(idle);
+        this.next();
+      }
+    });
   }
 
   /** Frees `slot` now (for the newcomer being admitted) and closes its connection. */
