@@ -336,18 +336,27 @@ export async function createSidecarSet(kc: KubeConfig, p: SidecarSetParams, time
   );
 }
 
-/** Sets the sidecar image of an existing SidecarSet (JSON merge patch on the whole container list). */
+/**
+ * Sets the sidecar image of an existing SidecarSet: read, then replace at that resourceVersion, again on a conflict
+ * (client-go's RetryOnConflict): the manager writes the SidecarSet's status between the two.
+ */
 export async function setSidecarImage(kc: KubeConfig, p: SidecarSetParams, image: string): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const current = (await api.getClusterCustomObject({ ...sidecarSetsApi, name: p.name })) as {
-    metadata: { resourceVersion: string };
-    spec: Record<string, unknown>;
-  };
-  const body = {
-    ...sidecarSetBody({ ...p, image }),
-    metadata: { name: p.name, resourceVersion: current.metadata.resourceVersion },
-  };
-  await api.replaceClusterCustomObject({ ...sidecarSetsApi, name: p.name, body });
+  for (let attempt = 1; ; attempt++) {
+    const current = (await api.getClusterCustomObject({ ...sidecarSetsApi, name: p.name })) as {
+      metadata: { resourceVersion: string };
+    };
+    const body = {
+      ...sidecarSetBody({ ...p, image }),
+      metadata: { name: p.name, resourceVersion: current.metadata.resourceVersion },
+    };
+    try {
+      await api.replaceClusterCustomObject({ ...sidecarSetsApi, name: p.name, body });
+      return;
+    } catch (e) {
+      if (!(e instanceof ApiException && e.code === 409) || attempt >= 5) throw e;
+    }
+  }
 }
 
 export async function deleteSidecarSet(kc: KubeConfig, name: string): Promise<void> {
