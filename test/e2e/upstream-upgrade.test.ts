@@ -192,26 +192,38 @@ describe(`upgrading the default output from ${FROM} to ${TO} under pod-create lo
     process.stderr.write(`upstream-upgrade: ${load.run.created} pods created during the upgrade\n`);
     // Upstream closes its webhook listener at SIGTERM without draining (found by [ha-drills]): before
     // the rendered preStop sleep, kube-proxy still sent calls to a stopping replica and they were
-    // refused at TCP (7 of 3,922 creates in one run, 0 in another). With it, none may fail so.
+    // refused at TCP (7 of 3,922 creates in one run, 0 in another). With it, none may fail so: every
+    // failure but the two kinds below fails the test.
+    // - A review a replica accepted and did not answer within the webhook's 10 s: 1 of 3,449 creates
+    //   in the CI run of 2026-11-26 19:06, 0 in the other runs that day. A candidate: upstream's
+    //   readiness does not wait for the caches its pod handlers read; the first reviews on a new
+    //   replica start those informers and wait for their lists (the histograms below tell).
+    // - A review written to a kept-alive connection the stopping replica closed at that moment
+    //   (`write: connection reset by peer`, `broken pipe`, `EOF`): 1 of 3,110 creates in the CI run
+    //   of 2026-11-26 22:42. Endpoints only steer new connections; the API server keeps using the
+    //   ones it has until the replica closes them at exit, and upstream sends no `Connection: close`
+    //   first (the runtime flavour does, and its rollout drill asserts 0), so a POST can cross the close.
+    // Both are printed and bounded, not hidden: at most one of each per 1,000 creates.
     const timedOut = (f: string) => /context deadline exceeded/.test(f);
-    expect(load.run.failures.filter((f) => !timedOut(f))).toEqual([]);
-    // A review a replica accepted and did not answer within the webhook's 10 s is another matter: 1 of
-    // 3,449 creates in the CI run of 2026-11-26 19:06, 0 in the other runs that day. Which replica held
-    // it, and why, is not established (an upstream replica Ready before its caches serve is a candidate).
-    // Printed and bounded, not hidden: at most one per 1,000 creates.
+    const crossedClose = (f: string) => /write: connection reset by peer|write: broken pipe|: EOF\b/.test(f);
     const timeouts = load.run.failures.filter(timedOut);
-    if (timeouts.length > 0)
-      process.stderr.write(`upstream-upgrade: ${timeouts.length} webhook timeouts:\n${timeouts.join('\n')}\n`);
+    const closed = load.run.failures.filter(crossedClose);
+    for (const [what, list] of [
+      ['webhook timeouts', timeouts],
+      ['reviews that crossed a stopping replica closing its connection', closed],
+    ] as const)
+      if (list.length > 0) process.stderr.write(`upstream-upgrade: ${list.length} ${what}:\n${list.join('\n')}\n`);
     // Which replica was slow: each new replica's own latency histogram of the pod webhook (the old
-    // ones are gone). Upstream's readiness does not wait for the caches its pod handlers read; the
-    // first reviews on a new replica start those informers and wait for their lists.
+    // ones are gone).
     for (const p of pods) {
       const l = webhookLatency(await podMetrics(kc, NS, p.metadata.name), '/mutate-pod');
       process.stderr.write(
         `upstream-upgrade: ${p.metadata.name} /mutate-pod: ${l ? `${l.reviews} reviews, slower than 1/2.5/5/10 s: ${Object.values(l.slowerThan).join('/')}` : 'no histogram'}\n`,
       );
     }
+    expect(load.run.failures.filter((f) => !timedOut(f) && !crossedClose(f))).toEqual([]);
     expect(timeouts.length).toBeLessThanOrEqual(Math.floor(load.run.created / 1000));
+    expect(closed.length).toBeLessThanOrEqual(Math.floor(load.run.created / 1000));
     expect(load.run.created).toBeGreaterThan(50);
   });
 
