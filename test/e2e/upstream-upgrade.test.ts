@@ -218,7 +218,14 @@ describe(`upgrading the default output from ${FROM} to ${TO} under pod-create lo
     for (const p of pods) {
       const l = webhookLatency(await podMetrics(kc, NS, p.metadata.name), '/mutate-pod');
       process.stderr.write(
-        `upstream-upgrade: ${p.metadata.name} /mutate-pod: ${l ? `${l.reviews} reviews, slower than 1/2.5/5/10 s: ${Object.values(l.slowerThan).join('/')}` : 'no histogram'}\n`,
+        `upstream-upgrade: ${p.metadata.name} /mutate-pod: ${
+          l
+            ? `${l.reviews} reviews; slower than ${Object.entries(l.slowerThan)
+                .sort(([a], [b]) => Number(a) - Number(b))
+                .map(([b, n]) => `${b} s: ${n}`)
+                .join(', ')}`
+            : 'no histogram'
+        }\n`,
       );
     }
     expect(load.run.failures.filter((f) => !timedOut(f) && !crossedClose(f))).toEqual([]);
