@@ -138,7 +138,7 @@ export class ConnectionGate {
       if (slow) this.evict(slow);
     }
     if (this.working < this.o.maxConnections && this.slots.size >= this.o.maxOpenConnections) {
-      if (this.idlest()) this.evictAfterPoll(); // the newcomer waits in the queue for this turn
+      this.evictAfterPoll(); // the newcomer waits in the queue for this turn
     }
     if (this.hasRoom()) {
       this.admit(socket);

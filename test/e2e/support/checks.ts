@@ -4,7 +4,7 @@
  */
 import { expect } from '@jest/globals';
 import type { AppImages } from './app-images.js';
-import { managerPods, readyWebhookEndpoints } from './install.js';
+import { managerPods, podNames, readyWebhookEndpoints } from './install.js';
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
 import { APP_NAMESPACE, SIDECARSET_NAME, asList, sidecarDeployment, sidecarSet } from './workloads.js';
 
@@ -30,12 +30,10 @@ export async function expectManagerPlacement(kc: string, replicas: number): Prom
 
 export { readyWebhookEndpoints, webhookEndpointsReady } from './install.js';
 
-const names = (pods: readonly PodLike[]) => pods.map((p) => p.metadata.name).sort();
-
 /** The webhook Service's EndpointSlices list exactly the Ready replicas. */
 export async function expectWebhookEndpoints(kc: string): Promise<void> {
   const ready = await managerPods(kc);
-  expect(await readyWebhookEndpoints(kc)).toEqual(names(ready));
+  expect(await readyWebhookEndpoints(kc)).toEqual(podNames(ready));
 }
 
 /**

@@ -118,12 +118,13 @@ export async function readyWebhookEndpoints(kc: string): Promise<string[]> {
     .sort();
 }
 
-const names = (p: readonly PodLike[]) => p.map((x) => x.metadata.name).sort();
+/** The pods' names, sorted (to compare with readyWebhookEndpoints). */
+export const podNames = (p: readonly PodLike[]) => p.map((x) => x.metadata.name).sort();
 
 /** Waits until the webhook Service's EndpointSlices list exactly the Ready replicas. */
 export async function webhookEndpointsReady(kc: string): Promise<void> {
   await until('the webhook Service to route to every ready replica', async () => {
-    const want = names(await managerPods(kc));
+    const want = podNames(await managerPods(kc));
     return JSON.stringify(await readyWebhookEndpoints(kc)) === JSON.stringify(want);
   });
 }
