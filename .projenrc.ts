@@ -236,6 +236,8 @@ project.gitignore.exclude(
   '.cluster/',
   '.scratch*/',
   'bench/results/',
+  // What a test run writes for a person to read (timings, the drills' figures): never tracked.
+  '.test-output/',
   'dist/',
   'cdk8s.out/',
   'coverage/',
@@ -264,7 +266,8 @@ const jestProject = (displayName: string, roots: string[], extra: Record<string,
 new JsonFile(project, 'jest.config.json', {
   obj: {
     // The failing tests again at the end of every run, however few files ran: CI keeps only part of a long log.
-    reporters: [['default', { summaryThreshold: 0 }]],
+    // And every file's time, for `npm run test:timings` (tools/test/timings.ts).
+    reporters: [['default', { summaryThreshold: 0 }], '<rootDir>/test/support/timings-reporter.ts'],
     projects: [
       jestProject('unit', ['<rootDir>/test/unit']),
       jestProject('linters', ['<rootDir>/test/lint']),
@@ -520,20 +523,28 @@ const integration = project.addTask('test:integration');
 integration.spawn(project.tasks.tryFind('envtest:binaries')!);
 integration.spawn(ensureRegistry);
 integration.exec(`${jestCmd} --selectProjects integration --runInBand`, { receiveArgs: true });
-const prebuild = project.addTask('test:prebuild', {
+project.addTask('test:prebuild', {
   description: 'Start the one-time Go builds of later test steps in the background, at the lowest priority',
   exec: 'bash test/setup/prebuild.sh',
 });
-project.testTask.reset();
-project.testTask.spawn(prebuild);
-project.testTask.spawn(project.tasks.tryFind('typecheck')!);
-project.testTask.spawn(project.tasks.tryFind('lint')!);
-project.testTask.spawn(project.tasks.tryFind('envtest:binaries')!);
-project.testTask.spawn(ensureRegistry);
-// The lint tests install kube-score, checkov and promtool themselves when they are not cached (under the same
-// locks as test:prebuild, which starts them in the background first).
-project.testTask.exec(`${jestCmd} --runInBand --ignoreProjects e2e`, { receiveArgs: true });
-project.testTask.spawn(e2e); // last: it needs root and the most time
+// The whole suite, on both cores: its phases and lanes are in tools/test/run.ts (PLAN), which records every step's
+// and every file's time for `npm run test:timings`.
+project.testTask.reset('tsx tools/test/run.ts', { receiveArgs: true });
+project.addTask('test:fast', {
+  description: 'What a contributor runs before pushing: type-check, lint and the unit tier, side by side',
+  exec: 'tsx tools/test/run.ts --fast',
+  receiveArgs: true,
+});
+project.addTask('drills:publish', {
+  description: "Write the figures of the drills run since into docs/ha-drills.md and the README (a test run doesn't)",
+  exec: 'tsx tools/test/publish-drills.ts',
+  receiveArgs: true,
+});
+project.addTask('test:timings', {
+  description: "What the newest npm test run cost, per step, tier and file (-- FILE for another run's file)",
+  exec: 'tsx tools/test/timings.ts',
+  receiveArgs: true,
+});
 
 // Every task step runs in the system shell (/bin/sh): projen's built-in shell (dax) reports a step whose process
 // was killed by a signal as a success, so a test run cut short by SIGINT, or a Jest killed by the OOM killer, would

@@ -1,0 +1,365 @@
+// `npm test`'s runner (tools/test/run.ts), its timings (tools/test/timings.ts, test/support/timings-reporter.ts) and
+// `npm run drills:publish`: what they record, how a failure shows, and that the documented commands run.
+import { describe, expect, it, jest } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import TimingsReporter from '../../support/timings-reporter.js';
+import { runPlan, type Phase } from '../../../tools/test/run.js';
+import {
+  DEFAULT_TIMINGS,
+  parseTimings,
+  renderTimings,
+  ROOT,
+  RUNS_DIR,
+  TIMINGS_ENV,
+  totals,
+  type TimingRecord,
+} from '../../../tools/test/timings.js';
+import {
+  publishDrills,
+  README_BEGIN,
+  README_END,
+  recordDrill,
+  runResultsPath,
+  type Results,
+} from '../../e2e/support/drill-results.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'kruise-test-run-'));
+
+async function run(plan: readonly Phase[], args: string[] = []) {
+  const root = tmp();
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    const code = await runPlan(plan, args, root);
+    const lines = out.mock.calls.map((c) => String(c[0]));
+    const [file] = readdirSync(join(root, RUNS_DIR));
+    const { records, badLines } = parseTimings(readFileSync(join(root, RUNS_DIR, file), 'utf8'));
+    return { code, lines, records, badLines, root };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+const steps = (records: TimingRecord[]) =>
+  records.flatMap((r) =>
+    r.kind === 'step' ? [`${r.lane}/${r.name}: ${r.status}${r.detail ? ` ${r.detail}` : ''}`] : [],
+  );
+
+describe('npm test runner', () => {
+  it('runs lanes side by side, steps in order, and records each with its time', async () => {
+    const { code, records, lines, badLines } = await run([
+      [
+        {
+          name: 'a',
+          steps: [
+            { name: 'one', command: 'sleep 0.3 && echo > a1' },
+            { name: 'two', command: 'true' },
+          ],
+        },
+        { name: 'b', steps: [{ name: 'three', command: 'test ! -e a1 && sleep 0.5' }] },
+      ],
+      [{ name: 'c', steps: [{ name: 'four', command: 'test -e a1' }] }],
+    ]);
+    expect(code).toBe(0);
+    expect(badLines).toBe(0);
+    // b's step ran while a's first step had not yet written its file: the lanes overlapped.
+    expect(steps(records).sort()).toEqual(['a/one: passed', 'a/two: passed', 'b/three: passed', 'c/four: passed']);
+    expect(records[0]).toMatchObject({ kind: 'run', machine: expect.stringMatching(/cores/) });
+    expect(records.at(-1)).toMatchObject({ kind: 'run-end', failedSteps: [] });
+    expect(lines.at(-1)).toBe('0 passed, 0 failed, 0 skipped\n');
+  });
+
+  it("fails on a step's exit or kill, still finishes the other lane, skips the rest and later phases", async () => {
+    const { code, records, lines } = await run([
+      [
+        {
+          name: 'a',
+          steps: [
+            { name: 'exits', command: 'exit 3' },
+            { name: 'after', command: 'true' },
+          ],
+        },
+        { name: 'b', steps: [{ name: 'killed', command: 'kill -9 $$' }] },
+        { name: 'c', steps: [{ name: 'fine', command: 'true' }] },
+      ],
+      [{ name: 'd', steps: [{ name: 'never', command: 'true' }] }],
+    ]);
+    expect(code).toBe(1);
+    expect(steps(records).sort()).toEqual([
+      'a/after: skipped',
+      'a/exits: failed exit 3',
+      'b/killed: failed killed by SIGKILL',
+      'c/fine: passed',
+    ]);
+    const end = records.at(-1);
+    expect(end?.kind === 'run-end' && [...end.failedSteps].sort()).toEqual([
+      'a: exits (exit 3)',
+      'b: killed (killed by SIGKILL)',
+    ]);
+    // No Jest ran, yet the closing line is not green.
+    expect(lines.at(-1)).toBe('0 passed, 2 failed, 0 skipped\n');
+  });
+
+  it("hands npm test's arguments to Jest steps only, quoted, and names the run's timings file", async () => {
+    const { code, root } = await run(
+      [
+        [
+          {
+            name: 'a',
+            steps: [
+              {
+                name: 'jest',
+                command: `printf '%s|' "$${TIMINGS_ENV}" > jest-env; printf '%s\\n' > jest-args`,
+                jest: true,
+              },
+              { name: 'other', command: 'echo "$@" > other-args' },
+            ],
+          },
+        ],
+      ],
+      ["it's", 'test/unit/x.test.ts'],
+    );
+    expect(code).toBe(0);
+    // The Jest step's command got the arguments after --passWithNoTests, and the run's timings file in the environment.
+    expect(readFileSync(join(root, 'jest-args'), 'utf8')).toBe("--passWithNoTests\nit's\ntest/unit/x.test.ts\n");
+    expect(readFileSync(join(root, 'jest-env'), 'utf8')).toMatch(new RegExp(`^${join(root, RUNS_DIR)}/.*\\.jsonl\\|$`));
+    expect(readFileSync(join(root, 'other-args'), 'utf8')).toBe('\n');
+  });
+});
+
+describe('timings', () => {
+  it('the reporter writes where the runner and the renderer look, one line per file and per run', () => {
+    const dir = tmp();
+    const file = join(dir, 't.jsonl');
+    const saved = process.env[TIMINGS_ENV];
+    process.env[TIMINGS_ENV] = file;
+    try {
+      const reporter = new TimingsReporter({ rootDir: '/repo' });
+      reporter.onRunStart();
+      const config = { context: { config: { displayName: { name: 'unit' } } } };
+      reporter.onTestFileResult(config, {
+        testFilePath: '/repo/test/unit/a.test.ts',
+        numPassingTests: 3,
+        numFailingTests: 1,
+        numPendingTests: 1,
+        numTodoTests: 0,
+        perfStats: { start: 1_000, end: 13_500 },
+      });
+      reporter.onRunComplete(undefined, {
+        numPassedTests: 3,
+        numFailedTests: 1,
+        numPendingTests: 1,
+        numTodoTests: 0,
+        numRuntimeErrorTestSuites: 1,
+        numFailedTestSuites: 2,
+        numTotalTestSuites: 2,
+        startTime: 0,
+      });
+    } finally {
+      if (saved === undefined) delete process.env[TIMINGS_ENV];
+      else process.env[TIMINGS_ENV] = saved;
+    }
+    const { records } = parseTimings(readFileSync(file, 'utf8'));
+    expect(records).toMatchObject([
+      { kind: 'file', project: 'unit', file: 'test/unit/a.test.ts', seconds: 12.5, passed: 3, failed: 1, skipped: 1 },
+      { kind: 'jest', projects: ['unit'], passed: 3, failed: 2, skipped: 1, files: 2 },
+    ]);
+    // Without the variable it writes the renderer's default file.
+    expect((new TimingsReporter({ rootDir: '/repo' }) as unknown as { file: string }).file).toBe(
+      join('/repo', DEFAULT_TIMINGS),
+    );
+  });
+
+  it('renders steps, tiers and the largest files, and counts a cut line instead of failing', () => {
+    const text = [
+      JSON.stringify({
+        kind: 'run',
+        startedAt: 'T',
+        commit: 'abc',
+        machine: '2 cores',
+        caches: 'empty',
+        loadBefore: '1',
+      }),
+      JSON.stringify({ kind: 'step', name: 'lint', lane: 'local', seconds: 20, status: 'passed' }),
+      JSON.stringify({
+        kind: 'file',
+        project: 'unit',
+        file: 'a.test.ts',
+        seconds: 5,
+        passed: 2,
+        failed: 0,
+        skipped: 0,
+      }),
+      JSON.stringify({
+        kind: 'file',
+        project: 'unit',
+        file: 'b.test.ts',
+        seconds: 9,
+        passed: 1,
+        failed: 0,
+        skipped: 1,
+      }),
+      JSON.stringify({ kind: 'jest', projects: ['unit'], seconds: 15, passed: 3, failed: 0, skipped: 1, files: 2 }),
+      '{"kind": "file", "proj',
+    ].join('\n');
+    const { records, badLines } = parseTimings(text);
+    expect(badLines).toBe(1);
+    const table = renderTimings(records, 1);
+    expect(table).toContain('| local | lint | 20 s | passed |');
+    expect(table).toContain('| unit | 2 | 4 | 14 s |');
+    expect(table).toContain('| b.test.ts | unit | 9 s | 2 |');
+    expect(table).not.toContain('| a.test.ts |');
+    expect(table.split('\n').at(-1)).toBe('3 passed, 0 failed, 1 skipped');
+    expect(totals([...records, { kind: 'step', name: 'x', lane: 'l', seconds: 1, status: 'failed' }]).failed).toBe(1);
+  });
+
+  it('`npm run test:timings -- FILE` prints the table; a missing file or a bad option is named', () => {
+    const dir = tmp();
+    const file = join(dir, 'run.jsonl');
+    writeFileSync(
+      file,
+      `${JSON.stringify({ kind: 'step', name: 'lint', lane: 'local', seconds: 20, status: 'passed' })}\n`,
+    );
+    const ok = spawnSync('npm', ['run', '--silent', 'test:timings', '--', file], { cwd: ROOT, encoding: 'utf8' });
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain('| local | lint | 20 s | passed |');
+    const missing = spawnSync('npm', ['run', '--silent', 'test:timings', '--', join(dir, 'none.jsonl')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain(`no timings at '${join(dir, 'none.jsonl')}'`);
+    const bad = spawnSync('npm', ['run', '--silent', 'test:timings', '--', '--top', 'x'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(bad.stderr).toContain("--top needs a whole number of files above 0, got 'x'");
+  });
+});
+
+describe('drills:publish', () => {
+  const figures = (drill: string, flavour: string, creates: number) => ({
+    drill,
+    flavour,
+    at: '2026-11-28T10:00:00.000Z',
+    uptime: '1 → 1',
+    creates,
+    webhookFailures: 0,
+    apiFailures: 0,
+    withoutSidecar: 0,
+    createP99Ms: 40,
+    routeAwayS: null,
+    failuresAfterRouteAway: 0,
+    newLeaderS: 12.5,
+    leaderChanges: 1,
+    maxLeadersAtOnce: 1,
+    longestRenewalGapS: 2,
+    convergeS: 20,
+    extra: {},
+    failures: [],
+  });
+  const checkout = (published: Results) => {
+    const root = tmp();
+    mkdirSync(join(root, 'docs'));
+    writeFileSync(join(root, 'docs', 'ha-drills-results.json'), JSON.stringify(published));
+    writeFileSync(join(root, 'README.md'), `# x\n\n${README_BEGIN}\nold\n${README_END}\n\nrest\n`);
+    return root;
+  };
+
+  it('merges the run over the published figures, keeps a drill not run, and rewrites the docs and README', () => {
+    const root = checkout({
+      conditions: { machine: 'old' },
+      drills: {
+        '1-crash/upstream': figures('1. process crash (leader)', 'upstream', 100),
+        '2-hang/upstream': figures('2. hang (leader)', 'upstream', 300),
+      },
+    });
+    const from = join(root, 'run.json');
+    writeFileSync(
+      from,
+      JSON.stringify({
+        conditions: { machine: 'new' },
+        drills: { '1-crash/upstream': figures('1. process crash (leader)', 'upstream', 135) },
+      }),
+    );
+    expect(publishDrills(from, root)).toEqual(['1-crash/upstream']);
+    const merged = JSON.parse(readFileSync(join(root, 'docs', 'ha-drills-results.json'), 'utf8')) as Results;
+    expect(merged.conditions).toEqual({ machine: 'new' });
+    expect(Object.keys(merged.drills).sort()).toEqual(['1-crash/upstream', '2-hang/upstream']);
+    expect(merged.drills['1-crash/upstream'].creates).toBe(135);
+    expect(readFileSync(join(root, 'docs', 'ha-drills.md'), 'utf8')).toContain('npm run drills:publish');
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme).toContain('0 of 135');
+    expect(readme).not.toContain('\nold\n');
+    expect(readme).toMatch(/rest\n$/);
+  });
+
+  it('`npm run drills:publish -- --from F --root D` runs; a missing or broken results file is named', () => {
+    const root = checkout({ conditions: {}, drills: {} });
+    const from = join(root, 'run.json');
+    writeFileSync(
+      from,
+      JSON.stringify({ conditions: {}, drills: { '2-hang/runtime': figures('2. hang (leader)', 'runtime', 7) } }),
+    );
+    const npmRun = (...args: string[]) =>
+      spawnSync('npm', ['run', '--silent', 'drills:publish', '--', ...args], { cwd: ROOT, encoding: 'utf8' });
+    const ok = npmRun('--from', from, '--root', root);
+    expect(ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toContain('1 drill result(s)');
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('0 of 7');
+    const missing = npmRun('--from', join(root, 'none.json'), '--root', root);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`no drill figures at ${join(root, 'none.json')}: run the drills first`);
+    writeFileSync(from, '{"drills": ');
+    expect(npmRun('--from', from, '--root', root).stderr).toContain(`${from} is not JSON`);
+    expect(npmRun('--form', from).stderr).toContain("unexpected argument '--form'");
+  });
+
+  it('a drill records its figures under .test-output and leaves the tracked docs and README alone', () => {
+    const tracked = ['docs/ha-drills-results.json', 'docs/ha-drills.md', 'README.md'].map((f) => join(ROOT, f));
+    const before = tracked.map((f) => readFileSync(f, 'utf8'));
+    const out = join(tmp(), 'run.json');
+    const saved = process.env.KRUISE_HA_DRILL_RESULTS;
+    process.env.KRUISE_HA_DRILL_RESULTS = out;
+    const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const report = {
+        drill: '9-test',
+        flavour: 'runtime',
+        faultAt: Date.parse('2026-11-28T10:00:00Z'),
+        uptime: '1 → 1',
+        load: { sent: 5, webhookFailures: 0, apiFailures: 0, withoutSidecar: 0, p99Ms: 30 },
+        routeAwayS: null,
+        failuresAfterRouteAway: 0,
+        newLeaderS: null,
+        leaderChanges: 0,
+        maxLeadersAtOnce: 1,
+        longestRenewalGapS: null,
+        convergeS: 3,
+        figures: {},
+        failures: [],
+        samples: [],
+        outcomes: [],
+      } as unknown as Parameters<typeof recordDrill>[0];
+      const state = { ha: false, nodes: [{ zone: 'zone-a' }], kubernetesVersion: 'v1.36.3' } as unknown as Parameters<
+        typeof recordDrill
+      >[1];
+      recordDrill(report, state, '9. a test drill');
+    } finally {
+      err.mockRestore();
+      if (saved === undefined) delete process.env.KRUISE_HA_DRILL_RESULTS;
+      else process.env.KRUISE_HA_DRILL_RESULTS = saved;
+    }
+    expect(Object.keys((JSON.parse(readFileSync(out, 'utf8')) as Results).drills)).toEqual(['9-test/runtime']);
+    expect(tracked.map((f) => readFileSync(f, 'utf8'))).toEqual(before);
+    // And the default place is one git ignores.
+    expect(
+      execFileSync('git', ['check-ignore', relative(ROOT, runResultsPath({}))], { cwd: ROOT, encoding: 'utf8' }).trim(),
+    ).toBe('.test-output/ha-drills-results.json');
+  });
+});

@@ -1,0 +1,271 @@
+/**
+ * `npm test`: the whole suite CI runs, on both cores. Phases run one after another; the lanes of a phase run side by
+ * side, the steps of a lane one after another. The two middle lanes share nothing: one judges against a real
+ * kube-apiserver + etcd (whose files run one at a time: they share that control plane), the other needs no server
+ * (type-check, lint, the unit, linters, package and languages tiers). The e2e tier comes last, alone: it needs root
+ * and its drills measure a loaded machine's behaviour, not each other.
+ *
+ * Every step's time, and (through test/support/timings-reporter.ts) every test file's, goes to the run's file under
+ * .test-output/timings/; `npm run test:timings` renders it. A failing step does not stop its phase's other lane, so
+ * one run names every failure; it does stop the phases after it. The last line is `N passed, N failed, N skipped`
+ * over every Jest run, and the exit code is 1 when any step failed (a step killed by a signal fails too).
+ *
+ *   npm test                     everything
+ *   npm test -- ARGS             ARGS to every Jest step (e.g. a file path: the tier that has it runs it)
+ *   npm run test:fast            the type-check, the lint and the unit tier, side by side (FAST_PLAN)
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus, homedir, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  parseTimings,
+  ROOT,
+  RUNS_DIR,
+  TIMINGS_ENV,
+  totals,
+  type RunEndRecord,
+  type RunRecord,
+  type StepRecord,
+} from './timings.js';
+
+export interface Step {
+  readonly name: string;
+  /** Run by /bin/sh in the repository's root. */
+  readonly command: string;
+  /** A Jest run: it gets `npm test`'s arguments. */
+  readonly jest?: boolean;
+}
+export interface Lane {
+  readonly name: string;
+  readonly steps: readonly Step[];
+}
+export type Phase = readonly Lane[];
+
+const JEST = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
+
+/** What `npm test` runs. */
+export const PLAN: readonly Phase[] = [
+  [{ name: 'setup', steps: [{ name: 'prebuild', command: 'bash test/setup/prebuild.sh' }] }],
+  [
+    {
+      name: 'api-server',
+      steps: [
+        { name: 'envtest:binaries', command: 'bash test/envtest/binaries/build.sh >/dev/null' },
+        { name: 'registry', command: 'bash test/setup/ensure-docker-registry.sh' },
+        { name: 'integration', command: `${JEST} --selectProjects integration --runInBand`, jest: true },
+      ],
+    },
+    {
+      name: 'local',
+      steps: [
+        { name: 'typecheck', command: 'tsc -p tsconfig.dev.json' },
+        { name: 'lint', command: 'npm run --silent lint' },
+        {
+          name: 'unit, linters, package, languages',
+          command: `${JEST} --selectProjects unit linters package languages --runInBand`,
+          jest: true,
+        },
+      ],
+    },
+  ],
+  [
+    {
+      name: 'cluster',
+      steps: [
+        { name: 'node packages', command: 'bash test/setup/ensure-node-packages.sh' },
+        { name: 'cluster:binaries', command: 'bash test/envtest/binaries/build.sh cluster >/dev/null' },
+        { name: 'e2e', command: `${JEST} --selectProjects e2e --runInBand`, jest: true },
+      ],
+    },
+  ],
+];
+
+/** `npm run test:fast`: what a contributor runs before pushing (the unit tier beside the type-check and the lint). */
+export const FAST_PLAN: readonly Phase[] = [
+  [
+    {
+      name: 'local',
+      steps: [
+        { name: 'typecheck', command: 'tsc -p tsconfig.dev.json' },
+        { name: 'lint', command: 'npm run --silent lint' },
+      ],
+    },
+    { name: 'unit', steps: [{ name: 'unit', command: `${JEST} --selectProjects unit`, jest: true }] },
+  ],
+];
+
+/** Runs kept under RUNS_DIR. */
+const KEEP_RUNS = 10;
+
+class Run {
+  readonly file: string;
+  private readonly children = new Set<ChildProcess>();
+  readonly failed: string[] = [];
+
+  constructor(
+    private readonly root: string,
+    private readonly jestArgs: readonly string[],
+    private readonly parallel: boolean,
+  ) {
+    const dir = join(root, RUNS_DIR);
+    mkdirSync(dir, { recursive: true });
+    const old = readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => join(dir, f))
+      .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+    for (const f of old.slice(0, Math.max(0, old.length - (KEEP_RUNS - 1)))) rmSync(f, { force: true });
+    this.file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+      process.on(signal, () => {
+        for (const c of this.children) c.kill(signal);
+        process.exitCode = 130;
+      });
+  }
+
+  record(r: RunRecord | RunEndRecord | StepRecord): void {
+    appendFileSync(this.file, `${JSON.stringify({ ...r, at: new Date().toISOString() })}\n`);
+  }
+
+  async phase(lanes: Phase): Promise<boolean> {
+    if (!this.parallel || lanes.length === 1) {
+      let ok = true;
+      for (const lane of lanes) ok = (await this.lane(lane, false)) && ok;
+      return ok;
+    }
+    const results = await Promise.all(lanes.map((lane) => this.lane(lane, true)));
+    return results.every(Boolean);
+  }
+
+  private async lane(lane: Lane, prefixed: boolean): Promise<boolean> {
+    let ok = true;
+    for (const step of lane.steps) {
+      if (!ok) {
+        this.record({ kind: 'step', name: step.name, lane: lane.name, seconds: 0, status: 'skipped' });
+        continue;
+      }
+      const started = Date.now();
+      const command =
+        step.jest && this.jestArgs.length > 0
+          ? `${step.command} --passWithNoTests ${this.jestArgs.map(shellQuote).join(' ')}`
+          : step.command;
+      const outcome = await this.exec(command, prefixed ? `[${lane.name}] ` : undefined);
+      const seconds = Math.round((Date.now() - started) / 100) / 10;
+      ok = outcome === 'passed';
+      if (!ok) this.failed.push(`${lane.name}: ${step.name} (${outcome})`);
+      this.record({
+        kind: 'step',
+        name: step.name,
+        lane: lane.name,
+        seconds,
+        status: ok ? 'passed' : 'failed',
+        ...(ok ? {} : { detail: outcome }),
+      });
+      process.stderr.write(
+        `${prefixed ? `[${lane.name}] ` : ''}test: ${step.name} ${ok ? 'passed' : outcome} in ${seconds} s\n`,
+      );
+    }
+    return ok;
+  }
+
+  /** 'passed', or why not: 'exit N' or 'killed by SIGX'. */
+  private exec(command: string, prefix: string | undefined): Promise<string> {
+    return new Promise((done) => {
+      const child = spawn('/bin/sh', ['-c', command], {
+        cwd: this.root,
+        env: { ...process.env, [TIMINGS_ENV]: this.file },
+        stdio: prefix ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+      });
+      this.children.add(child);
+      if (prefix) {
+        prefixLines(child.stdout!, process.stdout, prefix);
+        prefixLines(child.stderr!, process.stderr, prefix);
+      }
+      child.on('error', (e) => {
+        this.children.delete(child);
+        done(`not started: ${e.message}`);
+      });
+      child.on('close', (code, signal) => {
+        this.children.delete(child);
+        done(signal ? `killed by ${signal}` : code === 0 ? 'passed' : `exit ${code}`);
+      });
+    });
+  }
+}
+
+function prefixLines(from: NodeJS.ReadableStream, to: NodeJS.WritableStream, prefix: string): void {
+  let rest = '';
+  from.setEncoding('utf8');
+  from.on('data', (chunk: string) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop() ?? '';
+    if (lines.length > 0) to.write(lines.map((l) => prefix + l).join('\n') + '\n');
+  });
+  from.on('end', () => {
+    if (rest) to.write(`${prefix}${rest}\n`);
+  });
+}
+
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+function load(): string {
+  return loadavg()
+    .map((x) => x.toFixed(1))
+    .join('/');
+}
+
+function commit(root: string): string {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${sha} + uncommitted changes` : sha;
+  } catch {
+    return 'not a git checkout';
+  }
+}
+
+/** Whether the one-time builds' cache is there: a run on an empty one is a cold run. */
+function caches(): string {
+  const root =
+    process.env.ENVTEST_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kruise-ts-envtest');
+  return existsSync(root) && readdirSync(root).length > 0 ? `present (${root})` : `empty (${root})`;
+}
+
+export async function runPlan(plan: readonly Phase[], jestArgs: readonly string[], root = ROOT): Promise<number> {
+  // KRUISE_HA_TEST_LANES=1 runs a phase's lanes one after another (a person reading one log at a time).
+  const run = new Run(root, jestArgs, process.env.KRUISE_HA_TEST_LANES !== '1');
+  const started = Date.now();
+  run.record({
+    kind: 'run',
+    startedAt: new Date(started).toISOString(),
+    commit: commit(root),
+    machine: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`,
+    caches: caches(),
+    loadBefore: load(),
+  });
+  for (const phase of plan) {
+    const ok = await run.phase(phase);
+    if (!ok) break;
+  }
+  run.record({
+    kind: 'run-end',
+    seconds: Math.round((Date.now() - started) / 1000),
+    loadAfter: load(),
+    failedSteps: run.failed,
+  });
+  const t = totals(parseTimings(readFileSync(run.file, 'utf8')).records);
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+  process.stderr.write(`\ntest: ${minutes} min; timings in ${run.file} (npm run test:timings)\n`);
+  for (const f of run.failed) process.stderr.write(`test: FAILED ${f}\n`);
+  process.stdout.write(`${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped\n`);
+  return run.failed.length > 0 ? 1 : 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode =
+    process.argv[2] === '--fast'
+      ? await runPlan(FAST_PLAN, process.argv.slice(3))
+      : await runPlan(PLAN, process.argv.slice(2));
