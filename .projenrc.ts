@@ -499,8 +499,10 @@ const linters = project.addTask('test:linters', {
 });
 linters.spawn(ensureLinters);
 linters.spawn(ensurePromtool);
-linters.exec(`${jestCmd} --selectProjects linters`, { receiveArgs: true });
-project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit`, receiveArgs: true });
+// An option after --selectProjects's list ends it: without one, a file given as `npm run test:unit -- FILE` was taken
+// for one more project name, and the whole tier ran.
+linters.exec(`${jestCmd} --selectProjects linters --no-watchman`, { receiveArgs: true });
+project.addTask('test:unit', { exec: `${jestCmd} --selectProjects unit --no-watchman`, receiveArgs: true });
 project.addTask('test:languages', {
   description: 'Build the Python, Go and Java packages and run every example in each language against TypeScript',
   exec: `${jestCmd} --selectProjects languages --runInBand`,

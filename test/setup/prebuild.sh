@@ -8,7 +8,9 @@
 #   - the linters (kube-score, checkov) and promtool, which the lint tests install on their own
 #     (test/setup/ensure-linters.sh, ensure-promtool.sh) when they are not cached yet,
 #   - cert-manager's controller and cainjector (the cert-manager tests),
-#   - the local cluster's binaries (kubelet, kube-proxy, kube-scheduler, kube-controller-manager).
+#   - the local cluster's binaries (kubelet, kube-proxy, kube-scheduler, kube-controller-manager),
+#   - kruise-manager of every other pinned upstream release, for their real-binary tests
+#     (tools/upstream/test-releases.sh, the api-server lane's last step).
 # Each build takes the same per-binary lock (build.sh) as the step that needs the binary, so nothing
 # is built twice: a step that needs a binary still building waits for it, and a binary already
 # cached costs milliseconds. At nice 19 the builds get about 1.5 % of a core that a test wants, so
@@ -38,6 +40,12 @@ build="$root/test/envtest/binaries/build.sh"
   "${low[@]}" bash "$root/test/setup/ensure-promtool.sh" >/dev/null || echo "prebuild: promtool failed; its test builds it"
   "${low[@]}" bash "$build" cert-manager >/dev/null || echo "prebuild: cert-manager failed; its tests build it"
   "${low[@]}" bash "$build" cluster >/dev/null || echo "prebuild: the cluster binaries failed; the e2e step builds them"
+  pin="$root/tools/upstream/pin.json"
+  default="$(sed -n 's/^ *"default": *"\([^"]*\)".*/\1/p' "$pin")"
+  for v in $(grep -o '"v[0-9][^"]*":' "$pin" | tr -d '":' | grep -vx -e "$default" -e "$reference"); do
+    KRUISE_RELEASE="$v" KRUISE_WITHOUT_DAEMON=1 "${low[@]}" bash "$build" >/dev/null \
+      || echo "prebuild: kruise $v failed; npm run test:upstream-releases builds it"
+  done
   echo "prebuild: $(date -u +%FT%TZ) done"
 } >>"$log" 2>&1 </dev/null &
 disown

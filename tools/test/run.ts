@@ -36,6 +36,8 @@ export interface Step {
   readonly command: string;
   /** A Jest run: it gets `npm test`'s arguments. */
   readonly jest?: boolean;
+  /** Only in a run of the whole suite (no arguments). */
+  readonly whole?: boolean;
 }
 export interface Lane {
   readonly name: string;
@@ -55,6 +57,9 @@ export const PLAN: readonly Phase[] = [
         { name: 'envtest:binaries', command: 'bash test/envtest/binaries/build.sh >/dev/null' },
         { name: 'registry', command: 'bash test/setup/ensure-docker-registry.sh' },
         { name: 'integration', command: `${JEST} --selectProjects integration --runInBand`, jest: true },
+        // The real-binary test for every other pinned upstream release (docs/upstream-releases.md); skipped when
+        // npm test was given arguments (a file, a pattern): they choose what runs.
+        { name: 'upstream releases', command: 'bash tools/upstream/test-releases.sh', whole: true },
       ],
     },
     {
@@ -141,7 +146,7 @@ class Run {
   private async lane(lane: Lane, prefixed: boolean): Promise<boolean> {
     let ok = true;
     for (const step of lane.steps) {
-      if (!ok) {
+      if (!ok || (step.whole && this.jestArgs.length > 0)) {
         this.record({ kind: 'step', name: step.name, lane: lane.name, seconds: 0, status: 'skipped' });
         continue;
       }

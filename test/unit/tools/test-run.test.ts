@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import TimingsReporter from '../../support/timings-reporter.js';
-import { runPlan, type Phase } from '../../../tools/test/run.js';
+import { FAST_PLAN, PLAN, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
   DEFAULT_TIMINGS,
   parseTimings,
@@ -131,6 +131,31 @@ describe('npm test runner', () => {
   });
 });
 
+describe('the smaller loops the README gives', () => {
+  it('`npm run test:fast` runs the commands npm test runs for the type-check, the lint and the unit tier', () => {
+    const commands = (plan: readonly Phase[]) => plan.flat().flatMap((lane) => lane.steps.map((st) => st.command));
+    const whole = commands(PLAN);
+    const fast = commands(FAST_PLAN);
+    expect(fast).toHaveLength(3);
+    for (const c of fast.filter((x) => !x.includes('jest'))) expect(whole).toContain(c);
+    // The unit tier: the same Jest with the unit project selected, which npm test selects among others.
+    const unit = fast.find((x) => x.includes('jest'))!;
+    expect(unit).toMatch(/--selectProjects unit$/);
+    expect(whole.some((c) => c.startsWith(unit) && c.includes(' linters'))).toBe(true);
+  });
+
+  it('`npm run test:unit -- FILE` runs that file, not the whole tier', () => {
+    const listed = spawnSync('npm', ['run', '--silent', 'test:unit', '--', 'test/unit/tools/test-run', '--listTests'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(listed.status).toBe(0);
+    expect(listed.stdout.split('\n').filter((l) => l.endsWith('.test.ts'))).toEqual([
+      join(ROOT, 'test/unit/tools/test-run.test.ts'),
+    ]);
+  });
+});
+
 describe('timings', () => {
   it('the reporter writes where the runner and the renderer look, one line per file and per run', () => {
     const dir = tmp();
@@ -169,9 +194,14 @@ describe('timings', () => {
       { kind: 'jest', projects: ['unit'], passed: 3, failed: 2, skipped: 1, files: 2 },
     ]);
     // Without the variable it writes the renderer's default file.
-    expect((new TimingsReporter({ rootDir: '/repo' }) as unknown as { file: string }).file).toBe(
-      join('/repo', DEFAULT_TIMINGS),
-    );
+    delete process.env[TIMINGS_ENV];
+    try {
+      expect((new TimingsReporter({ rootDir: '/repo' }) as unknown as { file: string }).file).toBe(
+        join('/repo', DEFAULT_TIMINGS),
+      );
+    } finally {
+      if (saved !== undefined) process.env[TIMINGS_ENV] = saved;
+    }
   });
 
   it('renders steps, tiers and the largest files, and counts a cut line instead of failing', () => {
