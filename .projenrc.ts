@@ -268,6 +268,8 @@ new JsonFile(project, 'jest.config.json', {
     // The failing tests again at the end of every run, however few files ran: CI keeps only part of a long log.
     // And every file's time, for `npm run test:timings` (tools/test/timings.ts).
     reporters: [['default', { summaryThreshold: 0 }], '<rootDir>/test/support/timings-reporter.ts'],
+    // Shards balanced by the last run's durations (npm test splits the integration tier in two).
+    testSequencer: '<rootDir>/test/support/sequencer.ts',
     projects: [
       jestProject('unit', ['<rootDir>/test/unit']),
       jestProject('linters', ['<rootDir>/test/lint']),

@@ -38,6 +38,8 @@ export interface Step {
   readonly jest?: boolean;
   /** Only in a run of the whole suite (no arguments). */
   readonly whole?: boolean;
+  /** A Jest run split into this many processes (`--shard=i/N`, balanced by test/support/sequencer.ts). */
+  readonly shards?: number;
 }
 export interface Lane {
   readonly name: string;
@@ -56,7 +58,9 @@ export const PLAN: readonly Phase[] = [
       steps: [
         { name: 'envtest:binaries', command: 'bash test/envtest/binaries/build.sh >/dev/null' },
         { name: 'registry', command: 'bash test/setup/ensure-docker-registry.sh' },
-        { name: 'integration', command: `${JEST} --selectProjects integration --runInBand`, jest: true },
+        // Two shards, each with its own kube-apiserver + etcd (the tier's global setup): its files wait on leases,
+        // restarts and webhooks more than they compute, so the second shard mostly fills those waits.
+        { name: 'integration', command: `${JEST} --selectProjects integration --runInBand`, jest: true, shards: 2 },
         // The real-binary test for every other pinned upstream release (docs/upstream-releases.md); skipped when
         // npm test was given arguments (a file, a pattern): they choose what runs.
         { name: 'upstream releases', command: 'bash tools/upstream/test-releases.sh', whole: true },
@@ -146,31 +150,47 @@ class Run {
   private async lane(lane: Lane, prefixed: boolean): Promise<boolean> {
     let ok = true;
     for (const step of lane.steps) {
+      const shards = step.shards ?? 1;
+      const names =
+        shards > 1 ? Array.from({ length: shards }, (_, i) => `${step.name} ${i + 1}/${shards}`) : [step.name];
       if (!ok || (step.whole && this.jestArgs.length > 0)) {
-        this.record({ kind: 'step', name: step.name, lane: lane.name, seconds: 0, status: 'skipped' });
+        for (const name of names) this.record({ kind: 'step', name, lane: lane.name, seconds: 0, status: 'skipped' });
         continue;
       }
-      const started = Date.now();
-      const command =
-        step.jest && this.jestArgs.length > 0
-          ? `${step.command} --passWithNoTests ${this.jestArgs.map(shellQuote).join(' ')}`
-          : step.command;
-      const outcome = await this.exec(command, prefixed ? `[${lane.name}] ` : undefined);
-      const seconds = Math.round((Date.now() - started) / 100) / 10;
-      ok = outcome === 'passed';
-      if (!ok) this.failed.push(`${lane.name}: ${step.name} (${outcome})`);
-      this.record({
-        kind: 'step',
-        name: step.name,
-        lane: lane.name,
-        seconds,
-        status: ok ? 'passed' : 'failed',
-        ...(ok ? {} : { detail: outcome }),
-      });
-      process.stderr.write(
-        `${prefixed ? `[${lane.name}] ` : ''}test: ${step.name} ${ok ? 'passed' : outcome} in ${seconds} s\n`,
-      );
+      const args =
+        step.jest && this.jestArgs.length > 0 ? ` --passWithNoTests ${this.jestArgs.map(shellQuote).join(' ')}` : '';
+      // Shards side by side (one after another when the lanes are), each a process of its own.
+      const run = (name: string, i: number) => {
+        const shard = shards > 1 ? ` --shard=${i + 1}/${shards}` : '';
+        const tag = shards > 1 ? `${lane.name} ${i + 1}/${shards}` : lane.name;
+        return this.step(lane.name, name, `${step.command}${shard}${args}`, prefixed ? `[${tag}] ` : undefined);
+      };
+      const results = prefixed
+        ? await Promise.all(names.map(run))
+        : await names.reduce<Promise<boolean[]>>(
+            async (acc, name, i) => [...(await acc), await run(name, i)],
+            Promise.resolve([]),
+          );
+      ok = results.every(Boolean);
     }
+    return ok;
+  }
+
+  private async step(lane: string, name: string, command: string, prefix: string | undefined): Promise<boolean> {
+    const started = Date.now();
+    const outcome = await this.exec(command, prefix);
+    const seconds = Math.round((Date.now() - started) / 100) / 10;
+    const ok = outcome === 'passed';
+    if (!ok) this.failed.push(`${lane}: ${name} (${outcome})`);
+    this.record({
+      kind: 'step',
+      name,
+      lane,
+      seconds,
+      status: ok ? 'passed' : 'failed',
+      ...(ok ? {} : { detail: outcome }),
+    });
+    process.stderr.write(`${prefix ?? ''}test: ${name} ${ok ? 'passed' : outcome} in ${seconds} s\n`);
     return ok;
   }
 

@@ -5,6 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { balancedShard } from '../../support/sequencer.js';
 import TimingsReporter from '../../support/timings-reporter.js';
 import { FAST_PLAN, PLAN, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
@@ -131,6 +132,27 @@ describe('npm test runner', () => {
   });
 });
 
+describe('sharded steps', () => {
+  it('run as N processes side by side, each told its shard, each recorded', async () => {
+    const { code, records, root } = await run([
+      [
+        { name: 'api', steps: [{ name: 'integration', command: `printf '%s\\n' >> shards`, shards: 2 }] },
+        { name: 'local', steps: [{ name: 'unit', command: 'true' }] },
+      ],
+    ]);
+    expect(code).toBe(0);
+    expect(readFileSync(join(root, 'shards'), 'utf8').split('\n').filter(Boolean).sort()).toEqual([
+      '--shard=1/2',
+      '--shard=2/2',
+    ]);
+    expect(steps(records).sort()).toEqual([
+      'api/integration 1/2: passed',
+      'api/integration 2/2: passed',
+      'local/unit: passed',
+    ]);
+  });
+});
+
 describe('the smaller loops the README gives', () => {
   it('`npm run test:fast` runs the commands npm test runs for the type-check, the lint and the unit tier', () => {
     const commands = (plan: readonly Phase[]) => plan.flat().flatMap((lane) => lane.steps.map((st) => st.command));
@@ -153,6 +175,35 @@ describe('the smaller loops the README gives', () => {
     expect(listed.stdout.split('\n').filter((l) => l.endsWith('.test.ts'))).toEqual([
       join(ROOT, 'test/unit/tools/test-run.test.ts'),
     ]);
+  });
+});
+
+describe('integration shards', () => {
+  const files = (weights: Record<string, number | undefined>) => Object.keys(weights).map((path) => ({ path }));
+  const split = (weights: Record<string, number | undefined>, count: number) =>
+    Array.from({ length: count }, (_, i) =>
+      balancedShard(files(weights), (t) => weights[t.path], { shardIndex: i + 1, shardCount: count }).map(
+        (t) => t.path,
+      ),
+    );
+
+  it('puts every file in exactly one shard, the slowest apart, balanced by time', () => {
+    const weights = { a: 280, b: 290, c: 160, d: 100, e: 60, f: 50, g: 40, h: 10 };
+    const [one, two] = split(weights, 2);
+    expect([...one, ...two].sort()).toEqual(Object.keys(weights).sort());
+    // The two slowest never share a shard, which a split by path hash can do.
+    expect(one.includes('a') === one.includes('b')).toBe(false);
+    const sum = (xs: string[]) => xs.reduce((n, x) => n + weights[x as keyof typeof weights], 0);
+    expect(Math.abs(sum(one) - sum(two))).toBeLessThanOrEqual(60);
+  });
+
+  it('is the same in every shard process, and weighs a file without a duration as the median', () => {
+    const weights = { x: 100, y: undefined, z: 10, w: 30 };
+    expect(split(weights, 2)).toEqual(split({ ...weights }, 2));
+    // y weighs 30 (the median of 10, 30, 100): x alone in one shard, the other three in the other.
+    expect(split(weights, 2)).toEqual([['x'], ['w', 'y', 'z']]);
+    // Nothing known: equal weights, equal counts.
+    expect(split({ p: undefined, q: undefined, r: undefined, s: undefined }, 2).map((s) => s.length)).toEqual([2, 2]);
   });
 });
 
