@@ -14,6 +14,7 @@ import { copyImage } from './support/copy-image.js';
 import { clusterImages, e2eEnv } from './support/e2e-env.js';
 import { managerPods, NS, uninstallKruise } from './support/install.js';
 import { describePods, getJson, kubectl, until } from './support/kube.js';
+import { phase } from './support/phase.js';
 import { objectsIn, type OutputObject, synthExample } from './support/synth.js';
 import { asList } from './support/workloads.js';
 import { webhookEndpointsReady } from './support/checks.js';
@@ -165,7 +166,7 @@ describe('every example on the real cluster', () => {
         process.stderr.write(`examples: ${file} is judged by ${c.coveredBy}\n`);
         return;
       }
-      const docs = objectsIn((await synthExample(file)).files);
+      const docs = objectsIn((await phase(`${file}: synth`, () => synthExample(file))).files);
       const left: string[] = [];
       const kept = docs.filter((d) => {
         const why = c.leaveOut?.(d);
@@ -176,11 +177,13 @@ describe('every example on the real cluster', () => {
       const prepared = (await c.prepare?.((stop) => stops.push(stop))) ?? [];
       cleanup = [...kept, ...prepared];
       try {
-        const apply = await kubectl(kc, ['apply', '--server-side', '-f', '-'], {
-          input: asList(...kept),
-          timeoutMs: 180_000,
-          allowFailure: !!c.applyAgainOnceUp,
-        });
+        const apply = await phase(`${file}: apply`, () =>
+          kubectl(kc, ['apply', '--server-side', '-f', '-'], {
+            input: asList(...kept),
+            timeoutMs: 180_000,
+            allowFailure: !!c.applyAgainOnceUp,
+          }),
+        );
         if (c.applyAgainOnceUp && apply.code !== 0) {
           // Only two refusals are expected, and nothing else: the webhooks of the manager being installed, for want
           // of a replica, and a Kruise object whose CRD arrives in the same apply and is not established yet
@@ -215,7 +218,7 @@ describe('every example on the real cluster', () => {
             await new Promise((r) => setTimeout(r, 5_000));
           }
         }
-        await managerPods(kc, 420_000);
+        await phase(`${file}: manager rolled out and Ready`, () => managerPods(kc, 420_000));
         if (kept.some((d) => d.kind === 'DaemonSet' && d.metadata.name === 'kruise-daemon')) {
           await until(
             'kruise-daemon Ready on every node',

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startComponent, type ClusterState } from '../../cluster/state.js';
 import { managerPods, MANAGER_SELECTOR, NS } from './install.js';
 import { describePods, getJson, kubectl, until, type PodLike } from './kube.js';
+import { phase } from './phase.js';
 import { PodCreateLoad, summarize, LOAD_LABEL, type CreateOutcome, type LoadSummary } from './load.js';
 import { APP_NAMESPACE, SIDECARSET_NAME } from './workloads.js';
 
@@ -396,51 +397,59 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
   try {
     const latest = () => watcher.samples.at(-1) ?? { t: Date.now() };
     // A fresh install or the last drill may leave the Lease to expire first: start from one leader.
-    await until('one replica to report itself leader', async () => latest().leaders?.length === 1, {
-      timeoutMs: 120_000,
-    });
+    await phase(`drill ${o.drill}: leader wait`, () =>
+      until('one replica to report itself leader', async () => latest().leaders?.length === 1, {
+        timeoutMs: 120_000,
+      }),
+    );
     load.start();
-    await sleep((o.warmupS ?? 5) * 1000);
+    await phase(`drill ${o.drill}: warmup`, () => sleep((o.warmupS ?? 5) * 1000));
     const now = latest();
     const pods = now.pods ?? [];
     const leaderName = now.leaders?.[0];
     faultAt = Date.now();
     changedAt = faultAt;
     await Promise.all(o.targets.map((t) => t.change(o.kc)));
-    fault = await o.fault({
-      kc: o.kc,
-      state: o.state,
-      api,
-      watcher,
-      faultAt,
-      leader: pods.find((p) => p.name === leaderName),
-      holder: now.holder,
-      pods,
-      latest,
-    });
-    await sleep((o.settleS ?? 10) * 1000);
+    fault = await phase(`drill ${o.drill}: fault`, () =>
+      o.fault({
+        kc: o.kc,
+        state: o.state,
+        api,
+        watcher,
+        faultAt,
+        leader: pods.find((p) => p.name === leaderName),
+        holder: now.holder,
+        pods,
+        latest,
+      }),
+    );
+    await phase(`drill ${o.drill}: settle`, () => sleep((o.settleS ?? 10) * 1000));
   } finally {
-    outcomes = await load.stop();
-    samples = await watcher.stop();
-    api.close();
-    await superviseControlPlane(o.state);
+    ({ outcomes, samples } = await phase(`drill ${o.drill}: stop load and watcher`, async () => {
+      const stopped = { outcomes: await load.stop(), samples: await watcher.stop() };
+      api.close();
+      await superviseControlPlane(o.state);
+      return stopped;
+    }));
   }
   // Convergence: every target's controller brings its status to what was asked.
   const notConverged: string[] = [];
   let convergedAt: number | null = null;
   try {
-    await until(
-      'every workload to converge',
-      async () => {
-        const states = await Promise.all(o.targets.map(async (t) => [t.name, await t.converged(o.kc)] as const));
-        notConverged.splice(
-          0,
-          notConverged.length,
-          ...states.filter(([, v]) => v !== true).map(([n, v]) => `${n}: ${v}`),
-        );
-        return notConverged.length === 0;
-      },
-      { timeoutMs: 240_000, intervalMs: 1_000, describe: () => describePods(o.kc, APP_NAMESPACE) },
+    await phase(`drill ${o.drill}: convergence`, () =>
+      until(
+        'every workload to converge',
+        async () => {
+          const states = await Promise.all(o.targets.map(async (t) => [t.name, await t.converged(o.kc)] as const));
+          notConverged.splice(
+            0,
+            notConverged.length,
+            ...states.filter(([, v]) => v !== true).map(([n, v]) => `${n}: ${v}`),
+          );
+          return notConverged.length === 0;
+        },
+        { timeoutMs: 240_000, intervalMs: 1_000, describe: () => describePods(o.kc, APP_NAMESPACE) },
+      ),
     );
     convergedAt = Date.now();
   } catch {
@@ -449,7 +458,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillReport> {
   await kubectl(o.kc, ['delete', 'pods', '-n', APP_NAMESPACE, '-l', `${LOAD_LABEL}=${runId}`, '--wait=false'], {
     allowFailure: true,
   });
-  if (o.awaitManager ?? true) await managerPods(o.kc, 300_000);
+  if (o.awaitManager ?? true) await phase(`drill ${o.drill}: managerPods`, () => managerPods(o.kc, 300_000));
 
   const victim = fault ? fault.victim : undefined;
   const routedAway = victim

@@ -37,6 +37,7 @@ import {
   webhookEndpointsReady,
 } from './install.js';
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
+import { phase } from './phase.js';
 import { loadSidecarSet } from './load.js';
 import type { Synthesized } from './synth.js';
 import {
@@ -71,41 +72,45 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
   if (flavour === 'upstream') targets.push(cloneSetTarget('inplace'));
 
   beforeAll(async () => {
-    images = await pushAppImages(env.registry);
-    out = await synth();
+    images = await phase('drills setup: app images', () => pushAppImages(env.registry));
+    out = await phase('drills setup: images and synth', synth);
     await installKruise(kc, out);
-    await webhookEndpointsReady(kc);
-    await applyAdmitted(kc, [appNamespace()]);
-    await applyAdmitted(kc, [
-      sidecarSet(images),
-      loadSidecarSet(images.v1, SIDECAR_NS_LABEL),
-      sidecarDeployment(images),
-      ...(flavour === 'upstream' ? [inPlaceCloneSet(images)] : []),
-    ]);
-    await until(
-      'the drills’ workloads Ready, with their sidecar',
-      async () => {
-        const p = await pods(kc, APP_NAMESPACE, 'app in (with-sidecar,inplace)');
-        // A pod the ReplicaSet created before the webhook's cache had the SidecarSet (they are applied
-        // together) has no sidecar, and the SidecarSet never counts it: every drill's convergence
-        // would then wait in vain. Such a pod is deleted; its replacement goes through the webhook.
-        const bare = p.filter(
-          (x) =>
-            x.metadata.labels?.app === 'with-sidecar' &&
-            !x.metadata.deletionTimestamp &&
-            !x.spec.containers.some((c) => c.name === 'sidecar'),
-        );
-        if (bare.length > 0) {
-          const names = bare.map((x) => x.metadata.name);
-          process.stderr.write(
-            `drills: ${names.join(', ')} created before the SidecarSet reached the webhook; replacing\n`,
+    await phase('drills setup: webhook endpoints', () => webhookEndpointsReady(kc));
+    await phase('drills setup: app namespace', () => applyAdmitted(kc, [appNamespace()]));
+    await phase('drills setup: apply workloads', () =>
+      applyAdmitted(kc, [
+        sidecarSet(images),
+        loadSidecarSet(images.v1, SIDECAR_NS_LABEL),
+        sidecarDeployment(images),
+        ...(flavour === 'upstream' ? [inPlaceCloneSet(images)] : []),
+      ]),
+    );
+    await phase('drills setup: workloads Ready', () =>
+      until(
+        'the drills’ workloads Ready, with their sidecar',
+        async () => {
+          const p = await pods(kc, APP_NAMESPACE, 'app in (with-sidecar,inplace)');
+          // A pod the ReplicaSet created before the webhook's cache had the SidecarSet (they are applied
+          // together) has no sidecar, and the SidecarSet never counts it: every drill's convergence
+          // would then wait in vain. Such a pod is deleted; its replacement goes through the webhook.
+          const bare = p.filter(
+            (x) =>
+              x.metadata.labels?.app === 'with-sidecar' &&
+              !x.metadata.deletionTimestamp &&
+              !x.spec.containers.some((c) => c.name === 'sidecar'),
           );
-          await kubectl(kc, ['delete', 'pod', '-n', APP_NAMESPACE, '--wait=false', ...names]);
-          return false;
-        }
-        return p.length === (flavour === 'upstream' ? 4 : 2) && p.every(isReady);
-      },
-      { timeoutMs: 300_000, describe: () => describePods(kc, APP_NAMESPACE) },
+          if (bare.length > 0) {
+            const names = bare.map((x) => x.metadata.name);
+            process.stderr.write(
+              `drills: ${names.join(', ')} created before the SidecarSet reached the webhook; replacing\n`,
+            );
+            await kubectl(kc, ['delete', 'pod', '-n', APP_NAMESPACE, '--wait=false', ...names]);
+            return false;
+          }
+          return p.length === (flavour === 'upstream' ? 4 : 2) && p.every(isReady);
+        },
+        { timeoutMs: 300_000, describe: () => describePods(kc, APP_NAMESPACE) },
+      ),
     );
   }, 900_000);
 
@@ -119,7 +124,9 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
     o: Pick<DrillOptions, 'fault'> & Partial<DrillOptions>,
     after?: (r: DrillReport) => Record<string, number | string | boolean | null>,
   ): Promise<DrillReport> => {
-    const report = await runDrill({ drill: drillId, flavour, kc, state, image: images.v1, targets, ...o });
+    const report = await phase(`drill ${drillId}: total`, () =>
+      runDrill({ drill: drillId, flavour, kc, state, image: images.v1, targets, ...o }),
+    );
     Object.assign(report.figures, after?.(report));
     recordDrill(report, state, title);
     return report;

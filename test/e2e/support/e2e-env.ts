@@ -10,6 +10,7 @@ import {
   ensureUpstreamImage,
 } from '../../cluster/images/index.js';
 import { localCluster } from '../../cluster/state.js';
+import { phase } from './phase.js';
 
 export interface E2eEnv {
   readonly kubeconfig: string;
@@ -27,11 +28,13 @@ let images: Promise<ClusterImages> | undefined;
 
 /** Upstream kruise-manager (+ kruise-daemon), the runtime base and the runtime image, in the cluster's registry. */
 export function clusterImages(): Promise<ClusterImages> {
-  images ??= ensureClusterImages({ registry: localCluster().registry, plainHttp: true });
+  images ??= phase('cluster images', () => ensureClusterImages({ registry: localCluster().registry, plainHttp: true }));
   return images;
 }
 
 /** `openkruise/kruise-manager:<version>` of another pinned release (e.g. the previous one, to upgrade from). */
 export function upstreamImage(version: string): Promise<BuiltImage> {
-  return ensureUpstreamImage({ registry: localCluster().registry, plainHttp: true }, version);
+  return phase(`upstream image ${version}`, () =>
+    ensureUpstreamImage({ registry: localCluster().registry, plainHttp: true }, version),
+  );
 }

@@ -4,6 +4,7 @@
  * deletes Kruise's own objects first (the CRDs are delete-protected while they hold any).
  */
 import { describePods, getJson, isReady, kubectl, pods, until, type PodLike } from './kube.js';
+import { phase } from './phase.js';
 import { objectsIn, type OutputObject, type Synthesized } from './synth.js';
 import { APP_NAMESPACE, asList } from './workloads.js';
 
@@ -12,8 +13,10 @@ export const MANAGER_SELECTOR = 'control-plane=controller-manager';
 
 /** Applies every file of the output in one server-side apply and waits for the manager to be Available. */
 export async function installKruise(kubeconfig: string, out: Synthesized, timeoutMs = 420_000): Promise<void> {
-  await kubectl(kubeconfig, ['apply', '--server-side', ...out.files.flatMap((f) => ['-f', f])], { timeoutMs: 180_000 });
-  await managerPods(kubeconfig, timeoutMs);
+  await phase('install: apply', () =>
+    kubectl(kubeconfig, ['apply', '--server-side', ...out.files.flatMap((f) => ['-f', f])], { timeoutMs: 180_000 }),
+  );
+  await phase('install: manager rolled out and Ready', () => managerPods(kubeconfig, timeoutMs));
 }
 
 /**
@@ -60,10 +63,15 @@ export async function uninstallKruise(
   kubeconfig: string,
   out: Synthesized | readonly object[] | undefined,
 ): Promise<void> {
-  const gone = await kubectl(
-    kubeconfig,
-    ['delete', 'namespace', APP_NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=180s'],
-    { timeoutMs: 240_000, allowFailure: true },
+  await phase('uninstall', () => uninstallSteps(kubeconfig, out));
+}
+
+async function uninstallSteps(kubeconfig: string, out: Synthesized | readonly object[] | undefined): Promise<void> {
+  const gone = await phase('uninstall: app namespace', () =>
+    kubectl(kubeconfig, ['delete', 'namespace', APP_NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=180s'], {
+      timeoutMs: 240_000,
+      allowFailure: true,
+    }),
   );
   if (gone.code !== 0) {
     // Cleanup, not the behaviour under test: say what held the namespace (in a CI run after the drills
@@ -86,24 +94,32 @@ export async function uninstallKruise(
   if (!out) return;
   const objects = Array.isArray(out) ? (out as OutputObject[]) : objectsIn((out as Synthesized).files);
   const workloads = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet');
-  await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
-    input: asList(...workloads),
-    timeoutMs: 300_000,
-  });
+  await phase('uninstall: manager workloads', () =>
+    kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
+      input: asList(...workloads),
+      timeoutMs: 300_000,
+    }),
+  );
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
-  for (const crd of crds) {
-    await kubectl(kubeconfig, ['delete', crd, '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'], {
-      timeoutMs: 180_000,
-    });
-  }
-  await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
-    input: asList(...objects.filter((o) => !workloads.includes(o))),
-    timeoutMs: 300_000,
+  await phase(`uninstall: objects of ${crds.length} CRDs`, async () => {
+    for (const crd of crds) {
+      await kubectl(kubeconfig, ['delete', crd, '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'], {
+        timeoutMs: 180_000,
+      });
+    }
   });
-  await until('the install namespace to be gone', async () => {
-    const r = await kubectl(kubeconfig, ['get', 'namespace', NS, '--ignore-not-found', '-o', 'name']);
-    return r.stdout.trim() === '' || undefined;
-  });
+  await phase('uninstall: the rest of the output', () =>
+    kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
+      input: asList(...objects.filter((o) => !workloads.includes(o))),
+      timeoutMs: 300_000,
+    }),
+  );
+  await phase('uninstall: install namespace gone', () =>
+    until('the install namespace to be gone', async () => {
+      const r = await kubectl(kubeconfig, ['get', 'namespace', NS, '--ignore-not-found', '-o', 'name']);
+      return r.stdout.trim() === '' || undefined;
+    }),
+  );
 }
 
 /** Names of the pods the webhook Service's EndpointSlices (the real controller's) list as ready, sorted. */
