@@ -19,6 +19,7 @@ import {
   restartedAndReady,
   runDrill,
   sidecarSetTarget,
+  untilSeen,
   type ConvergenceTarget,
   type DrillOptions,
   type DrillReport,
@@ -165,7 +166,7 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
               const pid = containerPid(state, pod);
               process.kill(pid, 'SIGKILL');
               killedAt = Date.now();
-              await until('another holder of the Lease', async () => {
+              await untilSeen('another holder of the Lease', async () => {
                 const h = ctx.latest().holder;
                 return !!h && h !== ctx.holder;
               });
@@ -223,13 +224,13 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
               frozen = containerPid(state, pod);
               process.kill(frozen, 'SIGSTOP');
               const at = Date.now();
-              const away = await until(
+              const away = await untilSeen(
                 `${leader.name} routed away by the EndpointSlice controller`,
                 async () => {
                   const e = ctx.latest().endpoints;
                   return !!e && !e.includes(leader.name) && Date.now();
                 },
-                { timeoutMs: 120_000 },
+                120_000,
               );
               // liveness: 10 s initial delay, every 10 s, 3 failures, then the 30 s grace a frozen process ignores
               await restartedAndReady(kc, leader.name, leader.restarts, 180_000);
@@ -275,7 +276,7 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
               (x) => going && x.t >= going.t && x.endpoints && !x.endpoints.some((e) => old.some((p) => p.name === e)),
             );
             termination = going && gone ? [going.t, gone.t] : undefined;
-            await until('a replica of the new ReplicaSet to lead', async () => {
+            await untilSeen('a replica of the new ReplicaSet to lead', async () => {
               const l = ctx.latest().leaders ?? [];
               return l.length === 1 && ready.some((p) => p.metadata.name === l[0]);
             });
@@ -432,7 +433,7 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
             const node = state.nodes.find((n) => n.name === standby.node)!;
             return withLinksCut([node.netns], async () => {
               const notReady = await nodeNotReady(kc, node.name);
-              const away = await until(`${standby.name} routed away`, async () => {
+              const away = await untilSeen(`${standby.name} routed away`, async () => {
                 const e = ctx.latest().endpoints;
                 return !!e && !e.includes(standby.name) && Date.now();
               });
@@ -469,11 +470,11 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
             return withLinksCut(
               lost.map((n) => n.netns),
               async () => {
-                await until('a new Lease holder', async () => {
+                await untilSeen('a new Lease holder', async () => {
                   const h = ctx.latest().holder;
                   return !!h && h !== ctx.holder;
                 });
-                const away = await until(`${ctx.leader!.name} routed away`, async () => {
+                const away = await untilSeen(`${ctx.leader!.name} routed away`, async () => {
                   const e = ctx.latest().endpoints;
                   return !!e && !e.includes(ctx.leader!.name) && Date.now();
                 });
@@ -600,7 +601,7 @@ export function drillSuite({ flavour, synth }: DrillSuiteOptions): void {
               }
               const back = (allBack = Date.now());
               const during = ctx.watcher.samples.filter((x) => x.t >= down && x.t <= back);
-              const allReady = await until('every replica to answer /readyz again', async () => {
+              const allReady = await untilSeen('every replica to answer /readyz again', async () => {
                 const x = ctx.latest();
                 return (x.readyz?.length ?? 0) === ctx.pods.length && Date.now();
               });
