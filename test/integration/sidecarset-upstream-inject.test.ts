@@ -19,13 +19,12 @@ import { findConflicts, validateSidecarSet } from '../../lib/runtime/sidecarset/
 import { upstreamInjectionOracle, upstreamStateOracle, upstreamValidationOracle } from './support/sidecarset-oracle.js';
 import { draw } from '../support/draw.js';
 
-// The injection draw: full 400, budget 150 (issue #35). Its generators choose among at most 4
-// constants per field (sidecar and volume names, policies): 150 cases reach each many times, and
-// the assertion below (more than a third not skipped) is a ratio. The other draws in this file are
-// unchanged.
+// The injection draw: full 400, and the budget is the same 400: measured, 150 cases saved only
+// 1.4 s (jest 6.7 s at 150, 8.0 s at 400, load 6-7 on 2 shared cores). The seed still changes
+// with the commit and is printed, so coverage accumulates. The other draws in this file are unchanged.
 const INJECT_DRAW = draw('sidecarset-upstream-inject', {
   full: 400,
-  budget: 150,
+  budget: 400,
   modules: ['lib/runtime/sidecarset', 'test/integration/support/sidecarset-oracle.ts'],
   fallbackSeed: 1123,
   file: 'test/integration/sidecarset-upstream-inject.test.ts',
