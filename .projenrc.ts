@@ -527,6 +527,28 @@ const integration = project.addTask('test:integration');
 integration.spawn(project.tasks.tryFind('envtest:binaries')!);
 integration.spawn(ensureRegistry);
 integration.exec(`${jestCmd} --selectProjects integration --runInBand`, { receiveArgs: true });
+// The generated differential and property suites with their full draw (test/support/draw.ts): a
+// normal run draws a budgeted sample with a per-commit seed. Suites not yet on draw.ts draw in full anyway.
+const GENERATED_SUITES = [
+  'test/integration/sidecarset-differential.test.ts',
+  'test/integration/workloadspread-differential.test.ts',
+  'test/integration/workloadspread-pod-differential.test.ts',
+  'test/integration/sidecarset-upstream-',
+  'test/integration/workloadspread-upstream-',
+  'test/unit/runtime/webhook/',
+  'test/unit/upstream/upgrade.test.ts',
+  'test/unit/runtime/informer/store.test.ts',
+  'test/unit/runtime/workqueue/queue.test.ts',
+];
+const fullDraw = project.addTask('test:full-draw', {
+  description: 'The generated differential and property suites, every case (KRUISE_HA_FULL_DRAW=1)',
+  env: { KRUISE_HA_FULL_DRAW: '1' },
+});
+fullDraw.spawn(project.tasks.tryFind('envtest:binaries')!);
+fullDraw.spawn(ensureRegistry);
+fullDraw.exec(`${jestCmd} --runInBand --selectProjects unit integration -- ${GENERATED_SUITES.join(' ')}`, {
+  receiveArgs: true,
+});
 project.addTask('test:prebuild', {
   description: 'Start the one-time Go builds of later test steps in the background, at the lowest priority',
   exec: 'bash test/setup/prebuild.sh',

@@ -17,8 +17,19 @@ import { podState } from '../../lib/runtime/sidecarset/rollout.js';
 import type { SidecarSet } from '../../lib/runtime/sidecarset/types.js';
 import { findConflicts, validateSidecarSet } from '../../lib/runtime/sidecarset/validate.js';
 import { upstreamInjectionOracle, upstreamStateOracle, upstreamValidationOracle } from './support/sidecarset-oracle.js';
+import { draw } from '../support/draw.js';
 
-const CASES = 400;
+// The injection draw: full 400, and the budget is the same 400: measured, 150 cases saved only
+// 1.4 s (jest 6.7 s at 150, 8.0 s at 400, load 6-7 on 2 shared cores). The seed still changes
+// with the commit and is printed, so coverage accumulates. The other draws in this file are unchanged.
+const INJECT_DRAW = draw('sidecarset-upstream-inject', {
+  full: 400,
+  budget: 400,
+  modules: ['lib/runtime/sidecarset', 'test/integration/support/sidecarset-oracle.ts'],
+  fallbackSeed: 1123,
+  file: 'test/integration/sidecarset-upstream-inject.test.ts',
+});
+const CASES = INJECT_DRAW.numRuns;
 const APP_ENV = ['APP_NAME', 'TZ', 'POD_IP'];
 // 'main' is also the pod's container: upstream replaces it in place.
 const sidecarName = fc.constantFrom('proxy', 'agent', 'logger', 'main');
@@ -187,10 +198,10 @@ function firstDifference(a: unknown, b: unknown, path = ''): string | undefined 
   return `${path}: ours ${JSON.stringify(a)}, upstream ${JSON.stringify(b)}`;
 }
 
-describe('pod injection = upstream v1.8.3 pod webhook, differentially', () => {
+describe(`pod injection = upstream v1.8.3 pod webhook, differentially (${INJECT_DRAW.replay})`, () => {
   const now = new Date('2026-11-23T00:00:00Z');
   const samples = fc
-    .sample(caseArb, { numRuns: CASES, seed: 1123 })
+    .sample(caseArb, { numRuns: CASES, seed: INJECT_DRAW.seed })
     .map(({ sets, pod }) => ({ sets: sets.filter((s): s is SidecarSet => !!s), pod }));
   const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
   const upstream = upstreamInjectionOracle(samples.map(({ sets, pod }) => ({ sidecarSets: sets, namespaces, pod })));
