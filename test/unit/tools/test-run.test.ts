@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { balancedShard } from '../../support/sequencer.js';
 import TimingsReporter from '../../support/timings-reporter.js';
-import { FAST_PLAN, PLAN, runPlan, type Phase } from '../../../tools/test/run.js';
+import { ALONE, aloneFiles, FAST_PLAN, PLAN, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
   DEFAULT_TIMINGS,
   parseTimings,
@@ -150,6 +150,30 @@ describe('sharded steps', () => {
       'api/integration 2/2: passed',
       'local/unit: passed',
     ]);
+  });
+});
+
+describe('the integration files that run alone', () => {
+  it('name existing files, which the shards skip and the alone phase alone runs, before the e2e tier', () => {
+    const dir = join(ROOT, 'test/integration');
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.test.ts'))
+      .map((f) => join(dir, f));
+    const alone = files.filter((f) => new RegExp(aloneFiles).test(f));
+    expect(alone.map((f) => f.slice(dir.length + 1)).sort()).toEqual(ALONE.map((n) => `${n}.test.ts`).sort());
+    const commands = PLAN.map((phase) => phase.flatMap((lane) => lane.steps.map((st) => st.command)).join('\n'));
+    const shardPhase = commands.findIndex((c) => c.includes(`--testPathIgnorePatterns '${aloneFiles}'`));
+    const alonePhase = commands.findIndex((c) => c.includes(`--testPathIgnorePatterns '^(?!.*${aloneFiles})'`));
+    const e2ePhase = commands.findIndex((c) => c.includes('--selectProjects e2e'));
+    expect(shardPhase).toBeGreaterThanOrEqual(0);
+    expect(alonePhase).toBeGreaterThan(shardPhase);
+    expect(e2ePhase).toBeGreaterThan(alonePhase);
+    // The alone phase is one lane of one step: nothing beside it.
+    expect(PLAN[alonePhase]).toHaveLength(1);
+    expect(PLAN[alonePhase][0].steps).toHaveLength(1);
+    // The negative lookahead keeps exactly the alone files.
+    const keep = new RegExp(`^(?!.*${aloneFiles})`);
+    expect(files.filter((f) => !keep.test(f)).sort()).toEqual(alone.sort());
   });
 });
 
