@@ -47,7 +47,13 @@ export interface Lane {
 }
 export type Phase = readonly Lane[];
 
-const JEST = 'node --experimental-vm-modules node_modules/jest/bin/jest.js';
+/**
+ * Jest for npm test's steps. --forceExit: a file that fails half-way can leave a handle open (an attacker process's
+ * socket, a server its afterAll never reached), and Jest then waits for it after its summary, forever: one shard of a
+ * run here sat 380 s past its summary until it was killed. Jest still runs the global teardown first and still names
+ * the leak ("Force exiting Jest").
+ */
+const JEST = 'node --experimental-vm-modules node_modules/jest/bin/jest.js --forceExit';
 
 /**
  * Integration files that judge a process against a deadline while they load it themselves (hostile clients, a flood,
