@@ -61,12 +61,23 @@ const temp = mkdtempSync(join(tmpdir(), 'kruise-app-'));
 const app = join(temp, 'app');
 const registry = new RegistryProcess();
 const figures: string[] = [];
+/** Where the run's time goes (printed, never asserted): the set-up's steps and each Node's synth and jest. */
+const phases: string[] = [];
+function timed<T>(label: string, step: () => T): T {
+  const started = Date.now();
+  try {
+    return step();
+  } finally {
+    phases.push(`${label} ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
 let packed: { constructs: PackedPackage; runtime: PackedPackage };
 let nodes: Array<{ label: string; dir: string }>;
 let warmedNow = false;
 
 afterAll(async () => {
   if (figures.length > 0) process.stderr.write(`install footprint (${TEMPLATE}):\n  ${figures.join('\n  ')}\n`);
+  if (phases.length > 0) process.stderr.write(`app.test.ts time: ${phases.join(', ')}\n`);
   await registry.cleanup();
   rmSync(temp, { recursive: true, force: true });
 }, 60_000);
@@ -209,31 +220,33 @@ function installTarball(tarball: string, extra: string[], nodeDir: string): { ad
 }
 
 beforeAll(async () => {
-  packed = packPackages(join(temp, 'packages'));
+  packed = timed('packages', () => packPackages(join(temp, 'packages')));
   mkdirSync(app);
-  scaffold();
-  warmCache();
+  timed('scaffold', scaffold);
+  timed('npm cache warm check', warmCache);
   // Lowest first, the project's Node last; a machine whose Node is one of them runs it once.
   const candidates = [
-    { label: `the lowest kruise-ha declares`, dir: fetchNode(FETCHED_NODES[0]) },
+    { label: `the lowest kruise-ha declares`, dir: timed('fetch Node 20', () => fetchNode(FETCHED_NODES[0])) },
     { label: "the machine's", dir: systemNodeDir() },
-    { label: 'Node 22', dir: fetchNode(FETCHED_NODES[1]) },
+    { label: 'Node 22', dir: timed('fetch Node 22', () => fetchNode(FETCHED_NODES[1])) },
     { label: "the project's", dir: dirname(process.execPath) },
   ].map((n) => ({ ...n, label: `${nodeVersion(n.dir)} (${n.label})` }));
   nodes = candidates.filter(
     (n, i) => candidates.findIndex((m) => m.label.split(' ')[0] === n.label.split(' ')[0]) === i,
   );
   // cdk8s init's post hook, but `cdk8s import`.
-  installOffline([]);
-  inApp('npm', ['run', 'compile']);
-  inApp('npm', ['run', 'test', '--', '-u']);
-  inApp('npm', ['run', 'synth']);
+  timed('template npm install', () => installOffline([]));
+  timed('template compile', () => inApp('npm', ['run', 'compile']));
+  timed('template test -u', () => inApp('npm', ['run', 'test', '--', '-u']));
+  timed('template synth', () => inApp('npm', ['run', 'synth']));
   await registry.start();
 }, 900_000);
 
 describe(`a fresh ${TEMPLATE} app`, () => {
   it("installs kruise-ha offline, engine-strict on the lowest Node it declares, without the runtime's dependencies", () => {
-    const added = installTarball(packed.constructs.tarball, ['--engine-strict'], floor().dir);
+    const added = timed('install kruise-ha', () =>
+      installTarball(packed.constructs.tarball, ['--engine-strict'], floor().dir),
+    );
     figures.push(
       `kruise-ha: tarball ${kb(packed.constructs.size)}, unpacked ${kb(packed.constructs.unpackedSize)}; npm added ${added.added} packages, node_modules grew ${mb(added.bytes)}`,
     );
@@ -295,18 +308,18 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       writeFileSync(join(app, 'main.ts'), main);
       writeFileSync(join(app, 'main.test.ts'), test);
       // What the user does once after changing the chart: record the snapshot.
-      inApp('npx', ['jest', '-u']);
+      timed('README snapshot jest -u', () => inApp('npx', ['jest', '-u']));
     }, 300_000);
 
     it("cdk8s synth and the template's jest pass on every supported Node, with the same output", () => {
       const outputs = new Map<string, string>();
       for (const node of nodes) {
         try {
-          inApp('npm', ['run', 'synth'], { nodeDir: node.dir });
+          timed(`synth on ${node.label}`, () => inApp('npm', ['run', 'synth'], { nodeDir: node.dir }));
           const yaml = readFileSync(join(app, 'dist', 'kruise.k8s.yaml'), 'utf8');
           expect(yaml).toMatch(/^kind: Deployment\n(.*\n)*? {2}name: kruise-controller-manager$/m);
           outputs.set(node.label, yaml);
-          const tested = inApp('npm', ['test'], { nodeDir: node.dir });
+          const tested = timed(`jest on ${node.label}`, () => inApp('npm', ['test'], { nodeDir: node.dir }));
           expect(tested.stdout + tested.stderr).toMatch(
             /Tests:\s+1 passed, 1 total[\s\S]*Snapshots:\s+1 passed, 1 total/,
           );
@@ -327,7 +340,7 @@ describe(`a fresh ${TEMPLATE} app`, () => {
     // The paths a user imports, under the template's tsconfig (CommonJS, node10 resolution,
     // and a full library check: our declarations pass under its @types/node 14 and lib es2016).
     writeFileSync(join(app, 'imports.ts'), CONSTRUCTS_IMPORTS);
-    inApp('npm', ['run', 'compile']);
+    timed('compile examples', () => inApp('npm', ['run', 'compile']));
     const runnable = readdirSync(join(app, 'examples')).filter((f) => f.endsWith('.js') && f !== 'runtime-image.js');
     for (const file of runnable) inApp('node', [join('examples', file)]);
     expect(readdirSync(join(app, 'cdk8s.out')).filter((f) => f.endsWith('.k8s.yaml'))).toHaveLength(runnable.length);
@@ -368,7 +381,7 @@ describe(`a fresh ${TEMPLATE} app`, () => {
     let base = '';
 
     beforeAll(async () => {
-      const added = installTarball(packed.runtime.tarball, [], project().dir);
+      const added = timed('install kruise-ha-runtime', () => installTarball(packed.runtime.tarball, [], project().dir));
       figures.push(
         `kruise-ha-runtime: tarball ${kb(packed.runtime.size)}, unpacked ${kb(packed.runtime.unpackedSize)}; npm added ${added.added} packages, node_modules grew ${mb(added.bytes)}`,
       );

@@ -1,22 +1,28 @@
 /**
  * `npm pack` of a checkout that was never built gives complete packages (npm's lifecycle
  * scripts compile first), holding only what users need: no sources, source maps, tests,
- * examples, benchmarks or CI files, and every path a package.json names.
+ * examples, benchmarks or CI files, and every path a package.json names. The tarballs come from
+ * the content cache when a run packed the same inputs before (support.ts, packPackages), packed
+ * without build output either way; what they hold is read from the tarballs themselves.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { kb, packPackages, PackedPackage, REPO, RUNTIME_DIR, entryFiles } from './support.js';
+import { kb, packPackages, PackedPackage, entryFiles } from './support.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'kruise-pack-'));
 let constructs: PackedPackage;
 let runtime: PackedPackage;
 
+/** A file of a package, as its tarball holds it. */
+const read = (pkg: PackedPackage, path: string): string => {
+  const bytes = pkg.contents.get(path);
+  if (!bytes) throw new Error(`${pkg.name}: no ${path} in ${pkg.tarball}`);
+  return bytes.toString('utf8');
+};
+
 beforeAll(() => {
-  // As a fresh clone has it: no build output.
-  rmSync(join(REPO, 'dist'), { recursive: true, force: true });
-  rmSync(join(RUNTIME_DIR, 'dist'), { recursive: true, force: true });
   ({ constructs, runtime } = packPackages(temp));
 }, 300_000);
 afterAll(() => {
@@ -46,7 +52,7 @@ describe('kruise-ha (constructs)', () => {
     ).toEqual([]);
     // The Python, Java and Go packages' kernels load this tarball and read the API from .jsii (docs/languages.md).
     expect(constructs.files).toContain('.jsii');
-    expect(JSON.parse(readFileSync(join(REPO, 'dist', 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+    expect(JSON.parse(read(constructs, 'dist/package.json'))).toEqual({ type: 'commonjs' });
     expect(constructs.files).toEqual(
       expect.arrayContaining([
         'dist/index.js',
@@ -102,7 +108,7 @@ describe('kruise-ha-runtime', () => {
     expect(entryFiles(runtime.manifest).filter((f) => !runtime.files.includes(f))).toEqual([]);
     expect(runtime.manifest.bin).toEqual({ 'kruise-ha-image': 'dist/image/cli.js', 'kruise-ha': 'dist/doctor/cli.js' });
     for (const bin of Object.values(runtime.manifest.bin as Record<string, string>)) {
-      expect(readFileSync(join(RUNTIME_DIR, bin), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+      expect(read(runtime, bin)).toMatch(/^#!\/usr\/bin\/env node\n/);
     }
   });
 

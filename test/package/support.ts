@@ -4,10 +4,13 @@
  * PATH instead of the repository's node_modules/.bin.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { cachedInto } from '../support/content-cache.js';
+import { NPM_PACKAGES, npmPackagesInputs, packNpmPackages, tarballNames } from '../support/package-cache.js';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const RUNTIME_DIR = join(REPO, 'packages', 'runtime');
@@ -82,6 +85,8 @@ export interface PackedPackage {
   readonly unpackedSize: number;
   readonly files: string[];
   readonly manifest: PackageManifest;
+  /** Each file's bytes, by its path in the package. */
+  readonly contents: ReadonlyMap<string, Buffer>;
 }
 
 export interface PackageManifest {
@@ -99,39 +104,64 @@ export interface PackageManifest {
 }
 
 /**
- * `npm pack` of the repository (kruise-ha) and of packages/runtime (kruise-ha-runtime), as a
- * maintainer or `npm install <git url>` does it: npm's lifecycle scripts compile first.
+ * `npm pack` of the repository (kruise-ha) and of packages/runtime (kruise-ha-runtime), as a maintainer or `npm
+ * install <git url>` does it from a checkout without build output (npm's lifecycle scripts compile first), copied into
+ * `destination`: from the content cache when a run packed the same inputs before (test/support/package-cache.ts; the
+ * languages tier's global setup seeds it), packed now otherwise. What each package holds is read from its tarball.
  */
 export function packPackages(destination: string): { constructs: PackedPackage; runtime: PackedPackage } {
-  mkdirSync(destination, { recursive: true });
-  const pack = (spec: string): PackedPackage => {
-    // The repository's own npm and Node 24, as a maintainer runs it (the lifecycle scripts need them).
-    const result = spawnSync('npm', ['pack', spec, '--json', '--pack-destination', destination], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
-    if (result.status !== 0) throw new Error(`npm pack ${spec} exited with ${result.status}:\n${result.stderr}`);
-    const [info] = JSON.parse(result.stdout.slice(result.stdout.search(/^\[\s*\{/m))) as Array<{
-      name: string;
-      version: string;
-      filename: string;
-      size: number;
-      unpackedSize: number;
-      files: Array<{ path: string }>;
-    }>;
-    const root = spec === '.' ? REPO : join(REPO, spec);
+  cachedInto(destination, { name: NPM_PACKAGES, inputs: npmPackagesInputs(), build: packNpmPackages });
+  const names = tarballNames();
+  const describe = (tarball: string, root: string): PackedPackage => {
+    const contents = tarballContents(tarball);
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as PackageManifest;
     return {
-      name: info.name,
-      version: info.version,
-      tarball: join(destination, info.filename),
-      size: info.size,
-      unpackedSize: info.unpackedSize,
-      files: info.files.map((f) => f.path).sort(),
-      manifest: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as PackageManifest,
+      name: manifest.name,
+      version: manifest.version,
+      tarball,
+      size: statSync(tarball).size,
+      unpackedSize: [...contents.values()].reduce((sum, b) => sum + b.length, 0),
+      files: [...contents.keys()].sort(),
+      manifest,
+      contents,
     };
   };
-  return { constructs: pack('.'), runtime: pack('./packages/runtime') };
+  return {
+    constructs: describe(join(destination, names.constructs), REPO),
+    runtime: describe(join(destination, names.runtime), RUNTIME_DIR),
+  };
+}
+
+/**
+ * The files of an npm tarball (gzipped ustar, every path under `package/`; pax headers for long paths), by path
+ * without that prefix, as npm pack lists them.
+ */
+export function tarballContents(tarball: string): Map<string, Buffer> {
+  const tar = gunzipSync(readFileSync(tarball));
+  const files = new Map<string, Buffer>();
+  const text = (from: number, length: number) =>
+    tar
+      .subarray(from, from + length)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
+  let paxPath: string | undefined;
+  for (let at = 0; at + 512 <= tar.length;) {
+    if (tar.subarray(at, at + 512).every((b) => b === 0)) break; // the end-of-archive blocks
+    const size = parseInt(text(at + 124, 12).trim() || '0', 8);
+    const type = text(at + 156, 1) || '0';
+    const prefix = text(at + 345, 155);
+    const body = tar.subarray(at + 512, at + 512 + size);
+    if (type === 'x') {
+      paxPath = /(?:^|\n)\d+ path=([^\n]*)\n/.exec(body.toString('utf8'))?.[1];
+    } else {
+      const path = paxPath ?? (prefix ? `${prefix}/${text(at, 100)}` : text(at, 100));
+      paxPath = undefined;
+      if (type === '0') files.set(path.replace(/^package\//, ''), Buffer.from(body));
+    }
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  if (files.size === 0) throw new Error(`${tarball}: no file in the tarball`);
+  return files;
 }
 
 /** Every file a package.json points at: main, types, bin, exports, typesVersions. */

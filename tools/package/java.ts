@@ -7,7 +7,9 @@
  * from that assembly too), and installed into the local Maven repository. Both are cached in
  * ~/.cache/kruise-ts-envtest (the local Maven repository; the cdk8s-plus-28 build keyed by its version).
  *
- * Usage: tsx tools/package/java.ts
+ * Usage: tsx tools/package/java.ts [--dependencies-only]
+ * (--dependencies-only: only cdk8s-plus-28 into the local Maven repository, for a jar built before: the languages
+ * tier's global setup, when .packages/ comes from its cache.)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -81,12 +83,13 @@ function ensureCdk8sPlus(): void {
 }
 
 ensureCdk8sPlus();
-sh(process.execPath, [
-  PACMAK,
-  '--targets',
-  'java',
-  '--force',
-  '--no-npmignore',
-  '--maven-local-repository',
-  MAVEN_REPO,
-]);
+if (!process.argv.includes('--dependencies-only'))
+  sh(process.execPath, [
+    PACMAK,
+    '--targets',
+    'java',
+    '--force',
+    '--no-npmignore',
+    '--maven-local-repository',
+    MAVEN_REPO,
+  ]);
