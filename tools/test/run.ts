@@ -15,13 +15,14 @@
  *   npm run test:fast            the type-check, the lint and the unit tier, side by side (FAST_PLAN)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, homedir, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   parseTimings,
   ROOT,
+  runFiles,
   RUNS_DIR,
   TIMINGS_ENV,
   totals,
@@ -154,10 +155,7 @@ class Run {
   ) {
     const dir = join(root, RUNS_DIR);
     mkdirSync(dir, { recursive: true });
-    const old = readdirSync(dir)
-      .filter((f) => f.endsWith('.jsonl'))
-      .map((f) => join(dir, f))
-      .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+    const old = runFiles(root);
     for (const f of old.slice(0, Math.max(0, old.length - (KEEP_RUNS - 1)))) rmSync(f, { force: true });
     this.file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)

@@ -147,15 +147,19 @@ export function renderTimings(records: TimingRecord[], top = 10): string {
   return out.join('\n');
 }
 
-/** The newest run's file under RUNS_DIR, or undefined when no `npm test` has written one. */
-export function newestRun(root = ROOT): string | undefined {
+/** The runs' files under RUNS_DIR, oldest first (none when no `npm test` has written one). */
+export function runFiles(root = ROOT): string[] {
   const dir = join(root, RUNS_DIR);
-  if (!existsSync(dir)) return undefined;
-  const runs = readdirSync(dir)
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.jsonl'))
     .map((f) => join(dir, f))
     .sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
-  return runs.at(-1);
+}
+
+/** The newest run's file under RUNS_DIR, or undefined when no `npm test` has written one. */
+export function newestRun(root = ROOT): string | undefined {
+  return runFiles(root).at(-1);
 }
 
 function main(argv: string[]): number {
