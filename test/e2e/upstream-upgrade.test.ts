@@ -19,7 +19,16 @@ import { pushAppImages, type AppImages } from './support/app-images.js';
 import { clusterImages, e2eEnv, upstreamImage } from './support/e2e-env.js';
 import { expectWebhookEndpoints } from './support/checks.js';
 import { installKruise, managerPods, NS, uninstallKruise } from './support/install.js';
-import { describePods, getJson, kubectl, podMetrics, until, webhookLatency } from './support/kube.js';
+import {
+  cacheSyncedAt,
+  describePods,
+  getJson,
+  kubectl,
+  podMetrics,
+  timeoutsAfter,
+  until,
+  webhookLatency,
+} from './support/kube.js';
 import { objectsIn, synthRelease, type OutputObject, type Synthesized } from './support/synth.js';
 import {
   APP_NAMESPACE,
@@ -194,16 +203,21 @@ describe(`upgrading the default output from ${FROM} to ${TO} under pod-create lo
     // the rendered preStop sleep, kube-proxy still sent calls to a stopping replica and they were
     // refused at TCP (7 of 3,922 creates in one run, 0 in another). With it, none may fail so: every
     // failure but the two kinds below fails the test.
-    // - A review a replica accepted and did not answer within the webhook's 10 s: 1 of 3,449 creates
-    //   in the CI run of 2026-11-26 19:06, 0 in the other runs that day. A candidate: upstream's
-    //   readiness does not wait for the caches its pod handlers read; the first reviews on a new
-    //   replica start those informers and wait for their lists (the histograms below tell).
+    // - A review a replica accepted and did not answer within the webhook's 10 s (1 of 3,449 creates on
+    //   2026-11-26; 4 of ~2,400, all within 1.3 s, in the CI run of 2026-11-29 03:18). The cause, read from the new
+    //   replicas' logs on 2026-11-29: v1.9.1's pod handler reads SidecarSets from its v1beta1 cache, and that
+    //   cache lists through the CRD's conversion webhook, which the Service still sends to v1.8.3 replicas that
+    //   cannot convert to v1beta1 (`no kind "SidecarSet" is registered for version "apps.kruise.io/v1beta1"`). The
+    //   list retries with back-off: one replica's cache synced 15 s after it started, Ready long before (upstream's
+    //   readiness does not wait for the caches its handlers read), and reviews on it waited for that sync.
+    //   Upstream's upgrade does this with its own chart too. So a timeout is allowed only if its review started
+    //   before every new replica's v1beta1 SidecarSet cache had synced; any later one fails the test.
     // - A review written to a kept-alive connection the stopping replica closed at that moment
     //   (`write: connection reset by peer`, `broken pipe`, `EOF`): 1 of 3,110 creates in the CI run
     //   of 2026-11-26 22:42. Endpoints only steer new connections; the API server keeps using the
     //   ones it has until the replica closes them at exit, and upstream sends no `Connection: close`
     //   first (the runtime flavour does, and its rollout drill asserts 0), so a POST can cross the close.
-    // Both are printed and bounded, not hidden: at most one of each per 1,000 creates.
+    // Both are printed and bounded, not hidden.
     const timedOut = (f: string) => /context deadline exceeded/.test(f);
     const crossedClose = (f: string) => /write: connection reset by peer|write: broken pipe|: EOF\b/.test(f);
     const timeouts = load.run.failures.filter(timedOut);
@@ -229,7 +243,19 @@ describe(`upgrading the default output from ${FROM} to ${TO} under pod-create lo
       );
     }
     expect(load.run.failures.filter((f) => !timedOut(f) && !crossedClose(f))).toEqual([]);
-    expect(timeouts.length).toBeLessThanOrEqual(Math.floor(load.run.created / 1000));
+    // When each new replica's v1beta1 SidecarSet cache first synced, from its own log.
+    const synced = await Promise.all(
+      pods.map(async (p) => {
+        const log = await kubectl(kc, ['logs', '-n', NS, p.metadata.name, '--timestamps'], { allowFailure: true });
+        const at = cacheSyncedAt(log.stdout, 'v1beta1.SidecarSet');
+        process.stderr.write(
+          `upstream-upgrade: ${p.metadata.name} v1beta1 SidecarSet cache synced at ${at?.toISOString() ?? 'never (in its log)'}\n`,
+        );
+        return at;
+      }),
+    );
+    const lastSync = synced.includes(undefined) ? undefined : new Date(Math.max(...synced.map((d) => d!.getTime())));
+    expect(timeoutsAfter(timeouts, lastSync, 10_000)).toEqual([]);
     expect(closed.length).toBeLessThanOrEqual(Math.floor(load.run.created / 1000));
     expect(load.run.created).toBeGreaterThan(50);
   });

@@ -178,3 +178,37 @@ export async function podMetrics(kc: string, namespace: string, pod: string, por
   });
   return r.code === 0 ? r.stdout : '';
 }
+
+/**
+ * When a container's informer first listed `kind` (client-go's reflector line `Caches populated for *<kind>`), read
+ * from `kubectl logs --timestamps` output: the kubelet's timestamp of the first such line. Undefined if no line says
+ * so (the cache never synced, or the log does not reach back that far).
+ */
+export function cacheSyncedAt(log: string, kind: string): Date | undefined {
+  const needle = `Caches populated for *${kind} `;
+  for (const line of log.split('\n')) {
+    if (!line.includes(needle)) continue;
+    const at = new Date(line.slice(0, line.indexOf(' ')));
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  return undefined;
+}
+
+/**
+ * The failures of a load (each `<ISO time> <name>: <message>`, the time being when the failure came back) that are
+ * NOT explained by a review waiting for a cache that synced at `syncedAt`: a review that timed out after
+ * `timeoutMs` started `timeoutMs` before its failure, and is explained if it started before the cache synced
+ * (`slackMs` allows for the clocks of the test and of the kubelet's log timestamps).
+ */
+export function timeoutsAfter(
+  failures: readonly string[],
+  syncedAt: Date | undefined,
+  timeoutMs: number,
+  slackMs = 1_000,
+): string[] {
+  return failures.filter((f) => {
+    const failedAt = new Date(f.slice(0, f.indexOf(' '))).getTime();
+    if (syncedAt === undefined || Number.isNaN(failedAt)) return true;
+    return failedAt - timeoutMs > syncedAt.getTime() + slackMs;
+  });
+}
