@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import {
   CertModes,
+  controllerNameProblems,
   DEFAULT_CERT_DIR,
   describeProblem,
   distinctPortProblems,
@@ -86,6 +87,9 @@ export function parseOptions(
   env: NodeJS.ProcessEnv,
   controllers: readonly string[] = CONTROLLERS,
 ): ManagerOptions | 'help' {
+  // The constructs accept a controller name of this shape only (a carried controller must be tunable).
+  for (const controller of controllers)
+    refuse(controllerNameProblems('controllers', controller), 'controllers', controller);
   const parsed = {
     ...Object.fromEntries(runtimeFlags(controllers).map((f) => [f, { type: 'string' as const }])),
     help: { type: 'boolean', short: 'h' },
