@@ -51,6 +51,16 @@ export function workersFlag(controller: string): string {
   return `${controller}-workers`;
 }
 
+/**
+ * Controllers the runtime carries, by the name of their `--<name>-workers` flag. The runtime parses
+ * a worker flag for each (and for no other name), and the constructs accept these names in
+ * `controllerWorkers` for the runtime image: a controller added here is tunable in both rooms.
+ */
+export const RuntimeControllers = {
+  sidecarset: 'sidecarset',
+  workloadspread: 'workloadspread',
+} as const;
+
 /** Environment variables (upstream names). */
 export const Env = {
   podNamespace: 'POD_NAMESPACE',

@@ -1,4 +1,5 @@
 /** Rules on single values both rooms check: names, ports, worker counts; and the runtime's user. */
+import { Flags, RuntimeControllers, workersFlag } from './names.js';
 import type { Problem } from './problems.js';
 
 /** Upstream's feature-gate names are CamelCase (k8s.io/component-base/featuregate). */
@@ -51,8 +52,11 @@ export function dnsSubdomainProblems(field: string, value: string): Problem[] {
 /** Concurrent reconciles per controller (`--<controller>-workers`): bounds and default. */
 export const Workers = { min: 1, max: 1000, default: 3 } as const;
 
-/** Controller names as they appear in `--<controller>-workers`. */
-const CONTROLLER_NAME = /^[a-z][a-z0-9]*$/;
+/**
+ * Controller names as they appear in `--<controller>-workers`: lower-case words joined by "-"
+ * (`sidecarset`, `configmap-mirror`), which a long flag carries as is.
+ */
+const CONTROLLER_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 export function workersProblems(field: string, workers: number): Problem[] {
   return Number.isInteger(workers) && workers >= Workers.min && workers <= Workers.max
@@ -75,9 +79,43 @@ export function controllerNameProblems(field: string, name: string): Problem[] {
           field,
           value: name,
           message: 'is not a controller name',
-          fix: 'use the lower-case controller name, e.g. "sidecarset"',
+          fix: 'use the lower-case controller name, words joined by "-", e.g. "sidecarset"',
         },
       ];
+}
+
+/**
+ * Every flag the runtime's parser accepts, given the controllers it carries: the shared flags and
+ * one `--<name>-workers` per controller. It refuses any other flag at start (exit 2).
+ */
+export function runtimeFlags(controllers: readonly string[] = Object.values(RuntimeControllers)): string[] {
+  return [...Object.values(Flags), ...controllers.map(workersFlag)];
+}
+
+/**
+ * Why the runtime would refuse `--<flag>` (empty when it parses it): the one rule the constructs
+ * check what they render (`controllerWorkers`, `extraArgs`) against, and the runtime's wording of
+ * an unknown flag.
+ */
+export function runtimeFlagProblems(
+  field: string,
+  flag: string,
+  controllers: readonly string[] = Object.values(RuntimeControllers),
+): Problem[] {
+  if (runtimeFlags(controllers).includes(flag)) return [];
+  const workers = flag.endsWith(workersFlag(''));
+  return [
+    {
+      field,
+      value: flag,
+      message: workers
+        ? `is not a worker flag of this project's runtime, whose only controllers are ${controllers.join(', ')}`
+        : "is not a flag of this project's runtime, which refuses to start with it",
+      fix: workers
+        ? `use one of: ${controllers.join(', ')}`
+        : `remove it; the runtime parses: ${runtimeFlags(controllers).join(', ')}`,
+    },
+  ];
 }
 
 export function portProblems(field: string, port: number): Problem[] {

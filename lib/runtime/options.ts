@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import {
   CertModes,
+  controllerNameProblems,
   DEFAULT_CERT_DIR,
   describeProblem,
   distinctPortProblems,
@@ -12,6 +13,9 @@ import {
   Ports,
   Roles,
   type Role,
+  RuntimeControllers,
+  runtimeFlagProblems,
+  runtimeFlags,
   Workers,
   workersFlag,
   workersProblems,
@@ -34,8 +38,8 @@ export { OptionsError, parseAddr, parseDuration, type HostPort } from './option-
 /** What shutdown keeps after the drain window for stopping servers and exiting. */
 export const SHUTDOWN_RESERVE_MS = 2_000;
 
-/** Controllers this runtime carries, for `--<name>-workers`. */
-export const CONTROLLERS = ['sidecarset', 'workloadspread'] as const;
+/** Controllers this runtime carries, for `--<name>-workers` (the contract's list, which the constructs check). */
+export const CONTROLLERS: readonly string[] = Object.values(RuntimeControllers);
 
 /** Everything the manager is configured with: flags (upstream names) and env vars. */
 export interface ManagerOptions {
@@ -73,47 +77,34 @@ export interface ManagerOptions {
   readonly logLevel: LogLevel;
 }
 
-const STRING_FLAGS = [
-  Flags.enableLeaderElection,
-  Flags.leaderElectionNamespace,
-  Flags.leaderElectionId,
-  Flags.leaderElectionResourceLock,
-  Flags.leaseDuration,
-  Flags.renewDeadline,
-  Flags.retryPeriod,
-  Flags.metricsAddr,
-  Flags.healthProbeAddr,
-  Flags.featureGates,
-  Flags.namespace,
-  Flags.kubeconfig,
-  Flags.role,
-  Flags.drainTimeout,
-  Flags.gracefulShutdownTimeout,
-  Flags.maxCacheStaleness,
-  Flags.certMode,
-  Flags.logLevel,
-  Flags.syncPeriod,
-  Flags.restConfigQps,
-  Flags.restConfigBurst,
-  Flags.logToStderr,
-  Flags.verbosity,
-  ...CONTROLLERS.map(workersFlag),
-];
-
-/** Parses argv and env. Throws {@link OptionsError} with a message naming the flag. */
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOptions | 'help' {
+/**
+ * Parses argv and env. Throws {@link OptionsError} with a message naming the flag. `controllers`
+ * are the controllers whose `--<name>-workers` are parsed: the contract's (what the constructs
+ * accept in `controllerWorkers`).
+ */
+export function parseOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  controllers: readonly string[] = CONTROLLERS,
+): ManagerOptions | 'help' {
+  // The constructs accept a controller name of this shape only (a carried controller must be tunable).
+  for (const controller of controllers)
+    refuse(controllerNameProblems('controllers', controller), 'controllers', controller);
+  const parsed = {
+    ...Object.fromEntries(runtimeFlags(controllers).map((f) => [f, { type: 'string' as const }])),
+    help: { type: 'boolean', short: 'h' },
+  } as const;
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    // An unknown flag is named by the contract's rule (with the flags it could be), before the strict parse.
+    for (const token of parseArgs({ args: argv, options: parsed, strict: false, tokens: true }).tokens) {
+      if (token.kind !== 'option' || Object.hasOwn(parsed, token.name)) continue;
+      const problems = runtimeFlagProblems(token.rawName, token.name, controllers);
+      if (problems.length > 0) throw new OptionsError(problems.map(describeProblem).join('; '));
+    }
+    ({ values } = parseArgs({ args: argv, options: parsed, strict: true, allowPositionals: false }));
   } catch (err) {
+    if (err instanceof OptionsError) throw err;
     throw new OptionsError(`${(err as Error).message}. Fix: see --help`);
   }
   if (values.help) return 'help';
@@ -139,7 +130,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   const podNamespace = env[Env.podNamespace] ?? Names.namespace;
   const lease = parseLeaseTiming(flag);
   const workers: Record<string, number> = {};
-  for (const controller of CONTROLLERS) {
+  for (const controller of controllers) {
     const raw = flag(workersFlag(controller)) ?? String(Workers.default);
     refuse(workersProblems(controller, Number(raw)), `--${workersFlag(controller)}`, raw);
     workers[controller] = Number(raw);

@@ -84,6 +84,10 @@ describe('contract', () => {
         expect(dnsSubdomainProblems('n', bad)).toHaveLength(1);
       expect(controllerNameProblems('c', 'sidecarset')).toEqual([]);
       expect(controllerNameProblems('c', 'Side-Car')).toHaveLength(1);
+      // Words joined by "-", as a long flag --<name>-workers carries them.
+      expect(['configmap-mirror', 'a1-b2-c3'].flatMap((n) => controllerNameProblems('c', n))).toEqual([]);
+      for (const bad of ['configmap--mirror', '-a', 'a-', '1a', 'a_b', 'a=b'])
+        expect(controllerNameProblems('c', bad)).toHaveLength(1);
     });
 
     it('bounds workers to 1..1000 and ports to 1..65535, whole numbers only', () => {

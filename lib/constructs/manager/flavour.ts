@@ -7,6 +7,8 @@ import {
   RUNTIME_NAMESPACED_RULES,
   RUNTIME_UID,
   runtimeClusterRules,
+  runtimeFlagProblems,
+  workersFlag,
   type CertMode,
   type Role,
 } from '../../contract.js';
@@ -384,8 +386,12 @@ export const RUNTIME_FLAVOUR: ManagerFlavourProfile = {
   _liveness(port) {
     return kplus.Probe.fromHttpGet(Paths.healthz, { port, ...LIVENESS_TIMING, timeoutSeconds: Duration.seconds(5) });
   },
-  // The runtime's flags are checked by its own contract (lib/contract.ts).
-  _flagProblem() {
-    return undefined;
+  // The runtime refuses any flag it does not parse (exit 2), library-like or not: the contract's rule.
+  _flagProblem(flag) {
+    const [refused] = runtimeFlagProblems(flag, flag);
+    if (!refused) return undefined;
+    // Kruise's other controllers run in the upstream image.
+    const workers = flag.endsWith(workersFlag(''));
+    return { problem: refused.message, fix: workers ? `${refused.fix}, ${UPSTREAM_FIX}` : refused.fix };
   },
 };

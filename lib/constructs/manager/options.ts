@@ -111,8 +111,12 @@ export interface ManagerPodOptions {
    */
   readonly featureGates?: { [gate: string]: boolean };
   /**
-   * Concurrent reconciles per controller, rendered as `--<controller>-workers=N`.
-   * @default - the manager's defaults (3 for upstream controllers)
+   * Concurrent reconciles per controller, rendered as `--<controller>-workers=N`. Keys are
+   * controller names (lower-case words joined by "-"): for the upstream image, a controller whose
+   * `--<name>-workers` flag the chosen release has; for the runtime image, one of the controllers
+   * it carries (`sidecarset`, `workloadspread`). Any other name is refused at synth, since the
+   * binary would refuse the flag at start.
+   * @default - the manager's defaults (3 for upstream controllers and the runtime's)
    */
   readonly controllerWorkers?: { [controller: string]: number };
   /**
@@ -179,7 +183,9 @@ export interface ManagerPodOptions {
    */
   readonly pprof?: boolean;
   /**
-   * Extra arguments appended to the manager's command line.
+   * Extra arguments appended to the manager's command line. The runtime image parses only its own
+   * flags, so any other is refused at synth; for the upstream image, a flag another release has
+   * but the chosen one lacks is refused.
    * @default - none
    */
   readonly extraArgs?: string[];

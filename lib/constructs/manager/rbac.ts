@@ -60,6 +60,10 @@ export interface ManagerRbacProps {
  */
 export class ManagerRbac extends Construct {
   public readonly serviceAccount: kplus.ServiceAccount;
+  /**
+   * The manager's ClusterRole (`kruise-manager-role`), bound to its ServiceAccount. Rules added
+   * with `allow()` (or `allowRead()`, ...) are rendered after the manager's own.
+   */
   public readonly clusterRole: kplus.ClusterRole;
   /** Every RBAC object, for ordering and sync waves. */
   public readonly apiObjects: ApiObject[] = [];
@@ -143,8 +147,10 @@ export class ManagerRbac extends Construct {
 
 /**
  * Renders the rules as given: cdk8s-plus would split them into one rule per resource with an
- * empty `resourceNames`, which hides the grouping an auditor compares with upstream's role.
+ * empty `resourceNames`, which hides the grouping an auditor compares with upstream's role. They
+ * are inserted before the rules cdk8s-plus renders, so what a user adds with the role's `allow()`
+ * (and `allowRead()`, ...) is rendered after them.
  */
 export function setRules(role: kplus.Role | kplus.ClusterRole, rules: PolicyRule[]): void {
-  ApiObject.of(role).addJsonPatch(JsonPatch.add('/rules', mergeRules(rules)));
+  ApiObject.of(role).addJsonPatch(...mergeRules(rules).map((rule, i) => JsonPatch.add(`/rules/${i}`, rule)));
 }

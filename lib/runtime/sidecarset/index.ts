@@ -1,5 +1,12 @@
 import type { V1ConfigMap, V1ControllerRevision, V1Namespace, V1Pod } from '@kubernetes/client-node';
-import { FeatureGates, KRUISE_APPS_GROUP, KRUISE_CONFIGURATION, Paths, SidecarSetLabels } from '../../contract.js';
+import {
+  FeatureGates,
+  KRUISE_APPS_GROUP,
+  KRUISE_CONFIGURATION,
+  Paths,
+  RuntimeControllers,
+  SidecarSetLabels,
+} from '../../contract.js';
 import { resourcePath } from '../informer/index.js';
 import { appsV1, coreV1, customObjects, kubeClient } from '../kube/index.js';
 import type { Manager } from '../manager.js';
@@ -104,7 +111,10 @@ export function registerSidecarSet(manager: Manager, beforeInjection?: PodCreate
     clock: manager.clock,
     logger: manager.logger.child({ controller: 'sidecarset' }),
   };
-  const controller = manager.addController({ name: 'sidecarset', reconcile: sidecarSetReconciler(deps) });
+  const controller = manager.addController({
+    name: RuntimeControllers.sidecarset,
+    reconcile: sidecarSetReconciler(deps),
+  });
   // Only updates the rollout reads reconcile (upstream's predicates, without its 5 s delay on consistency changes).
   controller?.watch(filterUpdates(sidecarSets, sidecarSetChanged));
   controller?.watch(filterUpdates(pods, podChanged), (pod) => sidecarSetsForPod(deps, pod));

@@ -5,6 +5,7 @@ import {
   KRUISE_CONFIGURATION,
   parseWorkloadSpreadWhitelist,
   Paths,
+  RuntimeControllers,
   workloadSpreadEnabled,
   WORKLOADSPREAD_WHITELIST_KEY,
   type CustomWorkloadEntry,
@@ -106,7 +107,7 @@ export function registerWorkloadSpread(manager: Manager): PodMutation | undefine
     true,
   );
   const controller = manager.addController({
-    name: 'workloadspread',
+    name: RuntimeControllers.workloadspread,
     reconcile: workloadSpreadReconciler({
       workloadSpreads,
       pods,

@@ -295,6 +295,25 @@ describe('KruiseManager on each upstream release', () => {
   });
 });
 
+describe('KruiseManager on the runtime image', () => {
+  // The runtime refuses at start (exit 2) any flag it does not parse: synth refuses it first, by the contract's rule.
+  it("refuses workers and extra flags the runtime's parser would refuse, naming the controllers it has", () => {
+    expect(() => synthManager({ image: runtime, controllerWorkers: { configmapmirror: 2 } })).toThrow(
+      /^controllerWorkers\.configmapmirror: renders --configmapmirror-workers, which is not a worker flag of this project's runtime, whose only controllers are sidecarset, workloadspread \(got 2\)\. Fix: use one of: sidecarset, workloadspread, or use ManagerImage\.upstream\(\)$/,
+    );
+    // A hyphenated name has a controller name's shape (a long flag carries it): refused for what it names.
+    expect(() => synthManager({ image: runtime, controllerWorkers: { 'configmap-mirror': 2 } })).toThrow(
+      /^controllerWorkers\.configmap-mirror: renders --configmap-mirror-workers, which is not a worker flag of this project's runtime, whose only controllers are sidecarset, workloadspread \(got 2\)/,
+    );
+    expect(() => synthManager({ image: runtime, extraArgs: ['--sync-period=0', '--enable-pprof=false'] })).toThrow(
+      /^extraArgs\[1\]: --enable-pprof is not a flag of this project's runtime, which refuses to start with it \(got "--enable-pprof=false"\)\. Fix: remove it; the runtime parses: enable-leader-election, .*, sidecarset-workers, workloadspread-workers$/,
+    );
+    expect(managerArgs(synthManager({ image: runtime, controllerWorkers: { workloadspread: 4 } }))).toContain(
+      '--workloadspread-workers=4',
+    );
+  });
+});
+
 describe('KruiseManager validation', () => {
   const cases: Array<[string, () => unknown, RegExp]> = [
     [

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Chart, Testing } from 'cdk8s';
 import type { ManagerRbacProps } from '../../../lib/constructs/manager/rbac.js';
-import { ManagerRbac } from '../../../lib/index.js';
+import { KruiseManager, ManagerImage, ManagerRbac } from '../../../lib/index.js';
+import { kplus } from '../../../lib/constructs/core/api.js';
 import { RUNTIME_RESOURCES } from '../../../lib/constructs/webhooks/runtime-webhooks.js';
 import { RUNTIME_LEADER_ELECTION_RULES, runtimeClusterRules } from '../../../lib/contract.js';
 import { resolveUpstreamProfile } from '../../../lib/constructs/manager/upstream-profile.js';
@@ -95,6 +96,28 @@ describe('ManagerRbac', () => {
     const view = find(synth(), 'ClusterRole', 'aggregate-kruise-view');
     expect(view.metadata.labels).toEqual({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
     expect(view.rules[0].verbs).toEqual(['get', 'list', 'watch']);
+  });
+
+  it("renders rules added to the manager's ClusterRole after its own, bound to the manager", () => {
+    const chart = new Chart(Testing.app(), 'test');
+    const manager = new KruiseManager(chart, 'kruise', {
+      image: ManagerImage.runtime('registry.example.com/kruise-ha:0.1.0'),
+    });
+    const own = find(Testing.synth(chart), 'ClusterRole', 'kruise-manager-role').rules;
+    // cdk8s-plus renders one rule per resource, with an empty resourceNames (every object).
+    manager.rbac.clusterRole.allow(['get', 'list'], kplus.ApiResource.CONFIG_MAPS);
+    manager.rbac.clusterRole.allowRead(kplus.ApiResource.custom({ apiGroup: 'example.com', resourceType: 'widgets' }));
+    const objects = Testing.synth(chart);
+    const role = find(objects, 'ClusterRole', 'kruise-manager-role');
+    expect(role.rules).toEqual([
+      ...own,
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: [], verbs: ['get', 'list'] },
+      { apiGroups: ['example.com'], resources: ['widgets'], resourceNames: [], verbs: ['get', 'list', 'watch'] },
+    ]);
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && o.roleRef.name === 'kruise-manager-role');
+    expect(binding?.subjects).toEqual([
+      expect.objectContaining({ kind: 'ServiceAccount', name: 'kruise-manager', namespace: 'kruise-system' }),
+    ]);
   });
 
   it('puts the leader-election Role in the Lease namespace', () => {

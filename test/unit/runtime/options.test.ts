@@ -1,5 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { helpText, OptionsError, parseAddr, parseDuration, parseOptions } from '../../../lib/runtime/options.js';
+import { controllerNameProblems, RuntimeControllers, runtimeFlagProblems } from '../../../lib/contract.js';
+import {
+  CONTROLLERS,
+  helpText,
+  OptionsError,
+  parseAddr,
+  parseDuration,
+  parseOptions,
+} from '../../../lib/runtime/options.js';
 import { renderManagerArgs, resolveLeaderElection } from '../../../lib/constructs/manager/manager-args.js';
 
 const env = { POD_NAMESPACE: 'kruise-system', POD_NAME: 'mgr-0' };
@@ -110,7 +118,16 @@ describe('parseOptions', () => {
   });
 
   const bad: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
-    [['--bogus=1'], env, /Unknown option '--bogus'.*Fix: see --help/],
+    [
+      ['--bogus=1'],
+      env,
+      /^--bogus: is not a flag of this project's runtime, which refuses to start with it \(got "bogus"\)\. Fix: remove it; the runtime parses: enable-leader-election, /,
+    ],
+    [
+      ['--configmapmirror-workers=2'],
+      env,
+      /^--configmapmirror-workers: is not a worker flag of this project's runtime, whose only controllers are sidecarset, workloadspread \(got "configmapmirror-workers"\)\. Fix: use one of: sidecarset, workloadspread$/,
+    ],
     [['--role=leader'], env, /--role: "leader" is not a role. Fix: use all, webhook, controllers/],
     [
       ['--leader-election-lease-duration=5s'],
@@ -134,6 +151,53 @@ describe('parseOptions', () => {
   it.each(bad)('rejects %j with a message naming the flag', (argv, e, message) => {
     expect(() => parseOptions(argv, e)).toThrow(OptionsError);
     expect(() => parseOptions(argv, e)).toThrow(message);
+  });
+});
+
+describe('worker flags (the contract rule both rooms read)', () => {
+  const render = (controllerWorkers: Record<string, number>) =>
+    renderManagerArgs({
+      upstream: false,
+      role: 'all',
+      metricsPort: 8080,
+      healthPort: 8000,
+      featureGates: {},
+      controllerWorkers,
+      certMode: 'self-managed',
+      extraArgs: [],
+      leaderElection: resolveLeaderElection(undefined, 'kruise-system'),
+    });
+  const outcome = (run: () => unknown) => {
+    try {
+      run();
+      return 'accepted';
+    } catch {
+      return 'refused';
+    }
+  };
+
+  it('accepts at synth exactly the controllers whose --<name>-workers the runtime parses', () => {
+    const names = [...CONTROLLERS, 'configmapmirror', 'configmap-mirror', 'cloneset', 'sidecar-set', 'Side-Car'];
+    const construct = names.map((n) => outcome(() => render({ [n]: 2 })));
+    const runtime = names.map((n) => outcome(() => parse([`--${n}-workers=2`])));
+    expect(construct).toEqual(runtime);
+    expect(names.filter((_, i) => construct[i] === 'accepted')).toEqual(Object.values(RuntimeControllers));
+    const args = render(Object.fromEntries(CONTROLLERS.map((c, i) => [c, i + 1])));
+    expect(parse(args).workers).toEqual(Object.fromEntries(CONTROLLERS.map((c, i) => [c, i + 1])));
+  });
+
+  it('parses a hyphenated controller name once the runtime carries it', () => {
+    expect(controllerNameProblems('controllerWorkers', 'configmap-mirror')).toEqual([]);
+    const carried = [...CONTROLLERS, 'configmap-mirror'];
+    expect(runtimeFlagProblems('f', 'configmap-mirror-workers', carried)).toEqual([]);
+    const o = parseOptions(['--configmap-mirror-workers=2'], env, carried);
+    expect(o !== 'help' && o.workers).toEqual({ sidecarset: 3, workloadspread: 3, 'configmap-mirror': 2 });
+    expect(() => parseOptions([], env, ['configmap_mirror'])).toThrow(
+      /^controllers: "configmap_mirror" is not a controller name\. Fix: use the lower-case controller name/,
+    );
+    expect(() => parse(['--configmap-mirror-workers=2'])).toThrow(
+      /whose only controllers are sidecarset, workloadspread/,
+    );
   });
 });
 
