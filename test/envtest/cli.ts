@@ -1,24 +1,28 @@
 // `npm run envtest [-- extra kube-apiserver flags]`: a control plane in the
-// foreground, for poking at with kubectl or running a controller against.
+// foreground, for poking at with kubectl or running a controller against. Writes
+// .envtest/kubeconfig (KRUISE_HA_ENVTEST_DIR moves it: local.ts).
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ControlPlane } from './control-plane.js';
+import { localKubeconfig } from './local.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const kubeconfigPath = join(repoRoot, '.envtest', 'kubeconfig');
+const kubeconfigPath = localKubeconfig(repoRoot);
 const controlPlane = new ControlPlane({ kubeconfigPath, extraApiServerArgs: process.argv.slice(2) });
 
 // Handlers go in before start(): a Ctrl-C during a minutes-long first build
 // must still tear down whatever start() got as far as launching.
 const started = controlPlane.start();
-let stopping = false;
+let stopping = 0;
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  // One Ctrl-C can arrive twice: the terminal signals the whole job (npm, projen, tsx and us) and tsx relays its
+  // copy to us. Only a second Ctrl-C, a moment later, stops waiting for a graceful shutdown.
+  if (stopping && Date.now() - stopping < 1_000) return;
   if (stopping) {
-    // second Ctrl-C: stop waiting for a graceful shutdown
     controlPlane.killNow();
     process.exit(130);
   }
-  stopping = true;
+  stopping = Date.now();
   process.stderr.write(`\nenvtest: ${signal} received, stopping kube-apiserver and etcd...\n`);
   await started.catch(() => undefined);
   await controlPlane.stop();

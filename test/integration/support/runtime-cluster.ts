@@ -14,7 +14,6 @@ import { request, type RequestOptions } from 'node:https';
 import { KruiseManager, ManagerImage } from '../../../lib/index.js';
 import { Names } from '../../../lib/contract.js';
 import type { ControlPlane } from '../../envtest/control-plane.js';
-import { apiRequest } from '../../envtest/http.js';
 import { envtest } from '../../envtest/state.js';
 import { until } from './ha.js';
 
@@ -51,7 +50,7 @@ export async function installRuntime(kc: KubeConfig, namespace: string): Promise
   const objects = synthRuntime(namespace).filter((o) => !SKIPPED.has(o.kind!));
   const api = KubernetesObjectApi.makeApiClient(kc);
   for (const object of objects) {
-    if (object.kind === 'CustomResourceDefinition') await asFreshInstall(object);
+    if (object.kind === 'CustomResourceDefinition') await asFreshInstall(object, kc);
     await serverSideApply(kc, object);
     if (object.kind === 'CustomResourceDefinition') await waitEstablished(api, object);
   }
@@ -62,22 +61,49 @@ export async function installRuntime(kc: KubeConfig, namespace: string): Promise
  * Deletes the live CRD of `crd`'s name when it has stored versions `crd` does not serve (and
  * waits until it is gone), so `crd` applies as on a fresh cluster. The API server refuses a CRD
  * that drops a stored version: after upstream v1.9's SidecarSet CRD (stores v1beta1), the
- * runtime's v1alpha1-only one cannot be applied (docs/upstream-releases.md).
+ * runtime's v1alpha1-only one cannot be applied (docs/upstream-releases.md). Talks to the API
+ * server of `kc` (the Jest run's envtest by default): `npm run envtest:install-runtime` and tests
+ * with a control plane of their own install through here too.
  */
-export async function asFreshInstall(crd: KubernetesObject): Promise<void> {
+export async function asFreshInstall(crd: KubernetesObject, kc: KubeConfig = kubeConfig()): Promise<void> {
   const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`;
-  const res = await apiRequest(envtest(), 'GET', path);
+  const res = await kubeRequest(kc, 'GET', path);
   if (res.status !== 200) return;
   const stored = (JSON.parse(res.body) as { status?: { storedVersions?: string[] } }).status?.storedVersions ?? [];
   const served = ((crd as { spec?: { versions?: Array<{ name: string }> } }).spec?.versions ?? []).map((v) => v.name);
   if (stored.every((v) => served.includes(v))) return;
-  await apiRequest(envtest(), 'DELETE', path);
+  await kubeRequest(kc, 'DELETE', path);
   await until(
     `CRD ${crd.metadata!.name} to be deleted`,
-    async () => (await apiRequest(envtest(), 'GET', path)).status === 404,
+    async () => (await kubeRequest(kc, 'GET', path)).status === 404,
     60_000,
     200,
   );
+}
+
+/** One request to the API server of `kc` with its credentials; any status resolves. */
+export async function kubeRequest(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body?: string,
+  contentType = 'application/json',
+): Promise<{ status: number; body: string }> {
+  const url = new URL(path, kc.getCurrentCluster()!.server);
+  const httpOptions: RequestOptions = { method, headers: body === undefined ? {} : { 'Content-Type': contentType } };
+  await kc.applyToHTTPSOptions(httpOptions);
+  return new Promise((resolve, reject) => {
+    const req = request(url, httpOptions, (res) => {
+      let text = '';
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => {
+          text += d;
+        })
+        .on('end', () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on('error', reject).end(body);
+  });
 }
 
 /**
@@ -93,26 +119,9 @@ export async function serverSideApply(
   const plural = object.kind!.toLowerCase().replace(/y$/, 'ie') + 's';
   const ns = object.metadata?.namespace ? `/namespaces/${object.metadata.namespace}` : '';
   const path = `${group ? `/apis/${group}` : '/api'}/${version}${ns}/${plural}/${object.metadata!.name}?fieldManager=kruise-ha-tests&force=true${options.dryRun ? '&dryRun=All' : ''}`;
-  const url = new URL(path, kc.getCurrentCluster()!.server);
-  const httpOptions: RequestOptions = { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' } };
-  await kc.applyToHTTPSOptions(httpOptions);
-  const body = JSON.stringify(object);
-  await new Promise<void>((resolve, reject) => {
-    const req = request(url, httpOptions, (res) => {
-      let text = '';
-      res
-        .setEncoding('utf8')
-        .on('data', (d: string) => {
-          text += d;
-        })
-        .on('end', () =>
-          res.statusCode! < 300
-            ? resolve()
-            : reject(new Error(`apply ${object.kind}/${object.metadata!.name}: HTTP ${res.statusCode}: ${text}`)),
-        );
-    });
-    req.on('error', reject).end(body);
-  });
+  const res = await kubeRequest(kc, 'PATCH', path, JSON.stringify(object), 'application/apply-patch+yaml');
+  if (res.status >= 300)
+    throw new Error(`apply ${object.kind}/${object.metadata!.name}: HTTP ${res.status}: ${res.body}`);
 }
 
 export async function waitEstablished(api: KubernetesObjectApi, crd: KubernetesObject): Promise<void> {
