@@ -1,9 +1,9 @@
 /**
  * kruise-ha-runtime: a controller-runtime-style manager in TypeScript. What a user of the package builds on: the
  * Manager (its options, controllers, webhooks and events), the typed API client, the webhook handler API, and
- * Kruise's features as registrations on a Manager. The machinery under them (informers, work queues, leader election, certificates,
- * the webhook server, SidecarSet's and WorkloadSpread's internals) stays in its modules, for this repository's own
- * code and tests.
+ * Kruise's features as registrations on a Manager. The machinery under them (informers, work queues, leader
+ * election, certificates, the webhook server, SidecarSet's and WorkloadSpread's internals) stays in its modules,
+ * for this repository's own code and tests.
  */
 export { Manager, type ExitCode, type ManagerDeps } from './manager.js';
 export { helpText, parseOptions, type ManagerOptions } from './options.js';
@@ -21,6 +21,7 @@ export {
   defineKind,
   DefaultBackoff,
   DefaultRetry,
+  kindPath,
   Kinds,
   retryOnConflict,
   retryOnError,
@@ -35,6 +36,7 @@ export {
   type ObjectList,
   type Patch,
   type PatchOptions,
+  type PathTarget,
   type RetryOptions,
   type WriteOptions,
 } from './client/index.js';

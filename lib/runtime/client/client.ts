@@ -76,7 +76,8 @@ export type JsonPatchOperation =
  * A patch, in one of the languages the API server speaks (the keys of `type` are its Content-Types):
  * - `merge`: a JSON merge patch (RFC 7386): fields to set, `null` to remove one;
  * - `strategicMerge`: Kubernetes' strategic merge patch (built-in kinds only): lists merge by their keys;
- * - `json`: a JSON Patch (RFC 6902), e.g. with a `test` of `/metadata/resourceVersion` to write only over what was read;
+ * - `json`: a JSON Patch (RFC 6902), e.g. with a `test` of `/metadata/resourceVersion` to write only over what
+ *   was read;
  * - `apply`: server-side apply of the fields this field manager wants (needs `fieldManager`; `force` takes over
  *   fields others own). The body is the object's intent; `apiVersion` and `kind` default to the Kind's.
  */
@@ -181,7 +182,12 @@ export class Client {
   }
 
   /** Patches one object and returns it as stored. */
-  async patch<T extends KubernetesObject>(kind: Kind<T>, name: string, patch: Patch, options: PatchOptions = {}): Promise<T> {
+  async patch<T extends KubernetesObject>(
+    kind: Kind<T>,
+    name: string,
+    patch: Patch,
+    options: PatchOptions = {},
+  ): Promise<T> {
     return this.patchAt(kind, name, undefined, patch, options);
   }
 

@@ -149,7 +149,13 @@ export const Kinds = Object.freeze({
   ReplicaSet: defineKind<V1ReplicaSet>(apps('ReplicaSet', 'replicasets')),
   ControllerRevision: defineKind<V1ControllerRevision>(apps('ControllerRevision', 'controllerrevisions')),
   Job: defineKind<V1Job>({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true }),
-  CronJob: defineKind<V1CronJob>({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true }),
+  CronJob: defineKind<V1CronJob>({
+    group: 'batch',
+    version: 'v1',
+    kind: 'CronJob',
+    plural: 'cronjobs',
+    namespaced: true,
+  }),
   Lease: defineKind<V1Lease>({
     group: 'coordination.k8s.io',
     version: 'v1',
