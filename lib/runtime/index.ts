@@ -32,6 +32,7 @@ export {
   type JsonPatchOperation,
   type Kind,
   type KindSpec,
+  type ListMeta,
   type ListOptions,
   type ObjectList,
   type Patch,

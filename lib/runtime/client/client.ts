@@ -3,7 +3,7 @@
  * runtime's own HTTP path to the API server (lib/runtime/kube/client.ts, node:http), so it works the same unbundled
  * and in the bundled runtime, which has no client-node generated API classes.
  */
-import type { KubeConfig, KubernetesObject, V1ListMeta } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { PatchTypes } from '../kube/apis.js';
 import { kubeClient, type KubeClient, type KubeRequest } from '../kube/client.js';
 import { kindPath, type Kind } from './kinds.js';
@@ -87,11 +87,23 @@ export type Patch =
   | { type: 'json'; body: JsonPatchOperation[] }
   | { type: 'apply'; body: object };
 
+/**
+ * A list's metadata as the API sends it (client-node's V1ListMeta calls `continue` `_continue`: its name after its
+ * own deserializer, which this client does not use).
+ */
+export interface ListMeta {
+  resourceVersion?: string;
+  /** Set when `limit` cut the list: pass it as ListOptions.continue for the next page. */
+  continue?: string;
+  /** How many items are left after this page, when the server can tell. */
+  remainingItemCount?: number;
+}
+
 /** A list answer: the items and the list's metadata (`resourceVersion`, `continue`). */
 export interface ObjectList<T extends KubernetesObject> {
   apiVersion?: string;
   kind?: string;
-  metadata?: V1ListMeta;
+  metadata?: ListMeta;
   items: T[];
 }
 

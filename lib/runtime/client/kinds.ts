@@ -130,7 +130,12 @@ const rbac = (kind: string, plural: string, namespaced: boolean) =>
 const admission = (kind: string, plural: string) =>
   ({ group: 'admissionregistration.k8s.io', version: 'v1', kind, plural, namespaced: false }) as const;
 
-/** The built-in kinds controllers and webhooks commonly read and write, at their current stable versions. */
+/**
+ * The built-in kinds controllers and webhooks commonly read and write, at their current stable versions. Their
+ * object types are client-node's models; the client sends and returns the API's JSON as it is, so the few fields
+ * those models rename (JSONSchemaProps' `x-kubernetes-*`, `default`, `enum`, `$ref`, ...) keep their JSON names
+ * on the wire: write them so (cast where the model's type disagrees).
+ */
 export const Kinds = Object.freeze({
   Pod: defineKind<V1Pod>(core('Pod', 'pods')),
   ConfigMap: defineKind<V1ConfigMap>(core('ConfigMap', 'configmaps')),
