@@ -21,6 +21,7 @@ export interface Result {
   requeueAfterMs?: number;
 }
 
+/** What a reconcile gets besides its Request: the stop signal, its logger and the API client. */
 export interface ReconcileContext {
   /** Aborts when the controller stops; pass it to API calls so shutdown is not held up. */
   signal: AbortSignal;
@@ -35,6 +36,7 @@ export interface ReconcileContext {
 
 export type Reconciler = (request: Request, context: ReconcileContext) => Promise<Result | void> | Result | void;
 
+/** What a Controller is made of; Manager.addController supplies the logger, registry, clock, workers and client. */
 export interface ControllerOptions {
   /** Names the metrics series, the queue and the `--<name>-workers` flag (contract's workersFlag). */
   name: string;
