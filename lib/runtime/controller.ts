@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import type { Client } from './client/index.js';
 import { realClock, withTimeout, type Clock } from './clock.js';
 import { ControllerMetrics, type ReconcileResult } from './controller-metrics.js';
 import type { EventSource } from './informer/types.js';
@@ -20,18 +21,28 @@ export interface Result {
   requeueAfterMs?: number;
 }
 
+/** What a reconcile gets besides its Request: the stop signal, its logger and the API client. */
 export interface ReconcileContext {
   /** Aborts when the controller stops; pass it to API calls so shutdown is not held up. */
   signal: AbortSignal;
   logger: Logger;
+  /**
+   * The API client to read and write with. Its writes are refused (they throw before anything is sent) once the
+   * controller is stopping, and, in a Manager, once this replica cannot prove it still holds its Lease
+   * (LeadershipLostError): a reconcile ends between two writes, never having written as a former leader.
+   */
+  client: Client;
 }
 
 export type Reconciler = (request: Request, context: ReconcileContext) => Promise<Result | void> | Result | void;
 
+/** What a Controller is made of; Manager.addController supplies the logger, registry, clock, workers and client. */
 export interface ControllerOptions {
   /** Names the metrics series, the queue and the `--<name>-workers` flag (contract's workersFlag). */
   name: string;
   reconcile: Reconciler;
+  /** The client reconciles get (in ReconcileContext), refusing writes once the controller stops. */
+  client: Client;
   /** Concurrent reconciles (default Workers.default, 3, as --<name>-workers); never two for the same object. */
   workers?: number;
   logger: Logger;
@@ -53,6 +64,7 @@ export class Controller {
   readonly name: string;
   readonly queue: RateLimitingQueue<Request>;
   private readonly reconcile: Reconciler;
+  private readonly client: Client;
   private readonly workers: number;
   private readonly log: Logger;
   private readonly clock: Clock;
@@ -71,6 +83,7 @@ export class Controller {
     }
     this.name = options.name;
     this.reconcile = options.reconcile;
+    this.client = options.client.withGuard(() => this.abort.signal.throwIfAborted());
     this.workers = workers;
     this.clock = options.clock ?? realClock;
     this.log = options.logger.child({ controller: options.name });
@@ -180,7 +193,7 @@ export class Controller {
     try {
       let result: unknown;
       try {
-        result = await this.reconcile(request, { signal: this.abort.signal, logger: log });
+        result = await this.reconcile(request, { signal: this.abort.signal, logger: log, client: this.client });
       } catch (err) {
         this.queue.addRateLimited(request);
         log.error('Reconciler error', { error: err, requeues: this.queue.numRequeues(request) });

@@ -1,9 +1,9 @@
 /**
  * kruise-ha-runtime: a controller-runtime-style manager in TypeScript. What a user of the package builds on: the
- * Manager (its options, controllers, webhooks and events), the webhook handler API, and Kruise's features as
- * registrations on a Manager. The machinery under them (informers, work queues, leader election, certificates,
- * the webhook server, SidecarSet's and WorkloadSpread's internals) stays in its modules, for this repository's own
- * code and tests.
+ * Manager (its options, controllers, webhooks and events), the typed API client, the webhook handler API, and
+ * Kruise's features as registrations on a Manager. The machinery under them (informers, work queues, leader
+ * election, certificates, the webhook server, SidecarSet's and WorkloadSpread's internals) stays in its modules,
+ * for this repository's own code and tests.
  */
 export { Manager, type ExitCode, type ManagerDeps } from './manager.js';
 export { helpText, parseOptions, type ManagerOptions } from './options.js';
@@ -16,6 +16,45 @@ export {
   type Request,
   type Result,
 } from './controller.js';
+export {
+  Client,
+  defineKind,
+  DefaultBackoff,
+  DefaultRetry,
+  kindPath,
+  Kinds,
+  retryOnConflict,
+  retryOnError,
+  type Backoff,
+  type CallOptions,
+  type DeleteOptions,
+  type GetOptions,
+  type JsonPatchOperation,
+  type Kind,
+  type KindSpec,
+  type ListMeta,
+  type ListOptions,
+  type ObjectList,
+  type Patch,
+  type PatchOptions,
+  type PathTarget,
+  type RetryOptions,
+  type WriteOptions,
+} from './client/index.js';
+export {
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isInvalid,
+  isNotFound,
+  isTooManyRequests,
+  isUnauthorized,
+  reasonOf,
+  StatusError,
+  StatusReasons,
+  type StatusReason,
+} from './kube/errors.js';
+export { LeadershipLostError } from './leader/elector.js';
 export type { EventHandler, EventSource, WatchEvent, WatchEventType } from './informer/types.js';
 export type { EventRecorder, EventType, ObjectReference } from './events/recorder.js';
 export { Logger, type LogLevel, type LogSink } from './log.js';

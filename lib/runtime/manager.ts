@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
 import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks, Workers } from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
+import { Client } from './client/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventBroadcaster, kubeEventSink, type EventRecorder } from './events/index.js';
 import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
@@ -40,6 +41,11 @@ export class Manager {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly elector?: LeaderElector;
+  /**
+   * The API client of this replica, for webhooks and start-up work: its writes are not guarded by leader election
+   * (every replica serves admission). A controller's reconcile gets the guarded one in its ReconcileContext.
+   */
+  readonly client: Client;
   /** Watches the Lease so a standby sees a release at once instead of at its next retry. */
   private readonly leaseWatch?: Informer<V1Lease>;
   private readonly webhooks: WebhookServer;
@@ -59,6 +65,7 @@ export class Manager {
     this.kubeConfig = deps.kubeConfig;
     this.logger = deps.logger;
     this.clock = deps.clock ?? realClock;
+    this.client = new Client(this.kubeConfig);
     this.registry = createMetricsRegistry();
     this.metrics = new MetricsServer({
       registry: this.registry,
@@ -216,11 +223,17 @@ export class Manager {
     return true;
   }
 
-  /** A leader-only controller; `--<name>-workers` sets its concurrency. */
-  addController(options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers'>): Controller | undefined {
+  /**
+   * A leader-only controller; `--<name>-workers` sets its concurrency. Its reconciles get {@link client} guarded by
+   * {@link checkStillLeader}: a replica that lost its Lease writes nothing through it.
+   */
+  addController(
+    options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers' | 'client'>,
+  ): Controller | undefined {
     if (!this.leads) return undefined;
     const controller = new Controller({
       ...options,
+      client: this.client.withGuard(() => this.checkStillLeader()),
       workers: this.options.workers[options.name] ?? Workers.default,
       logger: this.logger.child({ controller: options.name }),
       registry: this.registry,

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
+import { Client } from '../../lib/runtime/client/index.js';
 import { Controller } from '../../lib/runtime/controller.js';
 import { Informer, resourcePath, type InformerOptions } from '../../lib/runtime/informer/index.js';
 import { Logger } from '../../lib/runtime/log.js';
@@ -319,6 +320,7 @@ describe('Controller fed by an informer on a real API server', () => {
       name: 'configmap-test',
       workers: 2,
       logger,
+      client: new Client(kubeConfig),
       reconcile: async (req) => {
         const cm = inf.store.getByName(req.name, req.namespace);
         reconciled.push(`${req.name}=${cm?.data?.v ?? 'gone'}`);

@@ -4,7 +4,7 @@
  * with the API server's conflict semantics, and integration-tested against the real one.
  */
 import type { V1Secret } from '@kubernetes/client-node';
-import { failedError, isConflict, isNotFound } from '../kube/errors.js';
+import { failedError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import type { CoreV1Client } from '../kube/index.js';
 
 export interface SecretSnapshot {
@@ -59,7 +59,7 @@ export class KubeSecretStore implements SecretStore {
         }),
       );
     } catch (e) {
-      if (isConflict(e)) throw new ConflictError(`${this.ref} already exists`);
+      if (isAlreadyExists(e) || isConflict(e)) throw new ConflictError(`${this.ref} already exists`);
       throw failedError(e, `creating ${this.ref}`);
     }
   }

@@ -21,6 +21,8 @@ export const PatchTypes = {
   json: 'application/json-patch+json',
   merge: 'application/merge-patch+json',
   strategicMerge: 'application/strategic-merge-patch+json',
+  /** Server-side apply: the body is the whole intent of one field manager (JSON is YAML). */
+  apply: 'application/apply-patch+yaml',
 } as const;
 export type PatchType = (typeof PatchTypes)[keyof typeof PatchTypes];
 

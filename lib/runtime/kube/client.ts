@@ -2,13 +2,14 @@
  * The runtime's whole HTTP path to the API server: node:http(s) with one keep-alive Agent per
  * KubeConfig, TLS material and credentials from client-node's KubeConfig on every request (so a
  * rotated token file, exec and OIDC credentials keep working), JSON in and out, and non-2xx
- * answers as client-node's ApiException carrying the parsed Status. We do not use client-node's
+ * answers as a StatusError (client-node's ApiException) carrying the parsed Status. We do not use client-node's
  * generated API classes and undici fetch: they cost ~20 MB of idle RSS for ~20 distinct calls
  * (figures in lib/constructs/runtime-image/runtime-bundle.ts), and several times the CPU per request.
  */
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { ApiException, type KubeConfig } from './client-node.js';
+import type { KubeConfig } from './client-node.js';
+import { StatusError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -66,7 +67,7 @@ export class KubeClient {
     return (text ? parseJson(text, `${req.method} ${req.path} response`) : undefined) as T;
   }
 
-  /** Sends the request and hands over the 2xx response to be streamed; anything else throws ApiException. */
+  /** Sends the request and hands over the 2xx response to be streamed; anything else throws StatusError. */
   async open(req: KubeRequest): Promise<IncomingMessage> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster?.server) throw new Error('kubeconfig has no current cluster');
@@ -99,8 +100,8 @@ export class KubeClient {
   }
 }
 
-/** A non-2xx answer as client-node's ApiException, its body the parsed Status when it is JSON. */
-async function statusError(response: IncomingMessage, what: string): Promise<ApiException<unknown>> {
+/** A non-2xx answer as a StatusError, its body the parsed Status when it is JSON. */
+async function statusError(response: IncomingMessage, what: string): Promise<StatusError> {
   const code = response.statusCode ?? 0;
   const text = await readText(response).catch(() => '');
   let body: unknown = text;
@@ -112,7 +113,7 @@ async function statusError(response: IncomingMessage, what: string): Promise<Api
   const message = (body as { message?: unknown } | null)?.message;
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) headers[k] = [v].flat().join(', ');
-  return new ApiException(
+  return new StatusError(
     code,
     `${what}: HTTP ${code}${typeof message === 'string' ? `: ${message}` : ''}`,
     body,

@@ -28,6 +28,11 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTimings> {
   random?: () => number;
 }
 
+/**
+ * What a leader-only write throws once this process cannot prove it still holds its Lease (LeaderElector's
+ * checkStillLeader, and so every write of the client a Manager hands to a reconcile). The reconcile should end;
+ * the Manager exits so a fresh process campaigns again.
+ */
 export class LeadershipLostError extends Error {
   constructor(identity: string) {
     super(`${identity} cannot prove it still holds the lease; refusing to act as leader`);

@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { BuildOptions } from 'esbuild';
 import { buildWithRedirects, EsbuildFailure } from '../../../lib/constructs/runtime-image/esbuild-child.js';
@@ -10,6 +14,7 @@ import { bundleRuntime } from '../../../lib/constructs/runtime-image/runtime-bun
 import { createConfiguration, ServerConfiguration } from '../../../lib/runtime/kube/client-node-gen-stub.js';
 
 const REAL_MAIN = fileURLToPath(new URL('../../../lib/runtime/main.ts', import.meta.url));
+const CLIENT_ENTRY = fileURLToPath(new URL('./fixtures/client-entry/main.ts', import.meta.url));
 const ESBUILD = createRequire(import.meta.url).resolve('esbuild');
 const temp = mkdtempSync(join(tmpdir(), 'runtime-bundle-test-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -35,6 +40,54 @@ describe('bundleRuntime', () => {
     const second = bundleRuntime(REAL_MAIN, 'main.mjs');
     expect(Buffer.from(second.code).equals(Buffer.from(first.code))).toBe(true);
     expect(Buffer.from(second.map).equals(Buffer.from(first.map))).toBe(true);
+  }, 60_000);
+});
+
+describe('the typed client in a bundle', () => {
+  it("reads and writes through the runtime's HTTP path, with client-node's generated APIs left out", async () => {
+    const bundle = bundleRuntime(CLIENT_ENTRY, 'main.mjs');
+    const code = Buffer.from(bundle.code).toString('utf8');
+    expect(code).toContain('the bundled runtime has no generated client-node API');
+    expect(code).not.toContain('"V1PodSpec"');
+    const path = join(mkdtempSync(join(temp, 'client-')), 'main.mjs');
+    writeFileSync(path, bundle.code);
+    // A stand-in API server: what each request was, and a Status for the unknown object.
+    const seen: string[] = [];
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} ${req.headers['content-type'] ?? '-'} ${req.headers.authorization}`);
+        const json = (code: number, body: unknown) =>
+          res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (req.method === 'GET') json(404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'nope' });
+        else json(200, { ...JSON.parse(Buffer.concat(chunks).toString('utf8')), metadata: { resourceVersion: '7' } });
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [path, url], { encoding: 'utf8' });
+      expect(stderr).toBe('');
+      expect(
+        stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as unknown),
+      ).toEqual([
+        { step: 'create', value: '7' },
+        { step: 'apply', value: { k: 'w' } },
+        { step: 'get', value: { notFound: true, reason: 'NotFound' } },
+      ]);
+      expect(seen).toEqual([
+        'POST /api/v1/namespaces/ns/configmaps application/json Bearer fixture-token',
+        'PATCH /api/v1/namespaces/ns/configmaps/a?fieldManager=fixture&force=true application/apply-patch+yaml Bearer fixture-token',
+        'GET /api/v1/namespaces/ns/configmaps/missing - Bearer fixture-token',
+      ]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   }, 60_000);
 });
 

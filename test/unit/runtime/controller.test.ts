@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import { Client } from '../../../lib/runtime/client/index.js';
 import { FakeClock, settle } from '../../../lib/runtime/clock.js';
 import { Controller, type ControllerOptions, type Reconciler, type Request } from '../../../lib/runtime/controller.js';
 import type { EventHandler, EventSource } from '../../../lib/runtime/informer/index.js';
 import { Logger } from '../../../lib/runtime/log.js';
 import { ItemExponentialFailureRateLimiter } from '../../../lib/runtime/workqueue/index.js';
+import { localKubeConfig } from './kube/local-kubeconfig.js';
 import { histogramCount, valueOf } from './metric-values.js';
 
 const controllers: Controller[] = [];
@@ -30,6 +32,8 @@ function setup(reconcile: Reconciler, options: Partial<ControllerOptions> = {}) 
   const controller = new Controller({
     name: 'sidecarset',
     reconcile,
+    // Never called: these reconcilers do not use the API (nothing listens at port 1).
+    client: new Client(localKubeConfig('http://127.0.0.1:1')),
     logger: new Logger({}, 'debug', { write: (l) => logs.push(l) }),
     registry,
     clock,

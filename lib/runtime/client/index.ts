@@ -1,0 +1,3 @@
+export * from './client.js';
+export * from './kinds.js';
+export * from './retry.js';
