@@ -100,14 +100,23 @@ const STRING_FLAGS = [
   ...CONTROLLERS.map(workersFlag),
 ];
 
-/** Parses argv and env. Throws {@link OptionsError} with a message naming the flag. */
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOptions | 'help' {
+/**
+ * The flags in argv as given, by name: the runtime's and `extraFlags` (a program's own, all read as
+ * strings), or 'help'. Throws {@link OptionsError} on an unknown or malformed flag, and an Error when
+ * an extra flag reuses a name the runtime reads.
+ */
+export function readFlags(
+  argv: readonly string[],
+  extraFlags: readonly string[] = [],
+): Record<string, string | undefined> | 'help' {
+  const taken = extraFlags.filter((f) => f === 'help' || STRING_FLAGS.includes(f));
+  if (taken.length > 0) throw new Error(`flag names already read by the runtime: ${taken.join(', ')}`);
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: [...argv],
       options: {
-        ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
+        ...Object.fromEntries([...STRING_FLAGS, ...extraFlags].map((f) => [f, { type: 'string' as const }])),
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -117,7 +126,21 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
     throw new OptionsError(`${(err as Error).message}. Fix: see --help`);
   }
   if (values.help) return 'help';
-  const flag = (name: string): string | undefined => values[name] as string | undefined;
+  return values as Record<string, string | undefined>;
+}
+
+/**
+ * Parses argv and env; `extraFlags` (a program's own, see {@link readFlags}) are accepted and left to
+ * their program. Throws {@link OptionsError} with a message naming the flag.
+ */
+export function parseOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  extraFlags: readonly string[] = [],
+): ManagerOptions | 'help' {
+  const values = readFlags(argv, extraFlags);
+  if (values === 'help') return 'help';
+  const flag = (name: string): string | undefined => values[name];
   const role = flag(Flags.role) ?? Roles.all;
   if (!Object.values(Roles).includes(role as never)) {
     throw new OptionsError(`--${Flags.role}: "${role}" is not a role. Fix: use ${Object.values(Roles).join(', ')}`);
@@ -203,13 +226,27 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): ManagerOpt
   return options;
 }
 
-/** `--help` text: every flag and env var the runtime reads. */
-export function helpText(): string {
+/** What `--help` says of the program the runtime runs: its first line and its own flags. */
+export interface HelpProgram {
+  readonly title: string;
+  /** Each flag's usage (`name=VALUE`, without the dashes) and what it does. */
+  readonly flags: readonly (readonly [usage: string, text: string])[];
+}
+
+/** `--help` text: every flag and env var the runtime reads; Kruise's manager unless `program` says otherwise. */
+export function helpText(
+  program: HelpProgram = {
+    title: 'kruise-ha manager: leader-elected controllers and a replicated admission webhook.',
+    flags: [],
+  },
+): string {
   const f = (name: string, text: string) => `  --${name.padEnd(34)} ${text}`;
   const e = (name: string, text: string) => `  ${name.padEnd(36)} ${text}`;
+  const own = program.flags.length > 0 ? ['Flags of this program:', ...program.flags.map(([u, t]) => f(u, t)), ''] : [];
   return [
-    'kruise-ha manager: leader-elected controllers and a replicated admission webhook.',
+    program.title,
     '',
+    ...own,
     'Flags (upstream kruise-manager names):',
     f(`${Flags.enableLeaderElection}=BOOL`, 'run controllers only while holding the Lease (default true)'),
     f(`${Flags.leaderElectionNamespace}=NS`, 'namespace of the Lease (default $POD_NAMESPACE)'),
