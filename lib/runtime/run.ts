@@ -167,9 +167,9 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
       manager.stop().then(
         () => {
           clearTimeout(budget);
-          exit(0, signal);
-          // Even after a fatal error's exit 1 that has not ended the process yet: the stop finished.
-          terminate(0);
+          // After a fatal error's exit 1 that has not ended the process yet, too: the stop finished.
+          if (exiting) terminate(0);
+          else exit(0, signal);
         },
         (err: unknown) => {
           logger.error('shutdown failed', { error: err });
