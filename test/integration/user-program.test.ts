@@ -5,12 +5,12 @@
 // on SIGTERM.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { SecretKeys } from '../../lib/contract.js';
 import { envtest } from '../envtest/state.js';
 import { makePki } from '../unit/runtime/tls-fixtures.js';
-import { exitOf, postReview, reviewPatch } from './support/ha.js';
+import { createReview, exitOf, postReview, reviewPatch } from './support/ha.js';
 import { ManagerProcess } from './support/manager-process.js';
 import { kubeConfig } from './support/runtime-cluster.js';
 
@@ -55,19 +55,8 @@ describe('a user program on run()', () => {
   }, 30_000);
 
   it('serves its mutating webhook with its flag, and its readiness check', async () => {
-    const review = {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: randomUUID(),
-        kind: { group: '', version: 'v1', kind: 'ConfigMap' },
-        resource: { group: '', version: 'v1', resource: 'configmaps' },
-        namespace: ns,
-        operation: 'CREATE',
-        userInfo: { username: 'system:admin' },
-        object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', labels: { app: 'x' } } },
-      },
-    };
+    const configMap = { metadata: { name: 'cm', labels: { app: 'x' } } };
+    const review = createReview('ConfigMap', 'configmaps', configMap, ns);
     const res = await postReview(program!.ports.webhook, '/mutate-greeting', caPem, review);
     expect(res.status).toBe(200);
     expect(reviewPatch(res.body)).toEqual([{ op: 'add', path: '/metadata/labels/greeting', value: 'bonjour' }]);
