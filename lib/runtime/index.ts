@@ -1,9 +1,9 @@
 /**
- * kruise-ha-runtime: a controller-runtime-style manager in TypeScript. What a user of the package builds on: the
- * Manager (its options, controllers, webhooks and events), the typed API client, the webhook handler API, and
- * Kruise's features as registrations on a Manager. The machinery under them (informers, work queues, leader
- * election, certificates, the webhook server, SidecarSet's and WorkloadSpread's internals) stays in its modules,
- * for this repository's own code and tests.
+ * kruise-ha-runtime: a controller-runtime-style manager in TypeScript. What a user of the package builds on: run
+ * (the entrypoint: flags, signals, exit codes), the Manager (its options, controllers, webhooks and events), the
+ * typed API client, the webhook handler API, and Kruise's features as registrations on a Manager. The machinery
+ * under them (informers, work queues, leader election, certificates, the webhook server, SidecarSet's and
+ * WorkloadSpread's internals) stays in its modules, for this repository's own code and tests.
  */
 export { Manager, type ExitCode, type ManagerDeps } from './manager.js';
 export { helpText, parseOptions, type ManagerOptions } from './options.js';
@@ -75,5 +75,7 @@ export {
 } from './webhook/handler.js';
 export type { AdmissionRequest, KubeObject, Operation } from './webhook/admission.js';
 export { matchesSelector, validateSelector, type SelectorLike } from '../contract/selector.js';
+export { run, type FlagDefinition, type FlagValues, type RunDeps, type RunOptions } from './run.js';
+export type { HealthCheck } from './health/checks.js';
 export { registerSidecarSet } from './sidecarset/index.js';
 export { registerWorkloadSpread } from './workloadspread/index.js';

@@ -7,7 +7,13 @@ import { createCertificateProvider, type CertificateProvider } from './certs/ind
 import { Client } from './client/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventBroadcaster, kubeEventSink, type EventRecorder } from './events/index.js';
-import { EventLoopStallDetector, HealthServer, readyCheck, webhookSelfCheck } from './health/index.js';
+import {
+  EventLoopStallDetector,
+  HealthServer,
+  readyCheck,
+  webhookSelfCheck,
+  type HealthCheck,
+} from './health/index.js';
 import { Informer, type InformerOptions } from './informer/index.js';
 import { coordinationV1, kubeClient } from './kube/index.js';
 import { LeaderElector, LeaseLock, recordOf } from './leader/index.js';
@@ -262,6 +268,24 @@ export class Manager {
       );
     }
     return this.broadcaster.recorder(component);
+  }
+
+  /**
+   * A named readiness check, served at `/readyz/<name>`: while it fails, this replica is left out of its
+   * Service's endpoints. Names are lower-case DNS labels, unique among the manager's own checks
+   * (`webhook`, `certificates`, `cache-*`), which start() adds.
+   */
+  addReadinessCheck(name: string, check: HealthCheck): void {
+    this.health.addReadinessCheck(name, check);
+  }
+
+  /**
+   * A named liveness check, served at `/healthz/<name>`: while it fails, the kubelet restarts the
+   * container. Names are lower-case DNS labels, unique among the manager's own checks (`event-loop`,
+   * `leader-election`, `informer-*`), which start() adds.
+   */
+  addLivenessCheck(name: string, check: HealthCheck): void {
+    this.health.addLivenessCheck(name, check);
   }
 
   /** Throws unless this replica may write as leader right now (no fencing exists in Kubernetes). */

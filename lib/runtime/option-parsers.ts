@@ -121,3 +121,10 @@ export function parseBool(name: string, value: string): boolean {
   if (value === 'false') return false;
   throw new OptionsError(`--${name}: "${value}" is not a boolean. Fix: use --${name}=true or --${name}=false`);
 }
+
+/** Parses a whole number (`3`, `-1`), as a program's `integer` flag. */
+export function parseInteger(name: string, value: string): number {
+  if (!/^-?\d+$/.test(value.trim()))
+    throw new OptionsError(`${name}: "${value}" is not a whole number. Fix: use digits only, e.g. ${name}=3`);
+  return Number(value);
+}

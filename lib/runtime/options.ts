@@ -77,38 +77,64 @@ export interface ManagerOptions {
   readonly logLevel: LogLevel;
 }
 
+/** What a program adds to the runtime's flags. */
+export interface FlagSet {
+  /** A program's own flags (see {@link readFlags}), read as strings and left to their program. @default none */
+  readonly extraFlags?: readonly string[];
+  /**
+   * The controllers whose `--<name>-workers` are parsed. @default the contract's (what the constructs accept in
+   * `controllerWorkers`)
+   */
+  readonly controllers?: readonly string[];
+}
+
 /**
- * Parses argv and env. Throws {@link OptionsError} with a message naming the flag. `controllers`
- * are the controllers whose `--<name>-workers` are parsed: the contract's (what the constructs
- * accept in `controllerWorkers`).
+ * The flags in argv as given, by name: the runtime's (with the workers flags of `controllers`) and
+ * `extraFlags` (a program's own, all read as strings), or 'help'. Throws {@link OptionsError} on an
+ * unknown or malformed flag, and an Error when an extra flag reuses a name the runtime reads.
  */
-export function parseOptions(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  controllers: readonly string[] = CONTROLLERS,
-): ManagerOptions | 'help' {
+export function readFlags(
+  argv: readonly string[],
+  { extraFlags = [], controllers = CONTROLLERS }: FlagSet = {},
+): Record<string, string | undefined> | 'help' {
   // The constructs accept a controller name of this shape only (a carried controller must be tunable).
   for (const controller of controllers)
     refuse(controllerNameProblems('controllers', controller), 'controllers', controller);
+  const runtime = runtimeFlags(controllers);
+  const taken = extraFlags.filter((f) => f === 'help' || runtime.includes(f));
+  if (taken.length > 0) throw new Error(`flag names already read by the runtime: ${taken.join(', ')}`);
   const parsed = {
-    ...Object.fromEntries(runtimeFlags(controllers).map((f) => [f, { type: 'string' as const }])),
+    ...Object.fromEntries([...runtime, ...extraFlags].map((f) => [f, { type: 'string' as const }])),
     help: { type: 'boolean', short: 'h' },
   } as const;
   let values: Record<string, string | boolean | undefined>;
   try {
     // An unknown flag is named by the contract's rule (with the flags it could be), before the strict parse.
-    for (const token of parseArgs({ args: argv, options: parsed, strict: false, tokens: true }).tokens) {
+    for (const token of parseArgs({ args: [...argv], options: parsed, strict: false, tokens: true }).tokens) {
       if (token.kind !== 'option' || Object.hasOwn(parsed, token.name)) continue;
-      const problems = runtimeFlagProblems(token.rawName, token.name, controllers);
+      const problems = runtimeFlagProblems(token.rawName, token.name, controllers).map((p) =>
+        extraFlags.length === 0 ? p : { ...p, fix: `${p.fix}; and this program's own: ${extraFlags.join(', ')}` },
+      );
       if (problems.length > 0) throw new OptionsError(problems.map(describeProblem).join('; '));
     }
-    ({ values } = parseArgs({ args: argv, options: parsed, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: [...argv], options: parsed, strict: true, allowPositionals: false }));
   } catch (err) {
     if (err instanceof OptionsError) throw err;
     throw new OptionsError(`${(err as Error).message}. Fix: see --help`);
   }
   if (values.help) return 'help';
-  const flag = (name: string): string | undefined => values[name] as string | undefined;
+  return values as Record<string, string | undefined>;
+}
+
+/**
+ * Parses argv and env; a program's `extraFlags` (see {@link readFlags}) are accepted and left to their
+ * program. Throws {@link OptionsError} with a message naming the flag.
+ */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, flagSet: FlagSet = {}): ManagerOptions | 'help' {
+  const values = readFlags(argv, flagSet);
+  const controllers = flagSet.controllers ?? CONTROLLERS;
+  if (values === 'help') return 'help';
+  const flag = (name: string): string | undefined => values[name];
   const role = flag(Flags.role) ?? Roles.all;
   if (!Object.values(Roles).includes(role as never)) {
     throw new OptionsError(`--${Flags.role}: "${role}" is not a role. Fix: use ${Object.values(Roles).join(', ')}`);
@@ -194,13 +220,27 @@ export function parseOptions(
   return options;
 }
 
-/** `--help` text: every flag and env var the runtime reads. */
-export function helpText(): string {
+/** What `--help` says of the program the runtime runs: its first line and its own flags. */
+export interface HelpProgram {
+  readonly title: string;
+  /** Each flag's usage (`name=VALUE`, without the dashes) and what it does. */
+  readonly flags: readonly (readonly [usage: string, text: string])[];
+}
+
+/** `--help` text: every flag and env var the runtime reads; Kruise's manager unless `program` says otherwise. */
+export function helpText(
+  program: HelpProgram = {
+    title: 'kruise-ha manager: leader-elected controllers and a replicated admission webhook.',
+    flags: [],
+  },
+): string {
   const f = (name: string, text: string) => `  --${name.padEnd(34)} ${text}`;
   const e = (name: string, text: string) => `  ${name.padEnd(36)} ${text}`;
+  const own = program.flags.length > 0 ? ['Flags of this program:', ...program.flags.map(([u, t]) => f(u, t)), ''] : [];
   return [
-    'kruise-ha manager: leader-elected controllers and a replicated admission webhook.',
+    program.title,
     '',
+    ...own,
     'Flags (upstream kruise-manager names):',
     f(`${Flags.enableLeaderElection}=BOOL`, 'run controllers only while holding the Lease (default true)'),
     f(`${Flags.leaderElectionNamespace}=NS`, 'namespace of the Lease (default $POD_NAMESPACE)'),

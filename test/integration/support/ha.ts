@@ -255,19 +255,24 @@ export function postReview(
 
 /** An AdmissionReview for creating `pod` in `namespace`, as the API server sends it. */
 export function podReview(pod: V1Pod, namespace: string): unknown {
+  return createReview('Pod', 'pods', pod, namespace);
+}
+
+/** An AdmissionReview for creating a core/v1 `kind` object (`resource`) in `namespace`, as the API server sends it. */
+export function createReview(kind: string, resource: string, object: object, namespace: string): unknown {
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: randomUUID(),
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      requestKind: { group: '', version: 'v1', kind: 'Pod' },
-      requestResource: { group: '', version: 'v1', resource: 'pods' },
+      kind: { group: '', version: 'v1', kind },
+      resource: { group: '', version: 'v1', resource },
+      requestKind: { group: '', version: 'v1', kind },
+      requestResource: { group: '', version: 'v1', resource },
       namespace,
       operation: 'CREATE',
       userInfo: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
-      object: { apiVersion: 'v1', kind: 'Pod', ...pod },
+      object: { apiVersion: 'v1', kind, ...object },
       oldObject: null,
       dryRun: false,
       options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },

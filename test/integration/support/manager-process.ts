@@ -29,6 +29,8 @@ export interface ManagerProcessOptions {
   env?: Record<string, string>;
   /** A bundled main.mjs to run as is (as the image does) instead of the sources through tsx. */
   bundle?: string;
+  /** Another program's sources to run through tsx instead of lib/runtime/main.ts (a user's program on run()). */
+  script?: string;
   /** Node flags before the script (the image entrypoint's, with `bundle`). */
   nodeArgs?: readonly string[];
   /**
@@ -71,7 +73,7 @@ export class ManagerProcess {
         // the shell writes its own PID into the group, then becomes node (same PID)
         ...(o.cgroup ? ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', o.cgroup, process.execPath] : []),
         ...(o.nodeArgs ?? []),
-        ...(o.bundle ? [o.bundle] : ['--import', 'tsx', join(ROOT, 'lib/runtime/main.ts')]),
+        ...(o.bundle ? [o.bundle] : ['--import', 'tsx', o.script ?? join(ROOT, 'lib/runtime/main.ts')]),
         `--kubeconfig=${o.kubeconfigPath}`,
         `--metrics-addr=127.0.0.1:${ports.metrics}`,
         `--health-probe-addr=127.0.0.1:${ports.health}`,

@@ -190,9 +190,9 @@ describe('worker flags (the contract rule both rooms read)', () => {
     expect(controllerNameProblems('controllerWorkers', 'configmap-mirror')).toEqual([]);
     const carried = [...CONTROLLERS, 'configmap-mirror'];
     expect(runtimeFlagProblems('f', 'configmap-mirror-workers', carried)).toEqual([]);
-    const o = parseOptions(['--configmap-mirror-workers=2'], env, carried);
+    const o = parseOptions(['--configmap-mirror-workers=2'], env, { controllers: carried });
     expect(o !== 'help' && o.workers).toEqual({ sidecarset: 3, workloadspread: 3, 'configmap-mirror': 2 });
-    expect(() => parseOptions([], env, ['configmap_mirror'])).toThrow(
+    expect(() => parseOptions([], env, { controllers: ['configmap_mirror'] })).toThrow(
       /^controllers: "configmap_mirror" is not a controller name\. Fix: use the lower-case controller name/,
     );
     expect(() => parse(['--configmap-mirror-workers=2'])).toThrow(
