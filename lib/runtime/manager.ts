@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject, V1Lease } from '@kubernetes/client-n
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
-import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks, Workers } from '../contract.js';
+import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks, workersFlag } from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
 import { Client } from './client/index.js';
 import { Controller, type ControllerOptions } from './controller.js';
@@ -236,11 +236,19 @@ export class Manager {
   addController(
     options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers' | 'client'>,
   ): Controller | undefined {
+    const declared = Object.keys(this.options.workers);
+    if (!declared.includes(options.name)) {
+      throw new Error(
+        `addController: controller "${options.name}" is not among the program's controllers (${declared.join(', ') || 'none'}), ` +
+          `so its --${workersFlag(options.name)} flag does not exist. Fix: declare it, run({ controllers: ['${options.name}'] }) ` +
+          `(or parseOptions(argv, env, { controllers }) when building the Manager yourself)`,
+      );
+    }
     if (!this.leads) return undefined;
     const controller = new Controller({
       ...options,
       client: this.client.withGuard(() => this.checkStillLeader()),
-      workers: this.options.workers[options.name] ?? Workers.default,
+      workers: this.options.workers[options.name],
       logger: this.logger.child({ controller: options.name }),
       registry: this.registry,
       clock: this.clock,

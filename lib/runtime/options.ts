@@ -225,6 +225,8 @@ export interface HelpProgram {
   readonly title: string;
   /** Each flag's usage (`name=VALUE`, without the dashes) and what it does. */
   readonly flags: readonly (readonly [usage: string, text: string])[];
+  /** The controllers whose `--<name>-workers` it lists. @default the contract's (Kruise's) */
+  readonly controllers?: readonly string[];
 }
 
 /** `--help` text: every flag and env var the runtime reads; Kruise's manager unless `program` says otherwise. */
@@ -257,7 +259,7 @@ export function helpText(
     ),
     f(`${Flags.namespace}=NS`, 'watch only this namespace (default all)'),
     f(`${Flags.kubeconfig}=PATH`, 'kubeconfig file (default in-cluster config, then $KUBECONFIG)'),
-    ...CONTROLLERS.map((c) =>
+    ...(program.controllers ?? CONTROLLERS).map((c) =>
       f(`${workersFlag(c)}=N`, `concurrent reconciles of the ${c} controller (default ${Workers.default})`),
     ),
     f(`${Flags.role}=ROLE`, 'all (default), webhook (no leader election) or controllers'),

@@ -48,6 +48,12 @@ export interface RunOptions<F extends Record<string, FlagDefinition> = Record<ne
   /** Its own flags by name (lower-case letters, digits and dashes); none may reuse a runtime flag's name. */
   readonly flags?: F;
   /**
+   * The names of the leader-only controllers `register` adds (Manager.addController): lower-case words
+   * joined by dashes, each tunable with `--<name>-workers`. Adding a controller not named here throws.
+   * @default none
+   */
+  readonly controllers?: readonly string[];
+  /**
    * Adds the program's webhooks, controllers, caches and health checks to `manager`, before it starts
    * (Manager.registerWebhook, addController, informer, addReadinessCheck, addLivenessCheck). A throw
    * or rejection ends the process with exit code 1.
@@ -104,12 +110,16 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   const terminate = deps.exit ?? exitProcess;
   const events = deps.events ?? process;
   const names = definitions.map(([name]) => name);
+  const controllers = program.controllers ?? [];
   let options;
   let flags;
   try {
-    options = parseOptions(argv, env, { extraFlags: names });
+    options = parseOptions(argv, env, { extraFlags: names, controllers });
     if (options !== 'help')
-      flags = flagValues(readFlags(argv, { extraFlags: names }) as Record<string, string | undefined>, definitions);
+      flags = flagValues(
+        readFlags(argv, { extraFlags: names, controllers }) as Record<string, string | undefined>,
+        definitions,
+      );
   } catch (err) {
     if (!(err instanceof OptionsError)) throw err;
     (deps.stderr ?? ((t) => process.stderr.write(t)))(`error: ${err.message}\n`);
@@ -119,7 +129,7 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   if (options === 'help') {
     const title = program.description ? `${program.name}: ${program.description}` : program.name;
     const usage = definitions.map(([name, d]) => [`${name}=${PLACEHOLDERS[d.type]}`, helpLine(d)] as const);
-    (deps.stdout ?? ((t) => process.stdout.write(t)))(`${helpText({ title, flags: usage })}\n`);
+    (deps.stdout ?? ((t) => process.stdout.write(t)))(`${helpText({ title, flags: usage, controllers })}\n`);
     return;
   }
   const logger = new Logger({ pod: options.podName }, options.logLevel, deps.logSink);

@@ -102,6 +102,7 @@ describe('run: a program on the runtime', () => {
       {
         name: 'my-operator',
         flags: FLAGS,
+        controllers: ['greeter'],
         register(m, flags) {
           manager = m;
           received.push(flags);
@@ -177,6 +178,45 @@ describe('run: a program on the runtime', () => {
     expect(h.exits).toEqual([1, 0]);
   });
 
+  it('gives each declared controller its --<name>-workers, and refuses a controller it did not declare', async () => {
+    const h = await harness();
+    let workers: number | undefined;
+    await run(
+      {
+        name: 'mirror',
+        controllers: ['configmap-mirror'],
+        register(m) {
+          workers = m.options.workers['configmap-mirror'];
+          m.addController({ name: 'configmap-mirror', reconcile: () => undefined });
+        },
+      },
+      { ...h.deps, argv: h.argv('--configmap-mirror-workers=5') },
+    );
+    expect(h.exits).toEqual([]);
+    expect(workers).toBe(5);
+
+    const h2 = await harness();
+    await run(
+      {
+        name: 'undeclared',
+        register: (m) => void m.addController({ name: 'configmap-mirror', reconcile: () => undefined }),
+      },
+      { ...h2.deps, argv: h2.argv() },
+    );
+    expect(h2.exits).toEqual([1]);
+    expect(JSON.stringify(h2.logged('register failed'))).toMatch(
+      /controller \\"configmap-mirror\\" is not among the program's controllers \(none\).*Fix: declare it, run\(\{ controllers: \['configmap-mirror'\] \}\)/,
+    );
+
+    const h3 = await harness();
+    await run(
+      { name: 'kruise-only', register: () => undefined },
+      { ...h3.deps, argv: h3.argv('--sidecarset-workers=2') },
+    );
+    expect(h3.exits).toEqual([2]);
+    expect(h3.out.stderr).toMatch(/--sidecarset-workers: is not a worker flag of this project's runtime/);
+  });
+
   it('exits 1 when register throws, and when the manager cannot start', async () => {
     const h = await harness();
     await run(
@@ -213,6 +253,7 @@ describe('run: flags', () => {
     name: 'my-operator',
     description: 'greets pods.',
     flags: FLAGS,
+    controllers: ['greeter'],
     register,
   });
 
@@ -234,9 +275,13 @@ describe('run: flags', () => {
       `  --${'resync=DUR'.padEnd(34)} resync period (default 30s)`,
       '',
     ]);
-    // The runtime's flags and env vars follow, as in Kruise's manager.
-    const kruise = helpText().split('\n');
+    // The runtime's flags and env vars follow, as in Kruise's manager, with the program's controllers' workers.
+    const kruise = helpText({ title: '', flags: [], controllers: ['greeter'] }).split('\n');
     expect(lines.slice(9)).toEqual([...kruise.slice(2), '']);
+    expect(lines).toContain(
+      `  --${'greeter-workers=N'.padEnd(34)} concurrent reconciles of the greeter controller (default 3)`,
+    );
+    expect(h.out.stdout).not.toMatch(/sidecarset-workers|workloadspread-workers/);
   });
 
   it.each([

@@ -413,7 +413,11 @@ describe('write guard', () => {
     /** A Manager whose controller creates a ConfigMap on each reconcile; resolves with the reconcile's outcome. */
     const reconcileOnce = async (argv: string[]) => {
       const manager = new Manager({
-        options: parseOptions(argv, { POD_NAMESPACE: 'kruise-system', POD_NAME: 'mgr-0' }) as ManagerOptions,
+        options: parseOptions(
+          argv,
+          { POD_NAMESPACE: 'kruise-system', POD_NAME: 'mgr-0' },
+          { controllers: ['writer'] },
+        ) as ManagerOptions,
         kubeConfig,
         logger: new Logger({}, 'error', { write: () => undefined }),
         clock: new FakeClock(),
