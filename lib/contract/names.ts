@@ -108,6 +108,43 @@ export const Names = {
   managerContainer: 'manager',
 } as const;
 
+/**
+ * The objects a program on the runtime finds by name: its Lease, its webhook Service and certificate
+ * Secret, and the two webhook configurations whose caBundle it keeps (self-managed certificates).
+ */
+export interface ObjectNames {
+  readonly leaderElectionId: string;
+  readonly webhookService: string;
+  readonly webhookSecret: string;
+  readonly mutatingWebhookConfiguration: string;
+  readonly validatingWebhookConfiguration: string;
+}
+
+/** Kruise's (upstream kruise-manager's) object names. */
+export const KruiseObjectNames: ObjectNames = {
+  leaderElectionId: Names.leaderElectionId,
+  webhookService: Names.webhookService,
+  webhookSecret: Names.webhookSecret,
+  mutatingWebhookConfiguration: Names.mutatingWebhookConfiguration,
+  validatingWebhookConfiguration: Names.validatingWebhookConfiguration,
+};
+
+/**
+ * A program's object names from its name: the Lease `<name>`, `<name>-webhook-service`,
+ * `<name>-webhook-certs`, `<name>-mutating-webhook-configuration` and
+ * `<name>-validating-webhook-configuration`, so that programs and Kruise run side by side without
+ * sharing a Lease or writing each other's caBundle. Check the name with objectNamePrefixProblems.
+ */
+export function objectNamesFor(name: string): ObjectNames {
+  return {
+    leaderElectionId: name,
+    webhookService: `${name}-webhook-service`,
+    webhookSecret: `${name}-webhook-certs`,
+    mutatingWebhookConfiguration: `${name}-mutating-webhook-configuration`,
+    validatingWebhookConfiguration: `${name}-validating-webhook-configuration`,
+  };
+}
+
 /** Keys of the webhook certificate Secret. */
 export const SecretKeys = {
   caKey: 'ca-key.pem',

@@ -1,5 +1,5 @@
 /** Rules on single values both rooms check: names, ports, worker counts; and the runtime's user. */
-import { Flags, RuntimeControllers, workersFlag } from './names.js';
+import { Flags, objectNamesFor, RuntimeControllers, workersFlag } from './names.js';
 import type { Problem } from './problems.js';
 
 /** Upstream's feature-gate names are CamelCase (k8s.io/component-base/featuregate). */
@@ -158,3 +158,22 @@ export function distinctPortProblems(
 /** A JSON object (not null, not an array): what untrusted input must be before its fields are read. */
 export const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Whether `name` can prefix a program's object names (objectNamesFor): it must be a DNS label, and
+ * its webhook Service's name too (at most 63 characters; the other names may be longer).
+ */
+export function objectNamePrefixProblems(field: string, name: string): Problem[] {
+  const service = objectNamesFor(name).webhookService;
+  const most = 63 - objectNamesFor('').webhookService.length;
+  return DNS_LABEL.test(name) && service.length <= 63
+    ? []
+    : [
+        {
+          field,
+          value: name,
+          message: `cannot prefix the program's object names: they must be valid names, its webhook Service's (${service}) a DNS label of at most 63 characters`,
+          fix: `use lower-case letters, digits and "-", at most ${most} characters, e.g. "team-labeler"`,
+        },
+      ];
+}

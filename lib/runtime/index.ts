@@ -75,6 +75,7 @@ export {
 } from './webhook/handler.js';
 export type { AdmissionRequest, KubeObject, Operation } from './webhook/admission.js';
 export { matchesSelector, validateSelector, type SelectorLike } from '../contract/selector.js';
+export { KruiseObjectNames, objectNamesFor, type ObjectNames } from '../contract/names.js';
 export { run, type FlagDefinition, type FlagValues, type RunDeps, type RunOptions } from './run.js';
 export type { HealthCheck } from './health/checks.js';
 export { registerSidecarSet } from './sidecarset/index.js';

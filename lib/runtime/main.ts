@@ -4,7 +4,7 @@
  * owns flags, signals and exit codes: 0 after a graceful shutdown, 1 on a fatal error (the container
  * restarts), 2 on bad flags.
  */
-import { RuntimeControllers } from '../contract.js';
+import { KruiseObjectNames, RuntimeControllers } from '../contract.js';
 import { isEntrypoint } from './entrypoint.js';
 import { run, type RunDeps } from './run.js';
 import { registerSidecarSet } from './sidecarset/index.js';
@@ -17,6 +17,7 @@ export function main(argv: string[], env: NodeJS.ProcessEnv, deps: Omit<RunDeps,
       name: 'kruise-ha manager',
       description: 'leader-elected controllers and a replicated admission webhook.',
       controllers: Object.values(RuntimeControllers),
+      objectNames: KruiseObjectNames,
       register(manager) {
         // Pod CREATE runs WorkloadSpread's step before SidecarSet injection, as upstream's pod webhook.
         registerSidecarSet(manager, registerWorkloadSpread(manager));

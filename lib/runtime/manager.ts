@@ -101,6 +101,8 @@ export class Manager {
       certDir: o.certDir,
       secretName: o.secretName,
       serviceName: o.serviceName,
+      mutatingWebhookConfiguration: o.mutatingWebhookConfiguration,
+      validatingWebhookConfiguration: o.validatingWebhookConfiguration,
       logger: this.logger.child({ component: 'certs' }),
       clock: this.clock,
       policy: { renewBeforeMs: o.certsRenewBeforeMs },

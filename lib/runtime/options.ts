@@ -8,7 +8,9 @@ import {
   Env,
   FeatureGates,
   Flags,
+  KruiseObjectNames,
   Names,
+  type ObjectNames,
   portProblems,
   Ports,
   Roles,
@@ -59,6 +61,9 @@ export interface ManagerOptions {
   readonly certsRenewBeforeMs: number;
   readonly secretName: string;
   readonly serviceName: string;
+  /** The webhook configurations whose caBundle this replica keeps (self-managed certificates). */
+  readonly mutatingWebhookConfiguration: string;
+  readonly validatingWebhookConfiguration: string;
   readonly podNamespace: string;
   readonly podName: string;
   /** Namespace to watch; empty for all namespaces. */
@@ -86,6 +91,12 @@ export interface FlagSet {
    * `controllerWorkers`)
    */
   readonly controllers?: readonly string[];
+  /**
+   * The default names of the program's Lease, webhook Service, certificate Secret and webhook
+   * configurations (`--leader-election-id`, SERVICE_NAME and SECRET_NAME still override theirs).
+   * @default Kruise's (KruiseObjectNames)
+   */
+  readonly names?: ObjectNames;
 }
 
 /**
@@ -133,6 +144,7 @@ export function readFlags(
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, flagSet: FlagSet = {}): ManagerOptions | 'help' {
   const values = readFlags(argv, flagSet);
   const controllers = flagSet.controllers ?? CONTROLLERS;
+  const names = flagSet.names ?? KruiseObjectNames;
   if (values === 'help') return 'help';
   const flag = (name: string): string | undefined => values[name];
   const role = flag(Flags.role) ?? Roles.all;
@@ -169,7 +181,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, flagSet: Fl
     leaderElection:
       role !== Roles.webhook && parseBool(Flags.enableLeaderElection, flag(Flags.enableLeaderElection) ?? 'true'),
     leaderElectionNamespace: flag(Flags.leaderElectionNamespace) ?? podNamespace,
-    leaderElectionId: flag(Flags.leaderElectionId) ?? Names.leaderElectionId,
+    leaderElectionId: flag(Flags.leaderElectionId) ?? names.leaderElectionId,
     leaseDurationMs: lease.leaseDuration,
     renewDeadlineMs: lease.renewDeadline,
     retryPeriodMs: lease.retryPeriod,
@@ -180,8 +192,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, flagSet: Fl
     certDir: env[Env.webhookCertDir] ?? DEFAULT_CERT_DIR,
     certMode: certMode as ManagerOptions['certMode'],
     certsRenewBeforeMs: parseDuration(Env.certsRenewBefore, env[Env.certsRenewBefore] ?? '720h'),
-    secretName: env[Env.secretName] ?? Names.webhookSecret,
-    serviceName: env[Env.serviceName] ?? Names.webhookService,
+    secretName: env[Env.secretName] ?? names.webhookSecret,
+    serviceName: env[Env.serviceName] ?? names.webhookService,
+    mutatingWebhookConfiguration: names.mutatingWebhookConfiguration,
+    validatingWebhookConfiguration: names.validatingWebhookConfiguration,
     podNamespace,
     podName: env[Env.podName] ?? (env.HOSTNAME || `manager-${process.pid}`),
     watchNamespace: flag(Flags.namespace) ?? '',
@@ -227,6 +241,8 @@ export interface HelpProgram {
   readonly flags: readonly (readonly [usage: string, text: string])[];
   /** The controllers whose `--<name>-workers` it lists. @default the contract's (Kruise's) */
   readonly controllers?: readonly string[];
+  /** The default object names it gives. @default Kruise's */
+  readonly names?: ObjectNames;
 }
 
 /** `--help` text: every flag and env var the runtime reads; Kruise's manager unless `program` says otherwise. */
@@ -236,6 +252,7 @@ export function helpText(
     flags: [],
   },
 ): string {
+  const names = program.names ?? KruiseObjectNames;
   const f = (name: string, text: string) => `  --${name.padEnd(34)} ${text}`;
   const e = (name: string, text: string) => `  ${name.padEnd(36)} ${text}`;
   const own = program.flags.length > 0 ? ['Flags of this program:', ...program.flags.map(([u, t]) => f(u, t)), ''] : [];
@@ -246,7 +263,7 @@ export function helpText(
     'Flags (upstream kruise-manager names):',
     f(`${Flags.enableLeaderElection}=BOOL`, 'run controllers only while holding the Lease (default true)'),
     f(`${Flags.leaderElectionNamespace}=NS`, 'namespace of the Lease (default $POD_NAMESPACE)'),
-    f(`${Flags.leaderElectionId}=NAME`, `name of the Lease (default ${Names.leaderElectionId})`),
+    f(`${Flags.leaderElectionId}=NAME`, `name of the Lease (default ${names.leaderElectionId})`),
     f(`${Flags.leaseDuration}=DUR`, 'how long a standby waits before taking over (default 15s)'),
     f(`${Flags.renewDeadline}=DUR`, 'leader gives up when it cannot renew this long (default 10s)'),
     f(`${Flags.retryPeriod}=DUR`, 'interval of acquire/renew attempts, jittered x1.2 (default 2s)'),
@@ -285,8 +302,8 @@ export function helpText(
     e(Env.webhookPort, `webhook HTTPS port (default ${Ports.webhook})`),
     e(Env.webhookHost, 'webhook listen address (default 0.0.0.0)'),
     e(Env.webhookCertDir, `where serving certificates are written (default ${DEFAULT_CERT_DIR})`),
-    e(Env.secretName, `certificate Secret (default ${Names.webhookSecret})`),
-    e(Env.serviceName, `webhook Service (default ${Names.webhookService})`),
+    e(Env.secretName, `certificate Secret (default ${names.webhookSecret})`),
+    e(Env.serviceName, `webhook Service (default ${names.webhookService})`),
     e(Env.certsRenewBefore, 'renew the serving certificate this long before expiry (default 720h)'),
   ].join('\n');
 }

@@ -4,6 +4,7 @@
  * budget, uncaught errors, and kruise-manager's exit codes (0 after a graceful shutdown, 1 on a fatal
  * error so the container restarts, 2 on bad flags). Kruise's own manager (main.ts) is one such program.
  */
+import { describeProblem, objectNamePrefixProblems, objectNamesFor, type ObjectNames } from '../contract.js';
 import { KubeConfig } from './kube/client-node.js';
 import type { LogSink } from './log.js';
 import { Logger } from './log.js';
@@ -41,8 +42,18 @@ export type FlagValues<F extends Record<string, FlagDefinition>> = {
 
 /** A program on the runtime: what `--help` says of it, its own flags, and its registrations. */
 export interface RunOptions<F extends Record<string, FlagDefinition> = Record<never, FlagDefinition>> {
-  /** Its name, the start of the first line of `--help`. */
+  /**
+   * Its name: the start of the first line of `--help`, and (unless `objectNames` is given) the prefix of
+   * its object names (objectNamesFor), so a DNS label of at most 47 characters.
+   */
   readonly name: string;
+  /**
+   * The default names of its Lease, webhook Service, certificate Secret and the webhook configurations
+   * whose caBundle it keeps: never another program's or Kruise's, or the two would share a Lease and
+   * overwrite each other's caBundle.
+   * @default objectNamesFor(name): `<name>`, `<name>-webhook-service`, `<name>-webhook-certs`, ...
+   */
+  readonly objectNames?: ObjectNames;
   /** One sentence after the name in `--help`. */
   readonly description?: string;
   /** Its own flags by name (lower-case letters, digits and dashes); none may reuse a runtime flag's name. */
@@ -111,10 +122,16 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   const events = deps.events ?? process;
   const names = definitions.map(([name]) => name);
   const controllers = program.controllers ?? [];
+  let objectNames = program.objectNames;
+  if (objectNames === undefined) {
+    const problems = objectNamePrefixProblems('name', program.name);
+    if (problems.length > 0) throw new Error(problems.map(describeProblem).join('; '));
+    objectNames = objectNamesFor(program.name);
+  }
   let options;
   let flags;
   try {
-    options = parseOptions(argv, env, { extraFlags: names, controllers });
+    options = parseOptions(argv, env, { extraFlags: names, controllers, names: objectNames });
     if (options !== 'help')
       flags = flagValues(
         readFlags(argv, { extraFlags: names, controllers }) as Record<string, string | undefined>,
@@ -129,7 +146,9 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   if (options === 'help') {
     const title = program.description ? `${program.name}: ${program.description}` : program.name;
     const usage = definitions.map(([name, d]) => [`${name}=${PLACEHOLDERS[d.type]}`, helpLine(d)] as const);
-    (deps.stdout ?? ((t) => process.stdout.write(t)))(`${helpText({ title, flags: usage, controllers })}\n`);
+    (deps.stdout ?? ((t) => process.stdout.write(t)))(
+      `${helpText({ title, flags: usage, controllers, names: objectNames })}\n`,
+    );
     return;
   }
   const logger = new Logger({ pod: options.podName }, options.logLevel, deps.logSink);

@@ -10,7 +10,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Manager, run, type FlagDefinition, type RunOptions } from '../../../lib/runtime/index.js';
+import {
+  Manager,
+  objectNamesFor,
+  run,
+  type FlagDefinition,
+  type ManagerOptions,
+  type RunOptions,
+} from '../../../lib/runtime/index.js';
 import { main } from '../../../lib/runtime/main.js';
 import { helpText } from '../../../lib/runtime/options.js';
 
@@ -276,7 +283,12 @@ describe('run: flags', () => {
       '',
     ]);
     // The runtime's flags and env vars follow, as in Kruise's manager, with the program's controllers' workers.
-    const kruise = helpText({ title: '', flags: [], controllers: ['greeter'] }).split('\n');
+    const kruise = helpText({
+      title: '',
+      flags: [],
+      controllers: ['greeter'],
+      names: objectNamesFor('my-operator'),
+    }).split('\n');
     expect(lines.slice(9)).toEqual([...kruise.slice(2), '']);
     expect(lines).toContain(
       `  --${'greeter-workers=N'.padEnd(34)} concurrent reconciles of the greeter controller (default 3)`,
@@ -301,6 +313,54 @@ describe('run: flags', () => {
     expect(h.exits).toEqual([2]);
     expect(h.out.stderr).toMatch(message);
     expect(register).not.toHaveBeenCalled();
+  });
+
+  it("names its Lease, webhook Service, Secret and webhook configurations after itself, never Kruise's", async () => {
+    const h = await harness();
+    let options: ManagerOptions | undefined;
+    const capture = (m: Manager) => {
+      options = m.options;
+      throw new Error('captured');
+    };
+    await run({ name: 'team-labeler', register: capture }, { ...h.deps, argv: h.argv() });
+    expect(h.exits).toEqual([1]);
+    expect(options && pickNames(options)).toEqual({
+      leaderElectionId: 'team-labeler',
+      serviceName: 'team-labeler-webhook-service',
+      secretName: 'team-labeler-webhook-certs',
+      mutatingWebhookConfiguration: 'team-labeler-mutating-webhook-configuration',
+      validatingWebhookConfiguration: 'team-labeler-validating-webhook-configuration',
+    });
+    const help = await harness();
+    await run({ name: 'team-labeler', register: capture }, { ...help.deps, argv: ['--help'] });
+    expect(help.out.stdout).toContain('name of the Lease (default team-labeler)');
+    expect(help.out.stdout).toContain('certificate Secret (default team-labeler-webhook-certs)');
+    expect(help.out.stdout).not.toMatch(/\(default kruise-(webhook|manager)/);
+
+    // Kruise's manager keeps Kruise's names.
+    const k = await harness();
+    await main(['--help'], env, k.deps);
+    expect(k.out.stdout).toContain('name of the Lease (default kruise-manager)');
+    expect(k.out.stdout).toContain('webhook Service (default kruise-webhook-service)');
+  });
+
+  it.each([
+    [
+      'Team Labeler',
+      /^name: cannot prefix the program's object names.*\(got "Team Labeler"\)\. Fix: use lower-case letters, digits and "-", at most 47 characters/,
+    ],
+    ['x'.repeat(48), /its webhook Service's \(x{48}-webhook-service\) a DNS label of at most 63 characters/],
+  ])('refuses a name %j that cannot prefix its object names, by throwing, without exiting', async (name, message) => {
+    const h = await harness();
+    await expect(run({ name, register: jest.fn<() => void>() }, { ...h.deps, argv: [] })).rejects.toThrow(message);
+    expect(h.exits).toEqual([]);
+    // Given its object names, any display name goes.
+    const h2 = await harness();
+    await run(
+      { name, objectNames: objectNamesFor('ok'), register: jest.fn<() => void>() },
+      { ...h2.deps, argv: ['--help'] },
+    );
+    expect(h2.out.stdout).toContain('name of the Lease (default ok)');
   });
 
   it.each([
@@ -338,3 +398,8 @@ describe("Kruise's manager on run()", () => {
     expect(h.out.stderr).toMatch(/^error: --sidecarset-workers: "0" /);
   });
 });
+
+function pickNames(o: ManagerOptions) {
+  const { leaderElectionId, serviceName, secretName, mutatingWebhookConfiguration, validatingWebhookConfiguration } = o;
+  return { leaderElectionId, serviceName, secretName, mutatingWebhookConfiguration, validatingWebhookConfiguration };
+}
