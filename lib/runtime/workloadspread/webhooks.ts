@@ -22,7 +22,6 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StaleCacheError } from '../informer/index.js';
 import { matchesSelector, validateSelector } from '../../contract/selector.js';
-import { coreSidecarErrors, coreVolumeErrors } from '../sidecarset/core-container.js';
 import {
   allow,
   deny,
@@ -33,7 +32,7 @@ import {
 } from '../webhook/index.js';
 import { isPodActive } from './deletion-cost.js';
 import { isConflict, isNotFound, replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
-import { StrategicMergeError, strategicMergePod } from './strategic-merge.js';
+import { StrategicMergeError } from './strategic-merge.js';
 import {
   controllerOf,
   decideSubset,
@@ -43,7 +42,9 @@ import {
   readInjected,
   type Injected,
 } from './subset.js';
-import { validateWorkloadSpread } from './validate.js';
+import { patchCheckTarget, subsetPatchProblems, validateWorkloadSpread } from './validate.js';
+
+export { subsetPatchProblems };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -390,49 +391,6 @@ export function podDeletionWebhook(
   });
 }
 
-/** A workload's pod template as upstream's patch check reads it (CloneSet, StatefulSet: claims as volumes). */
-function templateOf(kind: string, workload: Json): Json {
-  const template = structuredClone(workload?.spec?.template ?? {});
-  if (kind === 'CloneSet' || kind === 'StatefulSet') {
-    for (const claim of workload?.spec?.volumeClaimTemplates ?? []) {
-      template.spec ??= {};
-      template.spec.volumes = [
-        ...(template.spec.volumes ?? []),
-        { name: claim?.metadata?.name, persistentVolumeClaim: { claimName: claim?.metadata?.name } },
-      ];
-    }
-  }
-  return template;
-}
-
-/**
- * Upstream's check of each subset patch against the target's pod template: the patch must merge
- * (strategic merge over a Pod) and the merged pod's containers, init containers and volumes must
- * pass core pod validation. Skipped when the workload does not exist yet, as upstream. Upstream
- * reads no template for a StatefulSet here (its lookup passes a nil object), so neither does this.
- */
-export function subsetPatchProblems(ws: Json, workload: Json | undefined): string[] {
-  const kind = String(ws?.spec?.targetRef?.kind ?? '');
-  if (!workload || kind === 'StatefulSet') return [];
-  const template = templateOf(kind, workload);
-  const out: string[] = [];
-  (ws?.spec?.subsets ?? []).forEach((subset: Json, i: number) => {
-    if (subset?.patch === undefined || subset?.patch === null) return;
-    const at = `spec.subsets[${i}].patch`;
-    let merged: Json;
-    try {
-      merged = strategicMergePod(template, subset.patch);
-    } catch (e) {
-      out.push(`${at}: failed to merge patch: ${(e as Error).message}`);
-      return;
-    }
-    const spec = merged?.spec ?? {};
-    for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [])) out.push(`${at}: ${e}`);
-    for (const e of coreVolumeErrors(spec.volumes ?? [])) out.push(`${at}: ${e}`);
-  });
-  return out;
-}
-
 /** WorkloadSpread CREATE/UPDATE (vworkloadspread.kb.io). */
 export function workloadSpreadValidatingWebhook(
   cache: WorkloadSpreadCache,
@@ -452,22 +410,18 @@ export function workloadSpreadValidatingWebhook(
     const others = cache
       .list(namespace)
       .map((o) => ({ name: String(o?.metadata?.name ?? ''), targetRef: o?.spec?.targetRef }));
+    const ref = patchCheckTarget(ws);
+    const workload = ref
+      ? await api
+          .getWorkload(String(ref.apiVersion), String(ref.kind), namespace, String(ref.name), ctx?.signal)
+          .catch(() => undefined)
+      : undefined;
     const errors = validateWorkloadSpread(ws, {
       others,
       previous: request.operation === 'UPDATE' ? request.oldObject : undefined,
       customWorkloads,
+      workload,
     });
-    const ref = ws?.spec?.targetRef;
-    if (isRecord(ref) && ref.apiVersion && ref.kind && ref.name && ref.kind !== 'StatefulSet') {
-      const groups = WORKLOADSPREAD_TARGETS[String(ref.kind)];
-      const group = apiGroupOf(String(ref.apiVersion));
-      if (groups && group !== undefined && groups.includes(group)) {
-        const workload = await api
-          .getWorkload(String(ref.apiVersion), String(ref.kind), namespace, String(ref.name), ctx?.signal)
-          .catch(() => undefined);
-        errors.push(...subsetPatchProblems(ws, workload));
-      }
-    }
     return errors.length === 0
       ? allow()
       : deny(`WorkloadSpread ${request.name ?? ws?.metadata?.name ?? ''} is invalid: ${errors.join('; ')}`, 400);
