@@ -88,7 +88,9 @@ export function isSpreadableOwner(ref: Json, custom: readonly CustomWorkloadEntr
 
 /**
  * Upstream GetReplicasFromCustomWorkload: the integer at the whitelist entry's replicasPath of the
- * workload's group and kind; 0 without an entry, and when the path holds no integer (upstream logs it).
+ * workload's group and kind; 0 without an entry, and when the path cannot be read (absent, through
+ * a short list, no integer: upstream logs it and goes on with 0, unlike a targetFilter path, whose
+ * error fails the pod, and unlike its controller, which fails the sync on either).
  */
 export function customWorkloadReplicas(
   object: Json,
