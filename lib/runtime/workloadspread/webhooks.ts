@@ -108,6 +108,33 @@ export function customWorkloadReplicas(
   }
 }
 
+/**
+ * Whether upstream's pod webhook reads the target's replicas for this pod (getWorkloadReplicas, from
+ * initializedSubsetStatuses in updateSubsetForPod): not for one unlimited subset nor a StatefulSet
+ * (acquireSuitableSubset decides without it), nor without a percentage, nor when the statuses of
+ * the pod's version exist.
+ */
+export function readsWorkloadReplicas(ws: Json, pod: Json): boolean {
+  const subsets: Json[] = ws?.spec?.subsets ?? [];
+  if (subsets.length === 1 && (subsets[0].maxReplicas === undefined || subsets[0].maxReplicas === null)) return false;
+  if (ws?.spec?.targetRef?.kind === 'StatefulSet') return false;
+  return hasPercentSubset(ws) && !ws.status?.versionedSubsetStatuses?.[podVersion(pod)]?.length;
+}
+
+/**
+ * Upstream getWorkloadReplicas on the target as read: the sum at targetFilter.replicasPathList
+ * (throwing upstream's error on a path the workload does not have: the pod is then refused), a
+ * custom workload's whitelisted path (0 when unreadable), or the built-in kind's replicas.
+ */
+export function replicasOfWorkload(ws: Json, object: Json, custom: readonly CustomWorkloadEntry[] = []): number {
+  const ref = ws.spec.targetRef;
+  const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
+  if (paths.length) return paths.reduce((sum, p) => sum + replicasAtPath(object, p), 0);
+  if (!WORKLOADSPREAD_TARGETS[String(ref.kind)])
+    return customWorkloadReplicas(object, String(ref.apiVersion), String(ref.kind), custom);
+  return workloadReplicas(String(ref.kind), object);
+}
+
 /** Upstream IsPodSelected: no filter or no selector selects every pod; a selector that does not parse, none. */
 export function podSelectedByFilter(filter: Json, labels: Record<string, string> | undefined): boolean {
   if (!isRecord(filter) || filter.selector === undefined || filter.selector === null) return true;
@@ -296,7 +323,7 @@ export class WorkloadSpreadPodHandler {
 
   /** Upstream getWorkloadReplicas, read only when a percentage needs it and the version's statuses start afresh. */
   private async replicasFor(ws: Json, pod: Json, signal?: AbortSignal): Promise<number> {
-    if (!hasPercentSubset(ws) || ws.status?.versionedSubsetStatuses?.[podVersion(pod)]?.length) return 0;
+    if (!readsWorkloadReplicas(ws, pod)) return 0;
     const ref = ws.spec.targetRef;
     const object = await this.deps.api.getWorkload(
       String(ref.apiVersion),
@@ -305,12 +332,7 @@ export class WorkloadSpreadPodHandler {
       String(ref.name),
       signal,
     );
-    if (!object) return 0;
-    const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
-    if (paths.length) return paths.reduce((sum, p) => sum + replicasAtPath(object, p), 0);
-    if (!WORKLOADSPREAD_TARGETS[String(ref.kind)])
-      return customWorkloadReplicas(object, String(ref.apiVersion), String(ref.kind), this.custom());
-    return workloadReplicas(String(ref.kind), object);
+    return object ? replicasOfWorkload(ws, object, this.custom()) : 0;
   }
 
   private inLane<T>(key: string, fn: () => Promise<T>): Promise<T> {
