@@ -8,9 +8,6 @@
 // never reach a webhook (the runtime flavour will serve the same CRD): they are counted, not
 // compared. This runtime does not serve WorkloadSpread yet, so its side runs in-process.
 //
-// The per-patch cases on a Deployment create it first (as stored, it is this runtime's `workload`
-// too): upstream merges each subset patch into its template and validates the merged pod spec.
-//
 // Then the custom-workload whitelist (ConfigMap kruise-configuration in upstream's namespace,
 // WorkloadSpread_Watch_Custom_Workload_WhiteList): targets of listed and unlisted groups, kinds and
 // versions, a built-in kind outside upstream's switch (DaemonSet) listed, a built-in kind of another
@@ -69,8 +66,6 @@ type Answer = { kind: 'allowed' } | { kind: 'webhook'; message: string } | { kin
 interface Judged {
   c: WorkloadSpreadCase;
   answer: Answer;
-  /** The target workload as the API server stored it (upstream's webhook reads it to check the patches). */
-  workload?: Json;
 }
 
 let judged: Judged[] = [];
@@ -159,49 +154,11 @@ async function awaitSeen(ns: string, other: Json): Promise<void> {
   throw new Error(`upstream's webhook never saw WorkloadSpread ${ns}/other`);
 }
 
-/**
- * Creates the case's Deployment target, then waits until upstream's webhook reads it from its cache
- * (a dry-run WorkloadSpread whose patch mounts a volume the template lacks is then denied).
- */
-async function createTarget(workload: Json, ns: string): Promise<Json> {
-  const res = await api.call('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
-    ...structuredClone(workload),
-    metadata: { name: workload.metadata.name },
-  });
-  if (res.status >= 300) throw new Error(`target ${ns}/${workload.metadata.name}: ${res.status}`);
-  const probe = named(
-    {
-      spec: {
-        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: workload.metadata.name },
-        subsets: [
-          {
-            name: 'p',
-            patch: { spec: { containers: [{ name: 'main', volumeMounts: [{ name: 'x', mountPath: '/x' }] }] } },
-          },
-        ],
-      },
-    },
-    'probe',
-    ns,
-  );
-  for (let i = 0; i < 100; i++) {
-    const denied = await api.call('POST', `${pathOf(ns)}?dryRun=All`, probe);
-    if (denied.status >= 300 && String(denied.body?.message).includes('Not found')) return res.body;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`upstream's webhook never read Deployment ${ns}/${workload.metadata.name}`);
-}
-
 /** One case in its own namespace (the conflict check is per namespace; nothing of an earlier case lingers). */
 async function judge(c: WorkloadSpreadCase, ns: string): Promise<Judged> {
   const path = pathOf(ns);
   namespaces.push(ns);
   await api.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const target = c.workloads?.[0];
-  if (target) {
-    const workload = await createTarget(target, ns);
-    return { c, answer: answerOf(await api.call('POST', path, named(c.ws, 'ws', ns))), workload };
-  }
   for (const other of c.wsExisting ?? []) {
     const res = await api.call('POST', path, named(other, 'other', ns));
     if (res.status >= 300) return judge({ ...c, wsExisting: undefined, label: `${c.label} (alone)` }, `${ns}-alone`);
@@ -223,15 +180,10 @@ async function judge(c: WorkloadSpreadCase, ns: string): Promise<Judged> {
 }
 
 beforeAll(async () => {
-  const generated = generateWorkloadSpreadCases(RANDOM, SEED);
-  const { fieldCases, pairCases } = generated;
-  // Targets are created for the per-patch cases on the Deployment base only (a few seconds); the
-  // random cases go without theirs (upstream then checks no patch, and neither does the runtime here).
-  const randomCases = generated.randomCases.map(({ workloads: _, ...c }) => c);
-  const patchCases = generated.patchCases.filter((c) => c.workloads?.[0]?.kind === 'Deployment');
-  const cases = [...fieldCases, ...pairCases, ...patchCases, ...randomCases];
+  const { fieldCases, pairCases, randomCases } = generateWorkloadSpreadCases(RANDOM, SEED);
+  const cases = [...fieldCases, ...pairCases, ...randomCases];
   log(
-    `seed ${SEED}: ${fieldCases.length} per-field, ${pairCases.length} conflict/update, ${patchCases.length} per-patch (with their target), ${randomCases.length} random cases`,
+    `seed ${SEED}: ${fieldCases.length} per-field, ${pairCases.length} conflict/update, ${randomCases.length} random cases`,
   );
   await reference.withUpstream(async () => {
     judged = [];
@@ -293,11 +245,10 @@ describe(`WorkloadSpread validation = the real upstream kruise-manager's webhook
   it("admits and denies exactly what upstream's webhook does", () => {
     const differences = judged
       .filter((j) => j.answer.kind === 'allowed' || j.answer.kind === 'webhook')
-      .flatMap(({ c, answer, workload }) => {
+      .flatMap(({ c, answer }) => {
         const ours = validateWorkloadSpread(named(c.ws, 'ws'), {
           others: (c.wsExisting ?? []).map((o) => ({ name: 'other', targetRef: o.spec.targetRef })),
           previous: c.wsOlder && named(c.wsOlder, 'ws'),
-          workload,
         });
         const theirs = answer.kind === 'webhook';
         return ours.length > 0 === theirs

@@ -7,7 +7,8 @@
 // sometimes of an older template), a WorkloadSpread (1 to 4 subsets: limits as numbers or
 // percentages or none, required and preferred terms, tolerations, patches of metadata, of lists by
 // key, of the priority class, patches that cannot merge, patches that mount a volume the template
-// does not have; a target filter, its replicas path the workload's own or absent; Adaptive or Fixed), then
+// does not have; a target filter, its replicas path the workload's own or absent, sometimes without
+// a selector (upstream then spreads no pod); Adaptive or Fixed), then
 // pods created through the API server (named or generateName, selected or not, owned by the
 // target, another workload or nothing, with their own affinity and tolerations), some deleted, one
 // evicted, more created. Recorded per request: the decision (admitted or its HTTP code) and the pod
@@ -107,6 +108,7 @@ interface Case {
   subsets: Json[];
   filter: boolean;
   replicasPath: string | undefined;
+  bareFilter: boolean;
   adaptive: boolean;
   pods: PodSpec[];
   deletes: number[];
@@ -165,10 +167,15 @@ const caseArb = fc.record({
     undefined,
     undefined,
     undefined,
+    undefined,
+    undefined,
+    undefined,
     'own',
     'spec.nope',
     'spec.template.spec.containers.3.name',
   ),
+  // With a replicas path, a filter without a selector: upstream's pod webhook then selects no pod.
+  bareFilter: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
   adaptive: fc.boolean(),
   pods: fc.array(podArb, { minLength: 1, maxLength: 6 }),
   deletes: fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 2 }),
@@ -400,7 +407,9 @@ async function runCase(c: Case, ns: string, rec: Recording): Promise<void> {
       ...(c.filter || c.replicasPath
         ? {
             targetFilter: {
-              ...(c.filter ? { selector: { matchLabels: { tier: 'front' } } } : {}),
+              ...(c.filter || (c.replicasPath && !c.bareFilter)
+                ? { selector: { matchLabels: { tier: 'front' } } }
+                : {}),
               ...(c.replicasPath
                 ? {
                     replicasPathList: [
@@ -577,7 +586,15 @@ describe(`WorkloadSpread pod path = the real upstream kruise-manager, through th
         `${refused.length} refused), ${u.filter(([k]) => / (delete|evict) /.test(k)).length} deletions/evictions, ` +
         `${costs.length} pods given a deletion cost, ${wsRefused.length} WorkloadSpreads refused`,
     );
-    expect(spread.length).toBeGreaterThan(creates.length / 5);
+    // Of the pods a WorkloadSpread could spread (it was admitted, its filter has a selector, its
+    // replicas path reads), more than a fifth are.
+    const spreadable = new Set(
+      cases
+        .filter((c) => u.some(([k, o]) => k === `${c.id} ws` && o.allowed))
+        .filter((c) => !c.replicasPath || (c.replicasPath === 'own' && !c.bareFilter))
+        .map((c) => c.id),
+    );
+    expect(spread.length).toBeGreaterThan(creates.filter(([k]) => spreadable.has(k.split(' ')[0])).length / 5);
     expect(costs.length).toBeGreaterThan(0);
   });
 

@@ -135,9 +135,16 @@ export function replicasOfWorkload(ws: Json, object: Json, custom: readonly Cust
   return workloadReplicas(String(ref.kind), object);
 }
 
-/** Upstream IsPodSelected: no filter or no selector selects every pod; a selector that does not parse, none. */
+/**
+ * Upstream IsPodSelected: no filter selects every pod; a filter without a selector selects none
+ * (util.ValidatedLabelSelectorAsSelector(nil) is labels.Nothing(): a targetFilter holding only
+ * replicasPathList leaves every pod unspread by the pod webhook); an empty selector, every pod;
+ * a selector that does not parse, none. (The controller filters its pods only by a selector that
+ * is set, as upstream's filterWorkload.)
+ */
 export function podSelectedByFilter(filter: Json, labels: Record<string, string> | undefined): boolean {
-  if (!isRecord(filter) || filter.selector === undefined || filter.selector === null) return true;
+  if (filter === undefined || filter === null) return true;
+  if (!isRecord(filter) || filter.selector === undefined || filter.selector === null) return false;
   // LabelSelectorAsSelector refuses a selector that does not validate: upstream then skips the WorkloadSpread.
   if (validateSelector(filter.selector, 'selector').length) return false;
   return matchesSelector(filter.selector, labels ?? {});

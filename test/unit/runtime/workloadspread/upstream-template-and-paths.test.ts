@@ -18,6 +18,7 @@ import { replicasAtPath } from '../../../../lib/runtime/workloadspread/api.js';
 import { workloadSpreadReconciler } from '../../../../lib/runtime/workloadspread/controller.js';
 import { patchCheckTarget, validateWorkloadSpread } from '../../../../lib/runtime/workloadspread/validate.js';
 import {
+  podSelectedByFilter,
   WorkloadSpreadPodHandler,
   workloadSpreadPodMutation,
   workloadSpreadValidatingWebhook,
@@ -243,13 +244,14 @@ const replicaSet = {
   metadata: { name: 'rs', namespace: 'default', uid: 'rs-uid' },
   spec: { replicas: 4, selector: { matchLabels: { a: 'b' } }, template: { spec: { containers: [{ name: 'c' }] } } },
 };
-const spreadOnRs = (paths: string[]) => ({
+/** A WorkloadSpread on the ReplicaSet with the paths; its filter selects its pods unless `selector` is null. */
+const spreadOnRs = (paths: string[], selector: Json = { matchLabels: { app: 'web' } }) => ({
   apiVersion: 'apps.kruise.io/v1alpha1',
   kind: 'WorkloadSpread',
   metadata: { name: 'ws', namespace: 'default', resourceVersion: '1' },
   spec: {
     targetRef: { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs' },
-    targetFilter: { replicasPathList: paths },
+    targetFilter: { ...(selector ? { selector } : {}), replicasPathList: paths },
     subsets: [{ name: 'a', maxReplicas: '50%' }, { name: 'b' }],
   },
 });
@@ -258,6 +260,7 @@ const podOfRs = (): Json => ({
   metadata: {
     name: 'p',
     namespace: 'default',
+    labels: { app: 'web' },
     ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }],
   },
   spec: { containers: [{ name: 'c', image: 'i' }] },
@@ -364,4 +367,39 @@ describe('a replicas path the workload does not have: the controller writes no s
       expect(writes).toEqual([]);
     },
   );
+});
+
+describe('a targetFilter without a selector (replicasPathList only): upstream IsPodSelected selects no pod', () => {
+  it('matches as util.ValidatedLabelSelectorAsSelector: nil filter all, nil selector none, empty selector all', () => {
+    const labels = { app: 'web' };
+    expect(podSelectedByFilter(undefined, labels)).toBe(true);
+    expect(podSelectedByFilter(null, labels)).toBe(true);
+    expect(podSelectedByFilter({ replicasPathList: ['spec.replicas'] }, labels)).toBe(false);
+    expect(podSelectedByFilter({}, labels)).toBe(false);
+    expect(podSelectedByFilter({ selector: {} }, labels)).toBe(true);
+    expect(podSelectedByFilter({ selector: { matchLabels: { app: 'web' } } }, labels)).toBe(true);
+    expect(podSelectedByFilter({ selector: { matchLabels: { app: 'db' } } }, labels)).toBe(false);
+  });
+
+  it('the pod webhook leaves the pod unspread, even with a path the workload does not have', async () => {
+    const ws: Json = spreadOnRs(['spec.nope'], null);
+    const handler = new WorkloadSpreadPodHandler({
+      cache: { list: () => [ws], get: () => ws },
+      api: {
+        getWorkloadSpread: async () => ws,
+        updateStatus: async (o: Json) => o,
+        getWorkload: async () => replicaSet,
+        getPod: async () => undefined,
+      },
+      clock,
+      logger,
+    });
+    const request = {
+      uid: '1',
+      operation: 'CREATE',
+      namespace: 'default',
+      resource: { group: '', version: 'v1', resource: 'pods' },
+    } as unknown as AdmissionRequest;
+    expect(await workloadSpreadPodMutation(handler)(podOfRs() as V1Pod, request)).toBeUndefined();
+  });
 });
