@@ -266,6 +266,13 @@ const podOfRs = (): Json => ({
   spec: { containers: [{ name: 'c', image: 'i' }] },
   status: { phase: 'Running' },
 });
+/** The pod CREATE the pod webhook answers. */
+const podCreate = {
+  uid: '1',
+  operation: 'CREATE',
+  namespace: 'default',
+  resource: { group: '', version: 'v1', resource: 'pods' },
+} as unknown as AdmissionRequest;
 const logger: Json = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined };
 const clock: Json = { now: () => Date.parse('2026-01-01T00:00:00Z') };
 
@@ -289,13 +296,7 @@ describe('a replicas path the workload does not have: the pod webhook answers 50
       newUID: () => 'uid',
     });
     const pod = podOfRs() as V1Pod;
-    const request = {
-      uid: '1',
-      operation: 'CREATE',
-      namespace: 'default',
-      resource: { group: '', version: 'v1', resource: 'pods' },
-    } as unknown as AdmissionRequest;
-    return { answer: (await workloadSpreadPodMutation(handler)(pod, request)) as Json, writes };
+    return { answer: (await workloadSpreadPodMutation(handler)(pod, podCreate)) as Json, writes };
   };
 
   it('spreads the pod by the percentage of the replicas at an existing path', async () => {
@@ -394,12 +395,6 @@ describe('a targetFilter without a selector (replicasPathList only): upstream Is
       clock,
       logger,
     });
-    const request = {
-      uid: '1',
-      operation: 'CREATE',
-      namespace: 'default',
-      resource: { group: '', version: 'v1', resource: 'pods' },
-    } as unknown as AdmissionRequest;
-    expect(await workloadSpreadPodMutation(handler)(podOfRs() as V1Pod, request)).toBeUndefined();
+    expect(await workloadSpreadPodMutation(handler)(podOfRs() as V1Pod, podCreate)).toBeUndefined();
   });
 });
