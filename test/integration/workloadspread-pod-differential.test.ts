@@ -6,7 +6,9 @@
 // ReplicaSet, ReplicaSet, Job or StatefulSet; sometimes created after the WorkloadSpread,
 // sometimes of an older template), a WorkloadSpread (1 to 4 subsets: limits as numbers or
 // percentages or none, required and preferred terms, tolerations, patches of metadata, of lists by
-// key, of the priority class, patches that cannot merge; a target filter; Adaptive or Fixed), then
+// key, of the priority class, patches that cannot merge, patches that mount a volume the template
+// does not have; a target filter, its replicas path the workload's own or absent, sometimes without
+// a selector (upstream then spreads no pod); Adaptive or Fixed), then
 // pods created through the API server (named or generateName, selected or not, owned by the
 // target, another workload or nothing, with their own affinity and tolerations), some deleted, one
 // evicted, more created. Recorded per request: the decision (admitted or its HTTP code) and the pod
@@ -105,6 +107,8 @@ interface Case {
   staleTemplate: boolean;
   subsets: Json[];
   filter: boolean;
+  replicasPath: string | undefined;
+  bareFilter: boolean;
   adaptive: boolean;
   pods: PodSpec[];
   deletes: number[];
@@ -123,6 +127,15 @@ const patchArb = fc.constantFrom(
   { spec: { priorityClassName: 'high' } },
   { spec: { containers: [{ image: 'no-name:1' }] } },
   { metadata: { labels: { app: null } } },
+  // Merged into the template, refused by core pod validation when upstream has the template (the
+  // WorkloadSpread, 400), else by the API server on every pod of the subset; and a valid volume.
+  { spec: { containers: [{ name: 'app', volumeMounts: [{ name: 'missing', mountPath: '/m' }] }] } },
+  {
+    spec: {
+      volumes: [{ name: 'scratch', emptyDir: {} }],
+      containers: [{ name: 'app', volumeMounts: [{ name: 'scratch', mountPath: '/s' }] }],
+    },
+  },
 );
 const subsetArb = fc.record({
   limit: limitArb,
@@ -146,6 +159,23 @@ const caseArb = fc.record({
   staleTemplate: fc.integer({ min: 0, max: 7 }).map((n) => n === 0),
   subsets: fc.array(subsetArb, { minLength: 1, maxLength: 4 }),
   filter: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+  // targetFilter.replicasPathList: the kind's own field, or one the workload does not have (upstream:
+  // its pod webhook answers 500 where it reads the replicas, its controller writes no status or cost).
+  replicasPath: fc.constantFrom<string | undefined>(
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    'own',
+    'spec.nope',
+    'spec.template.spec.containers.3.name',
+  ),
+  // With a replicas path, a filter without a selector: upstream's pod webhook then selects no pod.
+  bareFilter: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
   adaptive: fc.boolean(),
   pods: fc.array(podArb, { minLength: 1, maxLength: 6 }),
   deletes: fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 2 }),
@@ -374,7 +404,24 @@ async function runCase(c: Case, ns: string, rec: Recording): Promise<void> {
     spec: {
       targetRef: { apiVersion: API[c.kind].apiVersion, kind: c.kind, name: 'web' },
       subsets: c.subsets,
-      ...(c.filter ? { targetFilter: { selector: { matchLabels: { tier: 'front' } } } } : {}),
+      ...(c.filter || c.replicasPath
+        ? {
+            targetFilter: {
+              ...(c.filter || (c.replicasPath && !c.bareFilter)
+                ? { selector: { matchLabels: { tier: 'front' } } }
+                : {}),
+              ...(c.replicasPath
+                ? {
+                    replicasPathList: [
+                      c.replicasPath === 'own'
+                        ? `spec.${c.kind === 'Job' ? 'parallelism' : 'replicas'}`
+                        : c.replicasPath,
+                    ],
+                  }
+                : {}),
+            },
+          }
+        : {}),
       ...(c.adaptive ? { scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 30 } } } : {}),
     },
   };
@@ -539,7 +586,15 @@ describe(`WorkloadSpread pod path = the real upstream kruise-manager, through th
         `${refused.length} refused), ${u.filter(([k]) => / (delete|evict) /.test(k)).length} deletions/evictions, ` +
         `${costs.length} pods given a deletion cost, ${wsRefused.length} WorkloadSpreads refused`,
     );
-    expect(spread.length).toBeGreaterThan(creates.length / 5);
+    // Of the pods a WorkloadSpread could spread (it was admitted, its filter has a selector, its
+    // replicas path reads), more than a fifth are.
+    const spreadable = new Set(
+      cases
+        .filter((c) => u.some(([k, o]) => k === `${c.id} ws` && o.allowed))
+        .filter((c) => !c.replicasPath || (c.replicasPath === 'own' && !c.bareFilter))
+        .map((c) => c.id),
+    );
+    expect(spread.length).toBeGreaterThan(creates.filter(([k]) => spreadable.has(k.split(' ')[0])).length / 5);
     expect(costs.length).toBeGreaterThan(0);
   });
 

@@ -5,14 +5,17 @@
  * WorkloadSpreads (limits as numbers, percentages or none; unschedulable subsets; statuses with
  * pods already booked; per-version statuses), pods of Deployments' ReplicaSets, CloneSets, Jobs
  * and StatefulSets (named or generateName only, with their own affinity and tolerations), on
- * CREATE, DELETE and eviction. The subset chosen, the status after (times and generated UIDs
- * aside) and the injected pod must be upstream's.
+ * CREATE, DELETE and eviction, some with a targetFilter.replicasPathList (the kind's own field, or
+ * a path the workload does not have). The subset chosen, the status after (times and generated
+ * UIDs aside) and the injected pod must be upstream's; a path upstream cannot read must fail here
+ * with upstream's error (its pod webhook answers 500).
  *
  * Subset patches here are maps only: this runtime refuses list patches (lib/runtime/workloadspread/subset.ts).
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { decideSubset, hasPercentSubset, injectSubset } from '../../lib/runtime/workloadspread/subset.js';
+import { decideSubset, injectSubset } from '../../lib/runtime/workloadspread/subset.js';
+import { readsWorkloadReplicas, replicasOfWorkload } from '../../lib/runtime/workloadspread/webhooks.js';
 import { upstreamWorkloadSpreadSubsetOracle } from './support/sidecarset-oracle.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -83,6 +86,19 @@ const caseArb = fc.record({
   statuses: fc.option(fc.array(statusArb, { minLength: 3, maxLength: 3 }), { nil: undefined, freq: 2 }),
   statusVersion: fc.constantFrom('5d8f', '6c9b', 'versionIgnored', 'other'),
   replicas: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }),
+  // targetFilter.replicasPathList: none, the kind's own field, or paths the workload does not have
+  // (absent key, past the list, through a number): upstream's pod webhook then fails (500).
+  replicasPath: fc.constantFrom<string | undefined>(
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    'own',
+    'spec.nope',
+    'spec.template.spec.containers.2.image',
+    'spec.selector.matchLabels.app.x',
+    'spec.template.metadata.labels',
+  ),
   operation: fc.constantFrom('Create', 'Create', 'Delete', 'Eviction'),
   podName: fc.constantFrom('web-0', 'web-1', 'web-2', 'web-5', 'p-a', 'p-b', ''),
   injectedSubset: fc.constantFrom('s0', 's1', 's2', 'gone'),
@@ -115,7 +131,17 @@ function build(g: Shape, i: number) {
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'WorkloadSpread',
     metadata: { name: 'ws', namespace: 'apps', resourceVersion: '5', uid: `uid-${i}` },
-    spec: { targetRef: { apiVersion: t.apiVersion, kind: g.kind, name: 'web' }, subsets },
+    spec: {
+      targetRef: { apiVersion: t.apiVersion, kind: g.kind, name: 'web' },
+      subsets,
+      ...(g.replicasPath
+        ? {
+            targetFilter: {
+              replicasPathList: [g.replicasPath === 'own' ? `spec.${t.replicasField}` : g.replicasPath],
+            },
+          }
+        : {}),
+    },
     ...(statuses
       ? {
           status: {
@@ -234,13 +260,22 @@ describe('WorkloadSpread pod webhook steps = upstream v1.8.3, in-process', () =>
     const differences: string[] = [];
     const chosen = new Set<string>();
     let booked = 0;
+    let errored = 0;
     cases.forEach((c, i) => {
       const theirs = upstream[i] as Json;
-      if (theirs.error) {
-        differences.push(`case ${i}: upstream failed: ${theirs.error}`);
+      // The replicas as the runtime's pod webhook reads them (an unreadable path: its error, a 500).
+      let replicas = 0;
+      let failed: string | undefined;
+      try {
+        if (readsWorkloadReplicas(c.ws, c.pod) && c.workloads[0]) replicas = replicasOfWorkload(c.ws, c.workloads[0]);
+      } catch (e) {
+        failed = (e as Error).message;
+      }
+      if (theirs.error || failed) {
+        if (theirs.error !== failed) differences.push(`case ${i}: ours failed: ${failed}, upstream: ${theirs.error}`);
+        else errored++;
         return;
       }
-      const replicas = hasPercentSubset(c.ws) ? c.replicas : 0;
       const ours = decideSubset(c.ws, c.pod, {
         operation: c.operation as 'Create',
         injected: c.injectWS,
@@ -273,8 +308,10 @@ describe('WorkloadSpread pod webhook steps = upstream v1.8.3, in-process', () =>
         );
     });
     process.stderr.write(
-      `workloadspread subsets: ${cases.length} generated pod operations, ${booked} booked in the status, outcomes ${[...chosen].sort().join(' ')}; ${differences.length} differ\n`,
+      `workloadspread subsets: ${cases.length} generated pod operations, ${booked} booked in the status, ${errored} failed on a replicas path (both), outcomes ${[...chosen].sort().join(' ')}; ${differences.length} differ\n`,
     );
+    // The generator reaches upstream's path errors (a replicas path the workload does not have).
+    expect(errored).toBeGreaterThan(5);
     expect(booked).toBeGreaterThan(cases.length / 5);
     expect(chosen.size).toBeGreaterThan(6);
     expect(differences.slice(0, 5)).toEqual([]);

@@ -157,21 +157,37 @@ export function workloadReplicas(kind: string, object: Json): number {
   return Number(object?.spec?.replicas ?? 1);
 }
 
+/** Go's strconv.Atoi (an optional sign, decimal digits, within int64), throwing its error text. */
+function goAtoi(s: string): number {
+  if (!/^[+-]?\d+$/.test(s)) throw new Error(`strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+  const n = BigInt(s);
+  if (n > 9223372036854775807n || n < -9223372036854775808n)
+    throw new Error(`strconv.Atoi: parsing ${JSON.stringify(s)}: value out of range`);
+  return Number(n);
+}
+
 /**
- * Upstream GetReplicasFromObject: the integer at a dot-separated path (a list indexed by a number),
- * 0 when the path does not exist; an error when it holds something else than an integer.
+ * Upstream GetReplicasFromObject (pkg/util/workloadspread NestedField[int64]): the integer at a
+ * dot-separated path, a list indexed by a number; '' is 0. Anything else throws upstream's error:
+ * a key the object does not have (`path "x" not exists`), an index that is not a number or past
+ * the list (`index 3 out of range`; a negative one too: v1.8.3 panics on it, v1.9.1 errors), a
+ * step through something that is neither an object nor a list, null included (`object is not deep
+ * enough`), and an end that is no integer (`object type error`). The value as Go's int32() of it.
  */
 export function replicasAtPath(object: Json, path: string): number {
   if (path === '') return 0;
   let v: Json = object;
   for (const part of path.split('.')) {
     if (Array.isArray(v)) {
-      if (!/^\d+$/.test(part)) throw new Error(`${path}: ${part} is not an index of a list`);
-      v = v[Number(part)];
-    } else if (v && typeof v === 'object') v = v[part];
-    else return 0;
-    if (v === undefined || v === null) return 0;
+      const i = goAtoi(part);
+      if (i < 0 || i >= v.length) throw new Error(`index ${i} out of range`);
+      v = v[i];
+    } else if (v !== null && typeof v === 'object') {
+      if (!Object.prototype.hasOwnProperty.call(v, part) || v[part] === undefined)
+        throw new Error(`path ${JSON.stringify(part)} not exists`);
+      v = v[part];
+    } else throw new Error('object is not deep enough');
   }
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`${path}: ${JSON.stringify(v)} is not an integer`);
-  return v;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error('object type error');
+  return v | 0;
 }

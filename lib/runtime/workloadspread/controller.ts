@@ -259,8 +259,11 @@ async function podsForWorkloadSpread(
     : await builtInWorkload(deps, ref, namespace, signal);
   if (!found) return { pods: [], replicas: 0 };
   const { workload, uids, podSelector } = found;
-  let replicas = found.replicas;
-  if (ref.kind !== 'Job' && replicas === 0) return { pods: [], replicas, workload };
+  // filterWorkload: the replicas at the paths (the targetFilter's, or the whitelist's), whatever the
+  // pods; a path the workload does not have is an error (no status, no deletion cost), as upstream.
+  const paths = replicasPaths(deps, ws);
+  const replicas = paths.length ? paths.reduce((sum, p) => sum + replicasAtPath(workload, p), 0) : found.replicas;
+  if (ref.kind !== 'Job' && found.replicas === 0) return { pods: [], replicas, workload };
   const listed = (keep: (p: Json) => boolean) => deps.pods.store.listNamespace(namespace).filter(keep).sort(byName);
   let pods = listed(
     (p) =>
@@ -269,8 +272,6 @@ async function podsForWorkloadSpread(
   );
   // A custom workload whose pods are owned by an object between them (a sub-resource): by the scale's selector.
   if (!pods.length && podSelector) pods = listed((p) => matchesSelector(podSelector, p.metadata?.labels ?? {}));
-  const paths = replicasPaths(deps, ws);
-  if (paths.length) replicas = paths.reduce((sum, p) => sum + replicasAtPath(workload, p), 0);
   if (ws.spec.targetFilter?.selector)
     pods = pods.filter((p) => podSelectedByFilter(ws.spec.targetFilter, p.metadata?.labels));
   return { pods, replicas, workload };

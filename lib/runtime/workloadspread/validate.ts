@@ -5,16 +5,22 @@
  * WorkloadSpread of the namespace on the same workload, and on UPDATE the immutable target.
  *
  * The check of each subset's patch merged into the target's pod template needs the workload: the
- * webhook adds it (webhooks.ts subsetPatchProblems).
+ * webhook reads it (patchCheckTarget names it) and passes it as `workload`.
  */
 import { isRecord } from '../../contract.js';
 import {
+  apiGroupOf,
   type CustomWorkloadEntry,
   workloadSpreadConflict,
   workloadSpreadSpecProblems,
   workloadSpreadTargetChanged,
   WORKLOADSPREAD_TARGETS,
 } from '../../contract/workloadspread.js';
+import { mergedPodSpecProblems } from './pod-template.js';
+import { strategicMergePod } from './strategic-merge.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
 
 export interface WorkloadSpreadValidationContext {
   /** The other WorkloadSpreads of the namespace (name and targetRef). */
@@ -26,6 +32,69 @@ export interface WorkloadSpreadValidationContext {
    * than the built-in ones; throws when it cannot be read or decoded (upstream: an internal error).
    */
   customWorkloads?: () => readonly CustomWorkloadEntry[];
+  /**
+   * The target workload (patchCheckTarget), as read from the API server; undefined when it does not
+   * exist (yet) or was not read: then, as upstream, no subset patch is checked against its template.
+   */
+  workload?: unknown;
+}
+
+/**
+ * The target whose pod template upstream v1.8.3 checks each subset patch against: a built-in kind
+ * of its group, but a StatefulSet (v1.8.3 reads it into a nil object and so never has its template;
+ * v1.9.1 reads it). Undefined when there is none to read.
+ */
+export function patchCheckTarget(ws: unknown): { apiVersion: string; kind: string; name: string } | undefined {
+  const spec = isRecord(ws) && isRecord(ws.spec) ? ws.spec : undefined;
+  const ref = spec && isRecord(spec.targetRef) ? spec.targetRef : undefined;
+  if (!ref || !ref.apiVersion || !ref.kind || !ref.name || ref.kind === 'StatefulSet') return undefined;
+  const groups = WORKLOADSPREAD_TARGETS[String(ref.kind)];
+  const group = apiGroupOf(String(ref.apiVersion));
+  if (!groups || group === undefined || !groups.includes(group)) return undefined;
+  return { apiVersion: String(ref.apiVersion), kind: String(ref.kind), name: String(ref.name) };
+}
+
+/** A workload's pod template as upstream's patch check reads it (CloneSet, StatefulSet: claims as volumes). */
+function templateOf(kind: string, workload: Json): Json {
+  const template = structuredClone(workload?.spec?.template ?? {});
+  if (kind === 'CloneSet' || kind === 'StatefulSet') {
+    for (const claim of workload?.spec?.volumeClaimTemplates ?? []) {
+      template.spec ??= {};
+      template.spec.volumes = [
+        ...(template.spec.volumes ?? []),
+        { name: claim?.metadata?.name, persistentVolumeClaim: { claimName: claim?.metadata?.name } },
+      ];
+    }
+  }
+  return template;
+}
+
+/**
+ * Upstream's check of each subset patch against the target's pod template: the patch must merge
+ * (strategic merge over a Pod) and the merged pod spec must pass core pod validation
+ * (pod-template.ts). Nothing without the workload (it does not exist yet), as upstream, nor for a
+ * target patchCheckTarget does not name.
+ */
+export function subsetPatchProblems(ws: Json, workload: Json | undefined): string[] {
+  const ref = patchCheckTarget(ws);
+  if (!workload || !ref) return [];
+  const template = templateOf(ref.kind, workload);
+  const out: string[] = [];
+  (ws?.spec?.subsets ?? []).forEach((subset: Json, i: number) => {
+    if (subset?.patch === undefined || subset?.patch === null) return;
+    const at = `spec.subsets[${i}].patch`;
+    let merged: Json;
+    try {
+      merged = strategicMergePod(template, subset.patch);
+    } catch (e) {
+      out.push(
+        `${at}: Invalid value: ${JSON.stringify(JSON.stringify(subset.patch))}: failed to merge patch: ${(e as Error).message}`,
+      );
+      return;
+    }
+    out.push(...mergedPodSpecProblems(merged?.spec, at));
+  });
+  return out;
 }
 
 /** Every problem with a WorkloadSpread, each naming the field. */
@@ -56,5 +125,6 @@ export function validateWorkloadSpread(ws: unknown, context: WorkloadSpreadValid
   const previous = context.previous;
   if (isRecord(previous) && isRecord(previous.spec) && workloadSpreadTargetChanged(targetRef, previous.spec.targetRef))
     errors.push('spec.targetRef: cannot be changed (upstream refuses it); create another WorkloadSpread');
+  errors.push(...subsetPatchProblems(ws, context.workload));
   return errors;
 }

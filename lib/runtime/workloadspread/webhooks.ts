@@ -22,7 +22,6 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { StaleCacheError } from '../informer/index.js';
 import { matchesSelector, validateSelector } from '../../contract/selector.js';
-import { coreSidecarErrors, coreVolumeErrors } from '../sidecarset/core-container.js';
 import {
   allow,
   deny,
@@ -33,7 +32,7 @@ import {
 } from '../webhook/index.js';
 import { isPodActive } from './deletion-cost.js';
 import { isConflict, isNotFound, replicasAtPath, workloadReplicas, type WorkloadSpreadApi } from './api.js';
-import { StrategicMergeError, strategicMergePod } from './strategic-merge.js';
+import { StrategicMergeError } from './strategic-merge.js';
 import {
   controllerOf,
   decideSubset,
@@ -43,7 +42,9 @@ import {
   readInjected,
   type Injected,
 } from './subset.js';
-import { validateWorkloadSpread } from './validate.js';
+import { patchCheckTarget, subsetPatchProblems, validateWorkloadSpread } from './validate.js';
+
+export { subsetPatchProblems };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -87,7 +88,9 @@ export function isSpreadableOwner(ref: Json, custom: readonly CustomWorkloadEntr
 
 /**
  * Upstream GetReplicasFromCustomWorkload: the integer at the whitelist entry's replicasPath of the
- * workload's group and kind; 0 without an entry, and when the path holds no integer (upstream logs it).
+ * workload's group and kind; 0 without an entry, and when the path cannot be read (absent, through
+ * a short list, no integer: upstream logs it and goes on with 0, unlike a targetFilter path, whose
+ * error fails the pod, and unlike its controller, which fails the sync on either).
  */
 export function customWorkloadReplicas(
   object: Json,
@@ -105,9 +108,43 @@ export function customWorkloadReplicas(
   }
 }
 
-/** Upstream IsPodSelected: no filter or no selector selects every pod; a selector that does not parse, none. */
+/**
+ * Whether upstream's pod webhook reads the target's replicas for this pod (getWorkloadReplicas, from
+ * initializedSubsetStatuses in updateSubsetForPod): not for one unlimited subset nor a StatefulSet
+ * (acquireSuitableSubset decides without it), nor without a percentage, nor when the statuses of
+ * the pod's version exist.
+ */
+export function readsWorkloadReplicas(ws: Json, pod: Json): boolean {
+  const subsets: Json[] = ws?.spec?.subsets ?? [];
+  if (subsets.length === 1 && (subsets[0].maxReplicas === undefined || subsets[0].maxReplicas === null)) return false;
+  if (ws?.spec?.targetRef?.kind === 'StatefulSet') return false;
+  return hasPercentSubset(ws) && !ws.status?.versionedSubsetStatuses?.[podVersion(pod)]?.length;
+}
+
+/**
+ * Upstream getWorkloadReplicas on the target as read: the sum at targetFilter.replicasPathList
+ * (throwing upstream's error on a path the workload does not have: the pod is then refused), a
+ * custom workload's whitelisted path (0 when unreadable), or the built-in kind's replicas.
+ */
+export function replicasOfWorkload(ws: Json, object: Json, custom: readonly CustomWorkloadEntry[] = []): number {
+  const ref = ws.spec.targetRef;
+  const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
+  if (paths.length) return paths.reduce((sum, p) => sum + replicasAtPath(object, p), 0);
+  if (!WORKLOADSPREAD_TARGETS[String(ref.kind)])
+    return customWorkloadReplicas(object, String(ref.apiVersion), String(ref.kind), custom);
+  return workloadReplicas(String(ref.kind), object);
+}
+
+/**
+ * Upstream IsPodSelected: no filter selects every pod; a filter without a selector selects none
+ * (util.ValidatedLabelSelectorAsSelector(nil) is labels.Nothing(): a targetFilter holding only
+ * replicasPathList leaves every pod unspread by the pod webhook); an empty selector, every pod;
+ * a selector that does not parse, none. (The controller filters its pods only by a selector that
+ * is set, as upstream's filterWorkload.)
+ */
 export function podSelectedByFilter(filter: Json, labels: Record<string, string> | undefined): boolean {
-  if (!isRecord(filter) || filter.selector === undefined || filter.selector === null) return true;
+  if (filter === undefined || filter === null) return true;
+  if (!isRecord(filter) || filter.selector === undefined || filter.selector === null) return false;
   // LabelSelectorAsSelector refuses a selector that does not validate: upstream then skips the WorkloadSpread.
   if (validateSelector(filter.selector, 'selector').length) return false;
   return matchesSelector(filter.selector, labels ?? {});
@@ -293,7 +330,7 @@ export class WorkloadSpreadPodHandler {
 
   /** Upstream getWorkloadReplicas, read only when a percentage needs it and the version's statuses start afresh. */
   private async replicasFor(ws: Json, pod: Json, signal?: AbortSignal): Promise<number> {
-    if (!hasPercentSubset(ws) || ws.status?.versionedSubsetStatuses?.[podVersion(pod)]?.length) return 0;
+    if (!readsWorkloadReplicas(ws, pod)) return 0;
     const ref = ws.spec.targetRef;
     const object = await this.deps.api.getWorkload(
       String(ref.apiVersion),
@@ -302,12 +339,7 @@ export class WorkloadSpreadPodHandler {
       String(ref.name),
       signal,
     );
-    if (!object) return 0;
-    const paths: string[] = ws.spec.targetFilter?.replicasPathList ?? [];
-    if (paths.length) return paths.reduce((sum, p) => sum + replicasAtPath(object, p), 0);
-    if (!WORKLOADSPREAD_TARGETS[String(ref.kind)])
-      return customWorkloadReplicas(object, String(ref.apiVersion), String(ref.kind), this.custom());
-    return workloadReplicas(String(ref.kind), object);
+    return object ? replicasOfWorkload(ws, object, this.custom()) : 0;
   }
 
   private inLane<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -390,49 +422,6 @@ export function podDeletionWebhook(
   });
 }
 
-/** A workload's pod template as upstream's patch check reads it (CloneSet, StatefulSet: claims as volumes). */
-function templateOf(kind: string, workload: Json): Json {
-  const template = structuredClone(workload?.spec?.template ?? {});
-  if (kind === 'CloneSet' || kind === 'StatefulSet') {
-    for (const claim of workload?.spec?.volumeClaimTemplates ?? []) {
-      template.spec ??= {};
-      template.spec.volumes = [
-        ...(template.spec.volumes ?? []),
-        { name: claim?.metadata?.name, persistentVolumeClaim: { claimName: claim?.metadata?.name } },
-      ];
-    }
-  }
-  return template;
-}
-
-/**
- * Upstream's check of each subset patch against the target's pod template: the patch must merge
- * (strategic merge over a Pod) and the merged pod's containers, init containers and volumes must
- * pass core pod validation. Skipped when the workload does not exist yet, as upstream. Upstream
- * reads no template for a StatefulSet here (its lookup passes a nil object), so neither does this.
- */
-export function subsetPatchProblems(ws: Json, workload: Json | undefined): string[] {
-  const kind = String(ws?.spec?.targetRef?.kind ?? '');
-  if (!workload || kind === 'StatefulSet') return [];
-  const template = templateOf(kind, workload);
-  const out: string[] = [];
-  (ws?.spec?.subsets ?? []).forEach((subset: Json, i: number) => {
-    if (subset?.patch === undefined || subset?.patch === null) return;
-    const at = `spec.subsets[${i}].patch`;
-    let merged: Json;
-    try {
-      merged = strategicMergePod(template, subset.patch);
-    } catch (e) {
-      out.push(`${at}: failed to merge patch: ${(e as Error).message}`);
-      return;
-    }
-    const spec = merged?.spec ?? {};
-    for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [])) out.push(`${at}: ${e}`);
-    for (const e of coreVolumeErrors(spec.volumes ?? [])) out.push(`${at}: ${e}`);
-  });
-  return out;
-}
-
 /** WorkloadSpread CREATE/UPDATE (vworkloadspread.kb.io). */
 export function workloadSpreadValidatingWebhook(
   cache: WorkloadSpreadCache,
@@ -452,22 +441,18 @@ export function workloadSpreadValidatingWebhook(
     const others = cache
       .list(namespace)
       .map((o) => ({ name: String(o?.metadata?.name ?? ''), targetRef: o?.spec?.targetRef }));
+    const ref = patchCheckTarget(ws);
+    const workload = ref
+      ? await api
+          .getWorkload(String(ref.apiVersion), String(ref.kind), namespace, String(ref.name), ctx?.signal)
+          .catch(() => undefined)
+      : undefined;
     const errors = validateWorkloadSpread(ws, {
       others,
       previous: request.operation === 'UPDATE' ? request.oldObject : undefined,
       customWorkloads,
+      workload,
     });
-    const ref = ws?.spec?.targetRef;
-    if (isRecord(ref) && ref.apiVersion && ref.kind && ref.name && ref.kind !== 'StatefulSet') {
-      const groups = WORKLOADSPREAD_TARGETS[String(ref.kind)];
-      const group = apiGroupOf(String(ref.apiVersion));
-      if (groups && group !== undefined && groups.includes(group)) {
-        const workload = await api
-          .getWorkload(String(ref.apiVersion), String(ref.kind), namespace, String(ref.name), ctx?.signal)
-          .catch(() => undefined);
-        errors.push(...subsetPatchProblems(ws, workload));
-      }
-    }
     return errors.length === 0
       ? allow()
       : deny(`WorkloadSpread ${request.name ?? ws?.metadata?.name ?? ''} is invalid: ${errors.join('; ')}`, 400);

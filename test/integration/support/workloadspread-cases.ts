@@ -4,8 +4,12 @@
  * test/integration/workloadspread-differential.test.ts): one change per field upstream's
  * validation reads (walked from pkg/webhook/workloadspread/validating and the core rules it
  * reaches: ValidateNodeSelectorTerm, ValidatePreferredSchedulingTerms, ValidateTolerations of
- * k8s.io/kubernetes v1.30) applied to valid WorkloadSpreads, conflicts and updates on them, and
- * random WorkloadSpreads (fast-check) mixing valid and invalid values.
+ * k8s.io/kubernetes v1.30) applied to valid WorkloadSpreads, conflicts and updates on them,
+ * subset patches judged against the target's pod template (the case carries the target workload:
+ * upstream merges each patch into its template and runs core ValidatePodSpec on the result), and
+ * random WorkloadSpreads (fast-check) mixing valid and invalid values, patches included, most with
+ * their target. A judge that does not create the `workloads` (the real webhook's differential)
+ * compares them as upstream judges them without one: no patch check on either side.
  */
 import fc from 'fast-check';
 
@@ -184,6 +188,101 @@ const FIELDS: Record<string, (s: Json) => void> = {
     (s.targetFilter = { selector: { matchLabels: { role: 'worker' } }, replicasPathList: ['spec.replicas'] }),
 };
 
+const TEMPLATED = [
+  'apps/v1 Deployment',
+  'apps/v1 ReplicaSet',
+  'apps/v1 StatefulSet',
+  'batch/v1 Job',
+  'apps.kruise.io/v1alpha1 CloneSet',
+];
+
+/**
+ * The target workload, so upstream checks each subset patch merged into its pod template (core
+ * ValidatePodSpec): a container `main` mounting volume `data`, a claim `claim` (a CloneSet's or
+ * StatefulSet's as a volume claim template). Named and namespaced as the WorkloadSpread's target.
+ */
+export function targetWorkload(targetRef: Json): Json | undefined {
+  // Only the kinds upstream reads a template of (its fake API knows no other).
+  if (!TEMPLATED.includes(`${targetRef.apiVersion} ${targetRef.kind}`)) return undefined;
+  const template = {
+    metadata: { labels: { app: 'web' } },
+    spec: {
+      containers: [{ name: 'main', image: 'nginx:1', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    },
+  };
+  const claims = targetRef.kind === 'CloneSet' || targetRef.kind === 'StatefulSet';
+  if (!claims) template.spec.volumes.push({ name: 'claim', persistentVolumeClaim: { claimName: 'c' } } as Json);
+  return {
+    apiVersion: targetRef.apiVersion,
+    kind: targetRef.kind,
+    metadata: { name: targetRef.name, namespace: 'apps' },
+    spec: {
+      ...(targetRef.kind === 'Job' ? { parallelism: 2 } : { replicas: 2 }),
+      selector: { matchLabels: { app: 'web' } },
+      template,
+      ...(claims
+        ? {
+            volumeClaimTemplates: [
+              {
+                metadata: { name: 'claim' },
+                spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+              },
+            ],
+          }
+        : {}),
+    },
+  };
+}
+
+/**
+ * Subset patches judged against the target's template: what core pod validation refuses once
+ * merged (a mount of a volume the template does not declare, two sources on one volume, a volume
+ * deleted under its mount, names, images, devices, pod-level fields) and what it accepts.
+ */
+const PATCHES: Record<string, Json> = {
+  'patch mounts an undeclared volume': {
+    spec: { containers: [{ name: 'main', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }] },
+  },
+  'patch gives a volume a second source': { spec: { volumes: [{ name: 'data', configMap: { name: 'cm' } }] } },
+  'patch deletes a mounted volume': { spec: { volumes: [{ $patch: 'delete', name: 'data' }] } },
+  'patch adds a volume with an invalid name': { spec: { volumes: [{ name: 'Bad_Vol', emptyDir: {} }] } },
+  'patch adds a volume twice': {
+    spec: {
+      volumes: [
+        { name: 'dup', emptyDir: {} },
+        { name: 'dup', emptyDir: {} },
+      ],
+    },
+  },
+  'patch adds a container without image': { spec: { containers: [{ name: 'side' }] } },
+  'patch adds a container with an invalid name': { spec: { containers: [{ name: 'Side_Car', image: 'x:1' }] } },
+  'patch adds an init container named as a container': { spec: { initContainers: [{ name: 'main', image: 'x:1' }] } },
+  'patch adds an init container mounting an undeclared volume': {
+    spec: { initContainers: [{ name: 'init', image: 'x:1', volumeMounts: [{ name: 'gone', mountPath: '/g' }] }] },
+  },
+  'patch replaces every container away': { spec: { containers: [{ $patch: 'replace' }] } },
+  'patch adds a block device on an emptyDir': {
+    spec: { containers: [{ name: 'main', volumeDevices: [{ name: 'data', devicePath: '/dev/d' }] }] },
+  },
+  'patch sets an unknown restart policy': { spec: { restartPolicy: 'Sometimes' } },
+  'patch sets an invalid hostname': { spec: { hostname: 'Bad.Host' } },
+  'patch sets a port out of range': { spec: { containers: [{ name: 'main', ports: [{ containerPort: 70000 }] }] } },
+  'patch adds a volume and mounts it (valid)': {
+    spec: {
+      volumes: [{ name: 'cache', emptyDir: {} }],
+      containers: [{ name: 'main', volumeMounts: [{ name: 'cache', mountPath: '/cache' }] }],
+    },
+  },
+  'patch mounts the claim (valid)': {
+    spec: { containers: [{ name: 'main', volumeMounts: [{ name: 'claim', mountPath: '/claim' }] }] },
+  },
+  'patch adds a sidecar (valid)': { spec: { containers: [{ name: 'side', image: 'side:1' }] } },
+  'patch sets env and a priority class (valid)': {
+    spec: { priorityClassName: 'high', containers: [{ name: 'main', env: [{ name: 'ZONE', value: 'a' }] }] },
+  },
+};
+
 /** As the API server passes it: stored ones (and every UPDATE's objects) carry a resourceVersion. */
 const wsOf = (name: string, spec: Json): Json => ({
   apiVersion: 'apps.kruise.io/v1alpha1',
@@ -230,7 +329,7 @@ const subsetArb = fc.record(
       { maxLength: 2 },
     ),
     maxReplicas: fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constantFrom('20%', '50%', '100%', '110%', '1.5%', 'x')),
-    patch: fc.constantFrom({ metadata: { labels: { s: 'x' } } }, { spec: { priorityClassName: 'high' } }),
+    patch: fc.constantFrom({ metadata: { labels: { s: 'x' } } }, ...Object.values(PATCHES)),
   },
   { requiredKeys: ['name'] },
 );
@@ -261,6 +360,8 @@ export interface WorkloadSpreadCase {
   ws: Json;
   wsOlder?: Json;
   wsExisting?: Json[];
+  /** The target workload when it exists (then upstream checks the patches against its template). */
+  workloads?: Json[];
 }
 
 /** Every generated case: per-field changes x bases, conflicts and updates, then `random` random ones. */
@@ -271,6 +372,7 @@ export function generateWorkloadSpreadCases(
   fieldCases: WorkloadSpreadCase[];
   pairCases: WorkloadSpreadCase[];
   randomCases: WorkloadSpreadCase[];
+  patchCases: WorkloadSpreadCase[];
 } {
   const fieldCases: WorkloadSpreadCase[] = Object.entries(FIELDS).flatMap(([field, change]) =>
     BASES.map((base, b) => {
@@ -285,15 +387,29 @@ export function generateWorkloadSpreadCases(
         spec: specArb,
         other: fc.option(specArb, { nil: undefined }),
         update: fc.option(specArb, { nil: undefined }),
+        // Most random cases have their target: upstream then merges and validates every patch.
+        withTarget: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
       }),
       { numRuns: random, seed },
     )
-    .map(({ spec, other, update }, i) => ({
-      label: `random ${i}`,
-      ws: wsOf('ws', spec),
-      ...(other ? { wsExisting: [wsOf('other', other)] } : {}),
-      ...(update ? { wsOlder: wsOf('ws', update) } : {}),
-    }));
+    .map(({ spec, other, update, withTarget }, i) => {
+      const target = withTarget ? targetWorkload(spec.targetRef) : undefined;
+      return {
+        label: `random ${i}`,
+        ws: wsOf('ws', spec),
+        ...(other ? { wsExisting: [wsOf('other', other)] } : {}),
+        ...(update ? { wsOlder: wsOf('ws', update) } : {}),
+        ...(target ? { workloads: [target] } : {}),
+      };
+    });
+  // Each patch on each base's first subset, with the target present.
+  const patchCases: WorkloadSpreadCase[] = Object.entries(PATCHES).flatMap(([label, patch]) =>
+    BASES.map((base, b) => {
+      const spec = structuredClone(base);
+      s0(spec).patch = patch;
+      return { label: `${label} (base ${b})`, ws: wsOf('ws', spec), workloads: [targetWorkload(spec.targetRef)!] };
+    }),
+  );
   // Conflicts and updates on valid bases: the same target in another WorkloadSpread, a changed target.
   const pairCases: WorkloadSpreadCase[] = BASES.flatMap((base, b) => [
     { label: `conflict, same target (base ${b})`, ws: wsOf('ws', base), wsExisting: [wsOf('other', base)] },
@@ -311,5 +427,5 @@ export function generateWorkloadSpreadCases(
     },
     { label: `update, same target (valid) (base ${b})`, ws: wsOf('ws', base), wsOlder: wsOf('ws', base) },
   ]);
-  return { fieldCases, pairCases, randomCases };
+  return { fieldCases, pairCases, randomCases, patchCases };
 }
