@@ -10,7 +10,8 @@
  * UIDs aside) and the injected pod must be upstream's; a path upstream cannot read must fail here
  * with upstream's error (its pod webhook answers 500).
  *
- * Subset patches here are maps only: this runtime refuses list patches (lib/runtime/workloadspread/subset.ts).
+ * Subset patches here are maps only; patches of lists by key are drawn by the pod differential
+ * (workloadspread-pod-differential.test.ts) against the real upstream webhook.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
