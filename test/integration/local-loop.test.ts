@@ -1,5 +1,5 @@
 /**
- * docs/runtime.md's local loop ("Run it against the local control plane"), run as a person runs it:
+ * docs/runtime.md's local loop ("Run the manager against the local control plane"), run as a person runs it:
  *
  *   npm run envtest                      (terminal 1, stopped with Ctrl-C)
  *   npm run envtest:install-runtime
