@@ -143,9 +143,17 @@ export function readFlags(
  */
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, flagSet: FlagSet = {}): ManagerOptions | 'help' {
   const values = readFlags(argv, flagSet);
+  return values === 'help' ? 'help' : optionsFromFlags(values, env, flagSet);
+}
+
+/** The options of flags already read by {@link readFlags} with the same `flagSet`, and env. */
+export function optionsFromFlags(
+  values: Record<string, string | undefined>,
+  env: NodeJS.ProcessEnv,
+  flagSet: FlagSet = {},
+): ManagerOptions {
   const controllers = flagSet.controllers ?? CONTROLLERS;
   const names = flagSet.names ?? KruiseObjectNames;
-  if (values === 'help') return 'help';
   const flag = (name: string): string | undefined => values[name];
   const role = flag(Flags.role) ?? Roles.all;
   if (!Object.values(Roles).includes(role as never)) {

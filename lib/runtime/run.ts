@@ -10,7 +10,7 @@ import type { LogSink } from './log.js';
 import { Logger } from './log.js';
 import { Manager, type ExitCode } from './manager.js';
 import { parseBool, parseDuration, parseInteger } from './option-parsers.js';
-import { helpText, OptionsError, parseOptions, readFlags } from './options.js';
+import { helpText, optionsFromFlags, OptionsError, readFlags } from './options.js';
 
 /**
  * A flag of the program's own, `--<name>=VALUE`, parsed like the runtime's flags: a bad value ends
@@ -131,12 +131,13 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   let options;
   let flags;
   try {
-    options = parseOptions(argv, env, { extraFlags: names, controllers, names: objectNames });
-    if (options !== 'help')
-      flags = flagValues(
-        readFlags(argv, { extraFlags: names, controllers }) as Record<string, string | undefined>,
-        definitions,
-      );
+    const flagSet = { extraFlags: names, controllers, names: objectNames };
+    const values = readFlags(argv, flagSet);
+    if (values === 'help') options = values;
+    else {
+      options = optionsFromFlags(values, env, flagSet);
+      flags = flagValues(values, definitions);
+    }
   } catch (err) {
     if (!(err instanceof OptionsError)) throw err;
     (deps.stderr ?? ((t) => process.stderr.write(t)))(`error: ${err.message}\n`);
