@@ -18,3 +18,4 @@ export * from './contract/selector.js';
 export * from './contract/sidecarset.js';
 export * from './contract/workloadspread.js';
 export * from './contract/runtime-api.js';
+export * from './contract/registrations.js';

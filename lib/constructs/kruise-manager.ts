@@ -1,27 +1,28 @@
-import { ApiObject, Duration, JsonPatch } from 'cdk8s';
+import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KRUISE_CONFIGURATION, LabelValues, Labels, Names, Ports, WORKLOADSPREAD_WHITELIST_KEY } from '../contract.js';
+import { KRUISE_CONFIGURATION, LabelValues, Labels, Names, WORKLOADSPREAD_WHITELIST_KEY } from '../contract.js';
 import { kplus } from './core/api.js';
+import { KRUISE_MANAGER_NAMES } from './core/names.js';
 import { peersInApp } from './core/app-peers.js';
 import { CertificateResources, WebhookCertificates } from './webhooks/certificates.js';
 import { CrdSource, KruiseCrds } from './crds/crds.js';
 import { checkDaemonOptions, DaemonOptions, KruiseDaemon } from './daemon/daemon.js';
 import { labelEveryObject } from './core/labels.js';
-import { DisruptionBudget, ManagerDisruptionBudget } from './manager/disruption-budget.js';
-import { checkDnsLabel, checkPositiveInt, propError } from './core/errors.js';
+import { ManagerDisruptionBudget } from './manager/disruption-budget.js';
+import { checkDnsLabel, propError } from './core/errors.js';
 import { ManagerImage } from './manager/image.js';
 import { resolveLeaderElection } from './manager/manager-args.js';
+import { ManagerWorkload } from './manager/manager-workload.js';
 import {
-  ManagerRole,
-  ManagerWorkload,
-  ResolvedPorts,
-  resolveControllerPorts,
-  resolvePorts,
-} from './manager/manager-workload.js';
-import { ManagerMonitoring, MonitoringOptions } from './monitoring/monitoring.js';
-import { LeaderElectionOptions, ManagerPodOptions } from './manager/options.js';
+  ManagerDeploymentProps,
+  renderNetworkPolicy,
+  renderWorkloads,
+  resolveHa,
+  webhookAnnotations,
+} from './manager/ha-parts.js';
+import { ManagerMonitoring } from './monitoring/monitoring.js';
 import { ManagerRbac } from './manager/rbac.js';
-import { ManagerTopology, Rollout, ZoneSpread } from './manager/scheduling.js';
+import { ManagerTopology } from './manager/scheduling.js';
 import { UninstallGuard, UninstallProtection } from './manager/uninstall-guard.js';
 import { CustomResourceAccess } from './manager/custom-resource-access.js';
 import { UpstreamProfile } from './manager/upstream-profile.js';
@@ -62,37 +63,15 @@ export interface WebhookOptions {
 }
 
 /** Props of {@link KruiseManager}. */
-export interface KruiseManagerProps extends ManagerPodOptions {
+export interface KruiseManagerProps extends ManagerDeploymentProps {
   /** Install namespace. @default 'kruise-system' */
   readonly namespace?: string;
   /** Render the Namespace object. @default true */
   readonly createNamespace?: boolean;
   /** Image and flavor. @default ManagerImage.upstream() */
   readonly image?: ManagerImage;
-  /** Manager replicas (webhook replicas in split mode). @default 2 */
-  readonly replicas?: number;
-  /** Allow `replicas: 1` (no HA: admission stops while the pod restarts). @default false */
-  readonly allowSingleReplica?: boolean;
-  /** Colocated (default) or split webhook/controllers. @default ManagerTopology.colocated() */
-  readonly topology?: ManagerTopology;
-  /** Leader election timing. @default - 15s / 10s / 2s on Lease kruise-manager */
-  readonly leaderElection?: LeaderElectionOptions;
-  /** Zone spread. @default ZoneSpread.preferred() */
-  readonly zoneSpread?: ZoneSpread;
-  /** Rollout. @default Rollout.fullSurge() */
-  readonly rollout?: Rollout;
-  /**
-   * Nodes available to the manager. With host network each pod owns its ports on its node,
-   * so a rollout needs replicas + surge nodes; when set, synth fails if that cannot fit.
-   * @default - not checked
-   */
-  readonly expectedNodes?: number;
   /** Webhook settings. @default - see WebhookOptions */
   readonly webhooks?: WebhookOptions;
-  /** Certificates. @default WebhookCertificates.selfManaged() */
-  readonly certificates?: WebhookCertificates;
-  /** Disruption budget per Deployment. @default DisruptionBudget.maxUnavailable(1) */
-  readonly disruptionBudget?: DisruptionBudget;
   /** Deploy kruise-daemon (upstream image only). @default - true for upstream */
   readonly daemon?: boolean;
   /**
@@ -138,14 +117,6 @@ export interface KruiseManagerProps extends ManagerPodOptions {
    * @default - none: WorkloadSpread targets the built-in kinds only
    */
   readonly workloadSpreadCustomWorkloads?: WorkloadSpreadCustomWorkload[];
-  /** Metrics Service (always) and ServiceMonitor (optional). @default - Service only */
-  readonly monitoring?: MonitoringOptions;
-  /**
-   * Render a NetworkPolicy admitting only the manager's ports. Host-network pods bypass most
-   * CNIs' policies, so this only takes effect with `hostNetwork: false`.
-   * @default false
-   */
-  readonly networkPolicy?: boolean;
   /**
    * How uninstalling is kept from deleting Kruise workloads (upstream image only): a guard Job
    * only for deploy tools that run hooks, CRD deletion protection for plain kubectl.
@@ -199,40 +170,22 @@ export class KruiseManager extends Construct {
     checkDnsLabel('namespace', ns);
     const image = (this.image = props.image ?? ManagerImage.upstream());
     const flavourProfile = image._flavorProfile();
-    const topology = props.topology ?? ManagerTopology.colocated();
     const certificates = props.certificates ?? WebhookCertificates.selfManaged();
     const selfManagedCertificates = !certificates.isExternal;
-    const replicas = props.replicas ?? 2;
-    const rollout = props.rollout ?? Rollout.fullSurge();
-    const zoneSpread = props.zoneSpread ?? ZoneSpread.preferred();
     const flavourInput = {
       namespace: ns,
       featureGates: props.featureGates,
       externalCertificates: certificates.isExternal,
       customResourceAccess: props.customResourceAccess,
       uninstallProtection: props.uninstallProtection,
-      split: topology.isSplit,
+      split: (props.topology ?? ManagerTopology.colocated()).isSplit,
       daemon: props.daemon,
       daemonOptions: props.daemonOptions !== undefined,
       kubeCacheMutationDetector: props.kubeCacheMutationDetector,
     };
-    this.checkProps(props, topology, replicas);
+    this.checkProps(props);
+    const ha = resolveHa(props);
     flavourProfile._check(flavourInput);
-    const hostNetwork = props.hostNetwork ?? true;
-    const terminationGracePeriod = props.terminationGracePeriod ?? Duration.seconds(30);
-    const webhookReplicas = topology.webhookReplicas ?? replicas;
-    const controllerReplicas = topology.controllerReplicas ?? 2;
-    const ports = resolvePorts(props);
-    const controllerPorts = topology.isSplit
-      ? resolveControllerPorts(ports, { controllerPorts: topology.controllerPorts, pprof: props.pprof, hostNetwork })
-      : undefined;
-    if (props.expectedNodes !== undefined)
-      this.checkNodes(
-        props.expectedNodes,
-        hostNetwork,
-        topology.isSplit ? [webhookReplicas, controllerReplicas] : [replicas],
-        rollout,
-      );
     const flavour = flavourProfile._resolve(flavourInput);
     this.upstreamProfile = flavour.upstreamProfile;
     const leaderElection = resolveLeaderElection(props.leaderElection, ns);
@@ -254,8 +207,10 @@ export class KruiseManager extends Construct {
     this.crds = new KruiseCrds(this, 'Crds', props.crds ?? CrdSource.fromManifests(flavour.crds));
     this.wave(Wave.FOUNDATION, ...this.crds.apiObjects);
     const customWorkloads = props.workloadSpreadCustomWorkloads ?? [];
+    const names = KRUISE_MANAGER_NAMES;
     this.rbac = ManagerRbac._create(this, 'Rbac', {
       namespace: ns,
+      names,
       leaseNamespace: leaderElection.namespace,
       selfManagedCertificates,
       clusterRules: [...flavour.clusterRules, ...customWorkloadRules(customWorkloads)],
@@ -274,60 +229,25 @@ export class KruiseManager extends Construct {
       });
       this.wave(Wave.FOUNDATION, configuration);
     }
-    this.certificates = CertificateResources._create(this, 'Certificates', { namespace: ns, certificates });
+    this.certificates = CertificateResources._create(this, 'Certificates', { namespace: ns, certificates, names });
     this.wave(Wave.ACCESS, ...this.rbac.apiObjects, ...this.certificates.apiObjects);
 
-    const roles = topology.isSplit ? [ManagerRole.WEBHOOK, ManagerRole.CONTROLLERS] : [ManagerRole.ALL];
-    for (const role of roles) {
-      const count = role === ManagerRole.CONTROLLERS ? controllerReplicas : webhookReplicas;
-      const name = role === ManagerRole.ALL ? 'kruise-controller-manager' : `kruise-${role}`;
-      const workload = ManagerWorkload._create(this, `Manager-${role}`, {
-        namespace: ns,
-        name,
-        role,
-        image,
-        serviceAccount: this.rbac.serviceAccount,
-        replicas: count,
-        leaderElection,
-        ports: role === ManagerRole.CONTROLLERS ? controllerPorts! : ports,
-        featureGates: flavour.featureGates,
-        zoneSpread,
-        rollout,
-        selfManagedCertificates,
-        hostNetwork,
-        terminationGracePeriod,
-        pod: props,
-        kubeCacheMutationDetector: props.kubeCacheMutationDetector,
-      });
-      this.workloads.push(workload);
-      const pdb = ManagerDisruptionBudget._create(this, `Pdb-${role}`, {
-        name,
-        namespace: ns,
-        selectorLabels: workload.selectorLabels,
-        replicas: count,
-        budget: props.disruptionBudget,
-      });
-      this.disruptionBudgets.push(pdb);
-      this.wave(Wave.WORKLOAD, workload.apiObject, pdb.pdb);
-    }
-    this.webhookService = new kplus.Service(this, 'WebhookService', {
-      metadata: { name: Names.webhookService, namespace: ns },
-      type: kplus.ServiceType.CLUSTER_IP,
-      ports: [{ name: 'https', port: Ports.webhookService, targetPort: ports.webhook }],
-    });
-    for (const [key, value] of Object.entries(this.workloads[0].selectorLabels))
-      this.webhookService.selectLabel(key, value);
-    this.monitoring = ManagerMonitoring._create(this, 'Monitoring', {
-      ...props.monitoring,
-      name: 'kruise-manager-metrics',
+    const rendered = renderWorkloads(this, props, ha, {
       namespace: ns,
-      metricsPort: ports.metrics,
-      selectorLabels: { [Labels.controlPlane]: LabelValues.controllerManager },
-      deployments: this.workloads.map((w) => w.deployment.name),
-      replicas: Math.min(...this.workloads.map((w) => w.deployment.replicas ?? replicas)),
-      leaseName: leaderElection.id,
+      names,
+      image,
+      serviceAccount: this.rbac.serviceAccount,
+      leaderElection,
+      featureGates: flavour.featureGates,
+      selfManagedCertificates,
+      kubeCacheMutationDetector: props.kubeCacheMutationDetector,
       webhookNames: flavour.webhooks.map((w) => w.name),
     });
+    this.workloads.push(...rendered.workloads);
+    this.disruptionBudgets.push(...rendered.disruptionBudgets);
+    this.webhookService = rendered.webhookService;
+    this.monitoring = rendered.monitoring;
+    rendered.workloads.forEach((w, i) => this.wave(Wave.WORKLOAD, w.apiObject, rendered.disruptionBudgets[i].pdb));
     this.wave(Wave.WORKLOAD, ApiObject.of(this.webhookService), ...this.monitoring.apiObjects);
     if (flavour.daemon) {
       this.daemon = KruiseDaemon._create(this, 'Daemon', {
@@ -347,7 +267,7 @@ export class KruiseManager extends Construct {
       this.wave(Wave.WORKLOAD, ...this.daemon.apiObjects);
     }
     if (props.networkPolicy) {
-      this.networkPolicy = this.renderNetworkPolicy(ns, controllerPorts ? [ports, controllerPorts] : [ports]);
+      this.networkPolicy = renderNetworkPolicy(this, ns, names, ha);
       this.wave(Wave.WORKLOAD, ApiObject.of(this.networkPolicy));
     }
     // Only a hook Job: a plain Job would run at install and block re-applies (immutable template).
@@ -362,6 +282,7 @@ export class KruiseManager extends Construct {
     this.webhooks = WebhookConfigurations._create(this, 'Webhooks', {
       ...props.webhooks,
       namespace: ns,
+      names,
       definitions: flavour.webhooks,
       template: flavourProfile.webhookTemplate,
       annotations: caAnnotations,
@@ -383,8 +304,7 @@ export class KruiseManager extends Construct {
     for (const o of objects) this.waves.set(o, wave);
   }
 
-  private checkProps(props: KruiseManagerProps, topology: ManagerTopology, replicas: number): void {
-    checkPositiveInt('replicas', replicas);
+  private checkProps(props: KruiseManagerProps): void {
     const seen = new Set<string>();
     (props.workloadSpreadCustomWorkloads ?? []).forEach((w, i) => {
       const at = `workloadSpreadCustomWorkloads[${i}]`;
@@ -404,69 +324,6 @@ export class KruiseManager extends Construct {
       );
     }
     if (props.daemonOptions) checkDaemonOptions(props.daemonOptions);
-    if (replicas < 2 && !props.allowSingleReplica) {
-      throw propError(
-        'replicas',
-        replicas,
-        'gives no high availability: admission fails cluster-wide while the only replica restarts',
-        'use replicas >= 2, or set allowSingleReplica: true for a throwaway cluster',
-      );
-    }
-    for (const [prop, value] of [
-      ['topology.webhookReplicas', topology.webhookReplicas],
-      ['topology.controllerReplicas', topology.controllerReplicas],
-    ] as const) {
-      if (value === undefined) continue;
-      checkPositiveInt(prop, value);
-      if (value < 2 && !props.allowSingleReplica) {
-        throw propError(prop, value, 'gives no high availability', 'use at least 2, or set allowSingleReplica: true');
-      }
-    }
-  }
-
-  /**
-   * Every pod of a Deployment repels the others (hostname anti-affinity), surge pods included,
-   * and with host network they also collide on their ports. The roles of the split topology
-   * share no port (resolveControllerPorts), so each Deployment needs its own replicas plus its
-   * surge in nodes, and the largest of those is the cluster's need.
-   */
-  /** `counts`: the replicas of each manager Deployment (one, or the webhook's and the controllers'). */
-  private checkNodes(nodes: number, hostNetwork: boolean, counts: number[], rollout: Rollout): void {
-    checkPositiveInt('expectedNodes', nodes);
-    const needed = Math.max(...counts.map((n) => n + rollout.surgePods(n)));
-    if (nodes < needed) {
-      throw propError(
-        'expectedNodes',
-        nodes,
-        `cannot fit a rollout: ${needed} nodes are needed while surge pods run beside the old ones (one manager pod per node${hostNetwork ? ', host ports' : ''})`,
-        `reduce the surge (rollout: Rollout.surge(1)), add nodes, or lower the replicas`,
-      );
-    }
-  }
-
-  private renderNetworkPolicy(ns: string, resolved: ResolvedPorts[]): kplus.NetworkPolicy {
-    const ports = [...new Set(resolved.flatMap((r) => [r.webhook, r.metrics, r.health]))];
-    // The API server and Prometheus addresses are unknown to a manifest, and CNIs disagree on
-    // whether an ipBlock matches node addresses (host-network API servers), so the manager's
-    // ports are open to every source (no `from`) and every other port is denied.
-    const policy = new kplus.NetworkPolicy(this, 'NetworkPolicy', {
-      metadata: { name: 'kruise-manager', namespace: ns },
-      selector: kplus.Pods.select(this, 'ManagerPods', {
-        labels: { [Labels.controlPlane]: LabelValues.controllerManager },
-        namespaces: kplus.Namespaces.select(this, 'Own', { names: [ns] }),
-      }),
-      ingress: {
-        default: kplus.NetworkPolicyTrafficDefault.DENY,
-        rules: [
-          {
-            peer: kplus.NetworkPolicyIpBlock.anyIpv4(this, 'Any4'),
-            ports: ports.map((p) => kplus.NetworkPolicyPort.tcp(p)),
-          },
-        ],
-      },
-    });
-    ApiObject.of(policy).addJsonPatch(JsonPatch.remove('/spec/ingress/0/from'));
-    return policy;
   }
 
   /** Cluster-scoped names (webhook configurations, ClusterRoles) allow one manager per App. */
@@ -478,22 +335,4 @@ export class KruiseManager extends Construct {
       `KruiseManager at ${this.node.path} shares the App with ${paths}: both render the cluster-scoped webhook configurations and ClusterRoles with the same names. Fix: keep one KruiseManager per App (one per cluster).`,
     ];
   }
-}
-
-/** The user's configuration annotations beside the certificates' (which must not be overridden). */
-function webhookAnnotations(
-  user: { readonly [key: string]: string } | undefined,
-  certificates: { readonly [key: string]: string } | undefined,
-): { [key: string]: string } {
-  for (const [key, value] of Object.entries(user ?? {})) {
-    if (certificates?.[key] !== undefined && certificates[key] !== value) {
-      throw propError(
-        `webhooks.annotations.${key}`,
-        value,
-        `is set by the chosen certificates to "${certificates[key]}"`,
-        `remove it, or change certificates`,
-      );
-    }
-  }
-  return { ...user, ...certificates };
 }

@@ -79,6 +79,19 @@ export function workloadSpreadEnabled(gates: { readonly [gate: string]: boolean 
 
 const READ_VERBS = ['get', 'list', 'watch'];
 
+/**
+ * What the runtime's Manager needs cluster-wide in every program: its event recorder, and reading the webhook
+ * configurations whose caBundle it keeps.
+ */
+export const MANAGER_CLUSTER_RULES: readonly PolicyRule[] = [
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  {
+    apiGroups: ['admissionregistration.k8s.io'],
+    resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+    verbs: READ_VERBS,
+  },
+];
+
 /** What the runtime's controllers, webhooks and caches touch cluster-wide. */
 export function runtimeClusterRules(resources: readonly RuntimeResource[] = RuntimeApi.resources): PolicyRule[] {
   return [
@@ -92,12 +105,7 @@ export function runtimeClusterRules(resources: readonly RuntimeResource[] = Runt
     { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: READ_VERBS },
     { apiGroups: ['batch'], resources: ['jobs'], verbs: READ_VERBS },
     { apiGroups: [KRUISE_APPS_GROUP], resources: ['clonesets', 'statefulsets'], verbs: ['get', 'list'] },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    {
-      apiGroups: ['admissionregistration.k8s.io'],
-      resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
-      verbs: READ_VERBS,
-    },
+    ...MANAGER_CLUSTER_RULES,
     {
       apiGroups: ['apps'],
       resources: ['controllerrevisions'],

@@ -5,7 +5,8 @@
  * under them (informers, work queues, leader election, certificates, the webhook server, SidecarSet's and
  * WorkloadSpread's internals) stays in its modules, for this repository's own code and tests.
  */
-export { Manager, type ExitCode, type ManagerDeps } from './manager.js';
+export { Manager, type ControllerAccess, type ExitCode, type ManagerDeps } from './manager.js';
+export { AdmissionBinding, type MutateAction, type ValidateAction } from './bindings/admission.js';
 export { helpText, parseOptions, type ManagerOptions } from './options.js';
 export { OptionsError } from './option-parsers.js';
 export {
@@ -17,8 +18,12 @@ export {
   type Result,
 } from './controller.js';
 export {
+  addFinalizer,
   Client,
   defineKind,
+  hasFinalizer,
+  removeFinalizer,
+  type ClientCall,
   DefaultBackoff,
   DefaultRetry,
   kindPath,
@@ -42,6 +47,7 @@ export {
   type WriteOptions,
 } from './client/index.js';
 export {
+  ignoreNotFound,
   isAlreadyExists,
   isConflict,
   isForbidden,
@@ -74,6 +80,15 @@ export {
   type Webhook,
 } from './webhook/handler.js';
 export type { AdmissionRequest, KubeObject, Operation } from './webhook/admission.js';
+export { createPatch, pointer } from './webhook/jsonpatch.js';
+export type { Informer } from './informer/informer.js';
+export type { Store } from './informer/store.js';
+export type {
+  ControllerRegistration,
+  Registrations,
+  ResourceRef,
+  WebhookRegistration,
+} from '../contract/registrations.js';
 export { matchesSelector, validateSelector, type SelectorLike } from '../contract/selector.js';
 export { KruiseObjectNames, objectNamesFor, type ObjectNames } from '../contract/names.js';
 export { run, type FlagDefinition, type FlagValues, type RunDeps, type RunOptions } from './run.js';

@@ -2,9 +2,22 @@ import type { KubeConfig, KubernetesObject, V1Lease } from '@kubernetes/client-n
 import { Gauge, Registry } from 'prom-client';
 import { randomBytes } from 'node:crypto';
 import { realClock, type Clock } from './clock.js';
-import { Metrics, Roles, RuntimeApi, runtimeWebhookGate, servedRuntimeWebhooks, workersFlag } from '../contract.js';
+import {
+  Metrics,
+  REGISTRATIONS_VERSION,
+  Roles,
+  RuntimeApi,
+  runtimeWebhookGate,
+  servedRuntimeWebhooks,
+  workersFlag,
+  type ControllerRegistration,
+  type Registrations,
+  type ResourceRef,
+  type WebhookRegistration,
+} from '../contract.js';
 import { createCertificateProvider, type CertificateProvider } from './certs/index.js';
-import { Client } from './client/index.js';
+import { Client, kindPath, type ClientCall, type Kind } from './client/index.js';
+import { AdmissionBinding } from './bindings/admission.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { EventBroadcaster, kubeEventSink, type EventRecorder } from './events/index.js';
 import {
@@ -34,6 +47,10 @@ export interface ManagerDeps {
   clock?: Clock;
   /** Called once when the process must end (lost leadership, a component died). */
   onExit: (code: ExitCode, reason: string) => void;
+  /** The program's name (run's `name`), which names its webhook bindings' entries. @default the Lease's name */
+  name?: string;
+  /** The program's own flags (run's `flags`), for its registrations. @default none */
+  flags?: readonly string[];
 }
 
 /**
@@ -65,6 +82,12 @@ export class Manager {
   /** What the role decides, once: every role but `controllers` serves admission, every role but `webhook` may lead. */
   private readonly serving: boolean;
   private readonly leads: boolean;
+  /** What the program registered through when(), addController and informer(Kind): see registrations(). */
+  private readonly recorded: {
+    webhooks: WebhookRegistration[];
+    controllers: ControllerRegistration[];
+    watches: Map<string, ResourceRef>;
+  } = { webhooks: [], controllers: [], watches: new Map() };
 
   constructor(private readonly deps: ManagerDeps) {
     const o = (this.options = deps.options);
@@ -186,12 +209,19 @@ export class Manager {
     if (this.leaseWatch) r.add('election', runnable('lease-watch', this.leaseWatch));
   }
 
-  /** A shared informer per path: `leaderOnly` ones start with the controllers. */
+  /**
+   * The shared informer (cache) of a kind, or of an API path: one per path, shared by every caller. `leaderOnly` ones
+   * start with the controllers, on the leader only; the others run on every replica, for the webhooks, and a replica
+   * whose cache goes stale leaves its Service (readiness). A Kind's non-leader cache is in the program's
+   * registrations (RBAC get, list and watch).
+   */
   informer<T extends KubernetesObject>(
-    path: string,
-    leaderOnly: boolean,
+    source: Kind<T> | string,
+    leaderOnly = false,
     extra: Partial<InformerOptions<T>> = {},
   ): Informer<T> {
+    const path = typeof source === 'string' ? source : kindPath(source);
+    if (typeof source !== 'string' && !leaderOnly) this.recorded.watches.set(path, resourceRef(source));
     const existing = this.informers.get(path);
     if (existing) {
       existing.leaderOnly &&= leaderOnly;
@@ -208,6 +238,47 @@ export class Manager {
     });
     this.informers.set(path, { informer: informer as unknown as Informer<KubernetesObject>, leaderOnly });
     return informer;
+  }
+
+  /**
+   * An admission binding on `kind`: `manager.when(Kinds.Pod).isCreated().inNamespacesLabelled({ team: 'x' })
+   * .mutate((pod) => { ... })`. Each binding is served at its own path on every replica that serves admission, and
+   * is an entry of {@link registrations}, from which the constructs render its webhook configuration entry.
+   */
+  when<T extends KubernetesObject>(kind: Kind<T>): AdmissionBinding<T> {
+    return new AdmissionBinding(kind, (bound, type) => {
+      const r = bound.registration;
+      const base = `${r.resource.kind.toLowerCase()}`;
+      const taken = this.recorded.webhooks.filter((w) => w.type === type && w.resource.kind === r.resource.kind);
+      const suffix = taken.length === 0 ? '' : `-${taken.length + 1}`;
+      const verb = type === 'mutating' ? 'mutate' : 'validate';
+      const group = r.resource.group.replaceAll('.', '-');
+      const path = `/${verb}-${group}-${r.resource.version}-${base}${suffix}`;
+      const name = `${type[0]}${base}${suffix}.${this.programName}.kruise-ha.io`;
+      this.recorded.webhooks.push({ name, path, ...r });
+      this.registerWebhook(path, bound.webhook(['kube-system', this.options.podNamespace]));
+    });
+  }
+
+  /**
+   * What this program serves and needs: its webhook bindings (paths, rules, filters), its controllers with the kinds
+   * they watch, read and write, and the kinds its webhooks cache. `run` prints it for `--registrations`, and the
+   * constructs render the webhook configurations and RBAC from it.
+   */
+  registrations(): Registrations {
+    return {
+      version: REGISTRATIONS_VERSION,
+      name: this.programName,
+      webhooks: this.recorded.webhooks.map((w) => ({ ...w })),
+      controllers: this.recorded.controllers.map((c) => ({ ...c })),
+      watches: [...this.recorded.watches.values()],
+      flags: [...(this.deps.flags ?? [])],
+      declaredControllers: Object.keys(this.options.workers),
+    };
+  }
+
+  private get programName(): string {
+    return this.deps.name ?? this.options.leaderElectionId;
   }
 
   /**
@@ -234,9 +305,14 @@ export class Manager {
   /**
    * A leader-only controller; `--<name>-workers` sets its concurrency. Its reconciles get {@link client} guarded by
    * {@link checkStillLeader}: a replica that lost its Lease writes nothing through it.
+   *
+   * `watches` are the kinds whose changes queue a reconcile of the changed object (leader-only caches); `reads` and
+   * `writes` the other kinds its client reads and writes. They are its registrations (the RBAC the constructs
+   * render), and once any is given its client refuses a call on a kind they do not name, before sending it, so a
+   * missing grant shows in the first test rather than as a 403 in the cluster.
    */
   addController(
-    options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers' | 'client'>,
+    options: Omit<ControllerOptions, 'logger' | 'registry' | 'clock' | 'workers' | 'client'> & ControllerAccess,
   ): Controller | undefined {
     const declared = Object.keys(this.options.workers);
     if (!declared.includes(options.name)) {
@@ -246,15 +322,28 @@ export class Manager {
           `(or parseOptions(argv, env, { controllers }) when building the Manager yourself)`,
       );
     }
+    if (this.recorded.controllers.some((c) => c.name === options.name))
+      throw new Error(`addController: controller "${options.name}" is added twice. Fix: add each controller once`);
+    const { watches = [], reads = [], writes = [], ...rest } = options;
+    this.recorded.controllers.push({
+      name: options.name,
+      watches: watches.map(resourceRef),
+      reads: reads.map(resourceRef),
+      writes: writes.map(resourceRef),
+    });
     if (!this.leads) return undefined;
+    let client = this.client.withGuard(() => this.checkStillLeader());
+    if (watches.length + reads.length + writes.length > 0)
+      client = client.withAccess(accessCheck(options.name, [...watches, ...reads, ...writes], writes));
     const controller = new Controller({
-      ...options,
-      client: this.client.withGuard(() => this.checkStillLeader()),
+      ...rest,
+      client,
       workers: this.options.workers[options.name],
       logger: this.logger.child({ controller: options.name }),
       registry: this.registry,
       clock: this.clock,
     });
+    for (const kind of watches) controller.watch(this.informer(kind, true));
     this.controllers.push(controller);
     return controller;
   }
@@ -394,4 +483,38 @@ function checkName(path: string): string {
     .replace(/^\/apis?\//, '')
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
+}
+
+/** The kinds a controller declares besides its reconcile (see Manager.addController). */
+export interface ControllerAccess {
+  /** Kinds whose add, update and delete queue a reconcile of that object (cached on the leader, all namespaces). */
+  watches?: readonly Kind[];
+  /** Other kinds its client reads (get, list). */
+  reads?: readonly Kind[];
+  /** Kinds its client writes (create, update, patch, delete, status). */
+  writes?: readonly Kind[];
+}
+
+function resourceRef(k: Kind): ResourceRef {
+  return { group: k.group, version: k.version, kind: k.kind, plural: k.plural, namespaced: k.namespaced };
+}
+
+/** Refuses a call on a kind the controller did not declare: the RBAC rendered from its registration has no grant. */
+function accessCheck(
+  controller: string,
+  readable: readonly Kind[],
+  writable: readonly Kind[],
+): (call: ClientCall) => void {
+  const key = (k: Kind) => `${k.group}/${k.plural}`;
+  const reads = new Set(readable.map(key));
+  const writes = new Set(writable.map(key));
+  return (call) => {
+    const ok = call.write ? writes.has(key(call.kind)) : reads.has(key(call.kind));
+    if (ok) return;
+    const list = call.write ? 'writes' : 'reads (or watches, or writes)';
+    throw new Error(
+      `controller ${controller}: ${call.verb} ${call.kind.kind} is not declared, so its RBAC grants none. ` +
+        `Fix: add Kinds.${call.kind.kind} (or its defineKind) to addController's ${list}`,
+    );
+  };
 }

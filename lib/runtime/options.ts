@@ -15,6 +15,7 @@ import {
   Ports,
   Roles,
   type Role,
+  REGISTRATIONS_FLAG,
   RuntimeControllers,
   runtimeFlagProblems,
   runtimeFlags,
@@ -299,6 +300,10 @@ export function helpText(
       'admission answers from a webhook cache at once while it was proven fresh this recently; past it, a review waits up to 8s for the relist, then is refused (503), and readiness fails if an API server refuses this replica or calls it while it reaches none (default 10s)',
     ),
     f(`${Flags.logLevel}=LEVEL`, 'debug, info (default), warn or error; logs are JSON lines on stderr'),
+    f(
+      REGISTRATIONS_FLAG,
+      'print the registrations (webhook bindings, controllers, the kinds they use) as JSON and exit, reaching no cluster',
+    ),
     f(
       `${Flags.syncPeriod}, --${Flags.restConfigQps}, --${Flags.restConfigBurst}, --${Flags.logToStderr}, --${Flags.verbosity}`,
       'accepted for upstream compatibility',

@@ -4,13 +4,19 @@
  * budget, uncaught errors, and kruise-manager's exit codes (0 after a graceful shutdown, 1 on a fatal
  * error so the container restarts, 2 on bad flags). Kruise's own manager (main.ts) is one such program.
  */
-import { describeProblem, objectNamePrefixProblems, objectNamesFor, type ObjectNames } from '../contract.js';
+import {
+  describeProblem,
+  objectNamePrefixProblems,
+  objectNamesFor,
+  REGISTRATIONS_FLAG,
+  type ObjectNames,
+} from '../contract.js';
 import { KubeConfig } from './kube/client-node.js';
 import type { LogSink } from './log.js';
 import { Logger } from './log.js';
 import { Manager, type ExitCode } from './manager.js';
 import { parseBool, parseDuration, parseInteger } from './option-parsers.js';
-import { helpText, optionsFromFlags, OptionsError, readFlags } from './options.js';
+import { helpText, optionsFromFlags, OptionsError, readFlags, type FlagSet } from './options.js';
 
 /**
  * A flag of the program's own, `--<name>=VALUE`, parsed like the runtime's flags: a bad value ends
@@ -128,6 +134,22 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
     if (problems.length > 0) throw new Error(problems.map(describeProblem).join('; '));
     objectNames = objectNamesFor(program.name);
   }
+  const stdout = deps.stdout ?? ((t: string) => process.stdout.write(t));
+  if (argv.includes(`--${REGISTRATIONS_FLAG}`)) {
+    const flagSet = { extraFlags: names, controllers, names: objectNames };
+    const rest = argv.filter((a) => a !== `--${REGISTRATIONS_FLAG}`);
+    try {
+      await printRegistrations(program, definitions, flagSet, rest, deps);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const flagError = err instanceof OptionsError;
+      (deps.stderr ?? ((t) => process.stderr.write(t)))(`error: ${flagError ? '' : 'register failed: '}${message}\n`);
+      terminate(flagError ? 2 : 1);
+      return;
+    }
+    terminate(0);
+    return;
+  }
   let options;
   let flags;
   try {
@@ -147,9 +169,7 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   if (options === 'help') {
     const title = program.description ? `${program.name}: ${program.description}` : program.name;
     const usage = definitions.map(([name, d]) => [`${name}=${PLACEHOLDERS[d.type]}`, helpLine(d)] as const);
-    (deps.stdout ?? ((t) => process.stdout.write(t)))(
-      `${helpText({ title, flags: usage, controllers, names: objectNames })}\n`,
-    );
+    stdout(`${helpText({ title, flags: usage, controllers, names: objectNames })}\n`);
     return;
   }
   const logger = new Logger({ pod: options.podName }, options.logLevel, deps.logSink);
@@ -164,7 +184,7 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
     logger[code === 0 ? 'info' : 'error']('exiting', { code, reason });
     terminate(code);
   };
-  const manager = new Manager({ options, kubeConfig, logger, onExit: exit });
+  const manager = new Manager({ options, kubeConfig, logger, onExit: exit, name: program.name, flags: names });
   try {
     await program.register(manager, flags as FlagValues<F>);
   } catch (err) {
@@ -214,6 +234,30 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
     logger.error('start failed', { error: err });
     exit(1, 'start failed');
   }
+}
+
+/**
+ * `--registrations`: registers the program on a manager that never starts (the flags given beside it, no kubeconfig,
+ * no connection) and prints Manager.registrations() as JSON. Operator runs the bundle so at synth, with the flags it
+ * renders, and renders the webhook configurations and RBAC from what it prints. `register` must therefore not call
+ * the API server.
+ */
+async function printRegistrations<F extends Record<string, FlagDefinition>>(
+  program: RunOptions<F>,
+  definitions: readonly [string, FlagDefinition][],
+  flagSet: FlagSet,
+  argv: readonly string[],
+  deps: RunDeps,
+): Promise<void> {
+  const values = readFlags(argv, flagSet);
+  if (values === 'help') throw new OptionsError('--help and --registrations ask for two answers. Fix: give one');
+  const options = optionsFromFlags(values, {}, flagSet);
+  const logger = new Logger({}, 'error', deps.logSink);
+  const kubeConfig = new KubeConfig();
+  const flags = flagSet.extraFlags ?? [];
+  const manager = new Manager({ options, kubeConfig, logger, onExit: () => {}, name: program.name, flags });
+  await program.register(manager, flagValues(values, definitions) as FlagValues<F>);
+  (deps.stdout ?? ((t) => process.stdout.write(t)))(`${JSON.stringify(manager.registrations(), null, 2)}\n`);
 }
 
 /** The real process's end: exit codes as {@link RunDeps.exit} says. */

@@ -135,6 +135,15 @@ export class ManagerImage {
     return ManagerImage.runtime(source.imageReference);
   }
 
+  /**
+   * A runtime image whose program is described by `profile` (Operator's, from the program's registrations).
+   * @internal
+   */
+  public static _program(reference: string, profile: ManagerFlavourProfile): ManagerImage {
+    const image = ManagerImage.runtime(reference);
+    return new ManagerImage(image.flavor, image.reference, undefined, profile);
+  }
+
   private constructor(
     /** Which process the image runs. */
     public readonly flavor: ManagerFlavor,
@@ -142,6 +151,7 @@ export class ManagerImage {
     public readonly reference: string,
     /** Upstream image only: the release whose definitions are rendered, e.g. `v1.9.1`. */
     public readonly upstreamVersion: string | undefined,
+    private readonly profile?: ManagerFlavourProfile,
   ) {}
 
   /**
@@ -150,6 +160,7 @@ export class ManagerImage {
    * @internal
    */
   public _flavorProfile(): ManagerFlavourProfile {
+    if (this.profile) return this.profile;
     return this.upstreamVersion !== undefined ? upstreamFlavour(this.upstreamVersion) : RUNTIME_FLAVOUR;
   }
 }

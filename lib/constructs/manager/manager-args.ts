@@ -32,6 +32,7 @@ export interface ResolvedLeaderElection {
 export function resolveLeaderElection(
   options: LeaderElectionOptions | undefined,
   installNamespace: string,
+  defaultId: string = Names.leaderElectionId,
 ): ResolvedLeaderElection {
   const seconds = (prop: string, d: Duration | undefined, fallback: number) =>
     d ? wholeSeconds(`leaderElection.${prop}`, d) : fallback;
@@ -46,7 +47,7 @@ export function resolveLeaderElection(
   }
   const le: ResolvedLeaderElection = {
     namespace: options?.namespace ?? installNamespace,
-    id: options?.id ?? Names.leaderElectionId,
+    id: options?.id ?? defaultId,
     leaseDurationSeconds:
       timing?.leaseDurationSeconds ??
       seconds('leaseDuration', options?.leaseDuration, LeaderElectionDefaults.leaseDurationSeconds),

@@ -1,6 +1,7 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CertModes, DEFAULT_CERT_DIR, Env, LabelValues, Labels, Names, Paths, Ports, Roles } from '../../contract.js';
+import { CertModes, DEFAULT_CERT_DIR, Env, Labels, Names, Paths, Ports, Roles } from '../../contract.js';
+import type { ManagerNames } from '../core/names.js';
 import { kplus } from '../core/api.js';
 import type { ManagerImage } from './image.js';
 import { checkDistinctPorts, renderFlavourArgs, ResolvedLeaderElection, setEphemeralStorage } from './manager-args.js';
@@ -34,6 +35,8 @@ export type ManagerWorkloadPodOptions = Omit<
 export interface ManagerWorkloadProps {
   /** Namespace of the Deployment. */
   readonly namespace: string;
+  /** @internal */
+  readonly names: ManagerNames;
   /** Name of the Deployment. */
   readonly name: string;
   /** What the replicas run. */
@@ -160,7 +163,7 @@ export class ManagerWorkload extends Construct {
     const pod = props.pod ?? {};
     const hostNetwork = props.hostNetwork;
     const ports = (this.ports = props.ports);
-    this.selectorLabels = { [Labels.controlPlane]: LabelValues.controllerManager, [Labels.component]: props.role };
+    this.selectorLabels = { [props.names.podLabel.key]: props.names.podLabel.value, [Labels.component]: props.role };
 
     this.deployment = new kplus.Deployment(this, 'Deployment', {
       metadata: { name: props.name, namespace: props.namespace, labels: { ...pod.labels, ...this.selectorLabels } },
@@ -209,8 +212,8 @@ export class ManagerWorkload extends Construct {
         [Env.podName]: kplus.EnvValue.fromFieldRef(kplus.EnvFieldPaths.POD_NAME),
         [Env.webhookPort]: kplus.EnvValue.fromValue(String(ports.webhook)),
         [Env.webhookCertDir]: kplus.EnvValue.fromValue(DEFAULT_CERT_DIR),
-        [Env.secretName]: kplus.EnvValue.fromValue(Names.webhookSecret),
-        [Env.serviceName]: kplus.EnvValue.fromValue(Names.webhookService),
+        [Env.secretName]: kplus.EnvValue.fromValue(props.names.webhookSecret),
+        [Env.serviceName]: kplus.EnvValue.fromValue(props.names.webhookService),
         ...(props.kubeCacheMutationDetector
           ? { [KUBE_CACHE_MUTATION_DETECTOR]: kplus.EnvValue.fromValue('true') }
           : {}),

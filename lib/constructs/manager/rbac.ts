@@ -1,6 +1,7 @@
 import { ApiObject, JsonPatch } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CERTIFICATE_RULES, Names } from '../../contract.js';
+import { CERTIFICATE_RULES } from '../../contract.js';
+import type { ManagerNames } from '../core/names.js';
 import { kplus } from '../core/api.js';
 import { bindRole } from '../core/binding.js';
 import { mergeRules } from '../../upstream/permissions.js';
@@ -29,6 +30,8 @@ export interface AggregatedResource {
 /** Props of {@link ManagerRbac}. */
 export interface ManagerRbacProps {
   readonly namespace: string;
+  /** @internal */
+  readonly names: ManagerNames;
   /** Namespace of the leader-election Lease. */
   readonly leaseNamespace: string;
   /** The manager's cluster-wide rules (what its controllers and webhooks need). */
@@ -80,25 +83,27 @@ export class ManagerRbac extends Construct {
     super(scope, id);
     const ns = props.namespace;
     this.serviceAccount = new kplus.ServiceAccount(this, 'ServiceAccount', {
-      metadata: { name: Names.managerServiceAccount, namespace: ns, annotations: props.serviceAccountAnnotations },
+      metadata: { name: props.names.serviceAccount, namespace: ns, annotations: props.serviceAccountAnnotations },
       automountToken: false, // mounted by the pod spec only where needed
     });
 
     const leader = new kplus.Role(this, 'LeaderElection', {
-      metadata: { name: 'kruise-leader-election-role', namespace: props.leaseNamespace },
+      metadata: { name: props.names.leaderElectionRole, namespace: props.leaseNamespace },
     });
     setRules(leader, props.leaderElectionRules);
-    const webhook = new kplus.Role(this, 'Webhook', { metadata: { name: 'kruise-webhook-role', namespace: ns } });
+    const webhook = new kplus.Role(this, 'Webhook', {
+      metadata: { name: props.names.webhookRole, namespace: ns },
+    });
     webhook.allow(
       [...(props.selfManagedCertificates ? CERTIFICATE_RULES.secretVerbs : CERTIFICATE_RULES.externalSecretVerbs)],
       res('', 'secrets'),
     );
-    this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: 'kruise-manager-role' } });
+    this.clusterRole = new kplus.ClusterRole(this, 'Manager', { metadata: { name: props.names.managerRole } });
     setRules(this.clusterRole, props.clusterRules);
 
     const scoped = Object.entries(props.namespacedRules ?? {}).map(([namespace, rules]) => {
       const role = new kplus.Role(this, `Namespaced-${namespace}`, {
-        metadata: { name: 'kruise-manager-role', namespace },
+        metadata: { name: props.names.managerRole, namespace },
       });
       setRules(role, rules);
       return role;
@@ -108,11 +113,15 @@ export class ManagerRbac extends Construct {
       bindRole(this, role, this.serviceAccount),
     ]);
     if (props.selfManagedCertificates) {
-      const certs = new kplus.ClusterRole(this, 'Certs', { metadata: { name: 'kruise-certs-role' } });
+      const certs = new kplus.ClusterRole(this, 'Certs', { metadata: { name: props.names.certsRole } });
       certs.allow(
         [...CERTIFICATE_RULES.caBundleVerbs],
-        res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', Names.mutatingWebhookConfiguration),
-        res('admissionregistration.k8s.io', 'validatingwebhookconfigurations', Names.validatingWebhookConfiguration),
+        res('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', props.names.mutatingWebhookConfiguration),
+        res(
+          'admissionregistration.k8s.io',
+          'validatingwebhookconfigurations',
+          props.names.validatingWebhookConfiguration,
+        ),
       );
       for (const crd of props.conversionCrds)
         certs.allow(
@@ -126,6 +135,8 @@ export class ManagerRbac extends Construct {
 
   /** aggregate-kruise-{view,edit,admin}: give the built-in view/edit/admin roles Kruise resources. */
   private aggregateRoles(resources: AggregatedResource[]): ApiObject[] {
+    // An operator serving no resource of its own extends no built-in role (and must not render Kruise's names).
+    if (resources.length === 0) return [];
     return (['view', 'edit', 'admin'] as const).map((level) => {
       // The label (not kplus' aggregate(), which collects other roles) merges these rules into
       // the built-in view/edit/admin ClusterRoles.

@@ -21,6 +21,8 @@ import { propError } from '../core/errors.js';
 import { peersInApp } from '../core/app-peers.js';
 import type { IRuntimeImageSource } from '../manager/image.js';
 import { bundleRuntime } from './runtime-bundle.js';
+import { readRegistrations } from './registrations.js';
+import type { Registrations } from '../../contract.js';
 import { renderDockerfile, RUNTIME_ENV, RUNTIME_NODE_FLAGS } from './runtime-dockerfile.js';
 import {
   checkBaseImage,
@@ -92,6 +94,7 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
   public readonly contextDir: string;
   public readonly bundleSha256: string;
   public readonly bundleSize: number;
+  private readonly registrations = new Map<string, Registrations>();
 
   constructor(scope: Construct, id: string, props: RuntimeImageProps) {
     super(scope, id);
@@ -133,6 +136,20 @@ export class RuntimeImage extends Construct implements IRuntimeImageSource {
     writeFileSync(join(this.contextDir, SOURCE_MAP_FILE), bundle.map);
     writeFileSync(join(this.contextDir, DOCKERFILE), renderDockerfile(imageJson));
     writeFileSync(join(this.contextDir, IMAGE_JSON), `${JSON.stringify(imageJson, null, 2)}\n`);
+  }
+
+  /**
+   * What the bundled program serves and needs, as its `--registrations` prints it with `args` (the flags the
+   * Deployment gives it): the bundle runs once per distinct `args`, in this Node, reaching no cluster.
+   * @internal
+   */
+  public _readRegistrations(args: readonly string[]): Registrations {
+    const key = JSON.stringify(args);
+    const known = this.registrations.get(key);
+    if (known) return known;
+    const read = readRegistrations(join(this.contextDir, BUNDLE_FILE), args, this.entrypoint);
+    this.registrations.set(key, read);
+    return read;
   }
 
   private resolveOutdir(outdir: string | undefined): string {

@@ -1,6 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
-import { Labels, Names } from '../../contract.js';
+import { Labels } from '../../contract.js';
+import { KRUISE_MANAGER_NAMES, type ManagerNames } from '../core/names.js';
 import { propError, wholeSeconds } from '../core/errors.js';
 
 /** A reference to an existing cert-manager issuer. */
@@ -87,6 +88,7 @@ export class WebhookCertificates {
   public _render(
     scope: Construct,
     ns: string,
+    names: ManagerNames = KRUISE_MANAGER_NAMES,
   ): { apiObjects: ApiObject[]; webhookAnnotations: { [key: string]: string } } {
     if (!this.isExternal) {
       return {
@@ -94,7 +96,7 @@ export class WebhookCertificates {
           new ApiObject(scope, 'Secret', {
             apiVersion: 'v1',
             kind: 'Secret',
-            metadata: { name: Names.webhookSecret, namespace: ns },
+            metadata: { name: names.webhookSecret, namespace: ns },
             type: 'Opaque',
           }),
         ],
@@ -109,30 +111,31 @@ export class WebhookCertificates {
       : undefined;
     if (!issuerRef) {
       // A private CA keeps caBundle stable across serving-certificate renewals.
+      const cmNames = names.certManager;
       const cm = (name: string, kind: string, spec: object) =>
         new ApiObject(scope, name, { apiVersion: 'cert-manager.io/v1', kind, metadata: { name, namespace: ns }, spec });
       apiObjects.push(
-        cm('kruise-selfsigned', 'Issuer', { selfSigned: {} }),
-        cm('kruise-webhook-ca', 'Certificate', {
+        cm(cmNames.selfSigned, 'Issuer', { selfSigned: {} }),
+        cm(cmNames.ca, 'Certificate', {
           isCA: true,
-          commonName: 'kruise-webhook-ca',
-          secretName: 'kruise-webhook-ca',
+          commonName: cmNames.ca,
+          secretName: cmNames.ca,
           duration: `${5 * 365 * 24}h`,
           privateKey: { algorithm: 'ECDSA', size: 256 },
-          issuerRef: { name: 'kruise-selfsigned', kind: 'Issuer', group: 'cert-manager.io' },
+          issuerRef: { name: cmNames.selfSigned, kind: 'Issuer', group: 'cert-manager.io' },
         }),
-        cm('kruise-webhook-ca-issuer', 'Issuer', { ca: { secretName: 'kruise-webhook-ca' } }),
+        cm(cmNames.caIssuer, 'Issuer', { ca: { secretName: cmNames.ca } }),
       );
-      issuerRef = { name: 'kruise-webhook-ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
+      issuerRef = { name: cmNames.caIssuer, kind: 'Issuer', group: 'cert-manager.io' };
     }
-    const svc = Names.webhookService;
+    const svc = names.webhookService;
     apiObjects.push(
       new ApiObject(scope, 'Certificate', {
         apiVersion: 'cert-manager.io/v1',
         kind: 'Certificate',
-        metadata: { name: Names.webhookSecret, namespace: ns },
+        metadata: { name: names.webhookSecret, namespace: ns },
         spec: {
-          secretName: Names.webhookSecret,
+          secretName: names.webhookSecret,
           dnsNames: [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`, 'localhost'],
           duration: goDuration(options.duration?.toMilliseconds() ?? 90 * 86400_000),
           renewBefore: goDuration(options.renewBefore?.toMilliseconds() ?? 30 * 86400_000),
@@ -141,7 +144,7 @@ export class WebhookCertificates {
         },
       }),
     );
-    return { apiObjects, webhookAnnotations: { [Labels.certManagerInjectCaFrom]: `${ns}/${Names.webhookSecret}` } };
+    return { apiObjects, webhookAnnotations: { [Labels.certManagerInjectCaFrom]: `${ns}/${names.webhookSecret}` } };
   }
 }
 
@@ -149,6 +152,8 @@ export class WebhookCertificates {
 export interface CertificateResourcesProps {
   readonly namespace: string;
   readonly certificates: WebhookCertificates;
+  /** @internal */
+  readonly names: ManagerNames;
 }
 
 /**
@@ -175,6 +180,7 @@ export class CertificateResources extends Construct {
     ({ apiObjects: this.apiObjects, webhookAnnotations: this.webhookAnnotations } = props.certificates._render(
       this,
       props.namespace,
+      props.names,
     ));
   }
 }

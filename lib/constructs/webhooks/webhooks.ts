@@ -1,6 +1,7 @@
 import { ApiObject, Duration } from 'cdk8s';
 import { Construct } from 'constructs';
-import { Labels, Names, Ports } from '../../contract.js';
+import { Labels, Ports } from '../../contract.js';
+import type { ManagerNames } from '../core/names.js';
 import { k8s } from '../core/api.js';
 import { checkDnsLabel, checkSelector, propError, wholeSeconds } from '../core/errors.js';
 
@@ -70,14 +71,24 @@ export interface WebhookDefinition {
   }[];
   /** @default - every object */
   readonly objectSelector?: {
-    readonly matchExpressions: { readonly key: string; readonly operator: string; readonly values?: string[] }[];
+    readonly matchLabels?: { readonly [key: string]: string };
+    readonly matchExpressions?: { readonly key: string; readonly operator: string; readonly values?: string[] }[];
   };
+  /**
+   * This entry's own settings, over its group's (a program's binding carries its failure policy, timeout and
+   * namespace filter).
+   */
+  readonly failurePolicy?: FailurePolicy;
+  readonly timeoutSeconds?: number;
+  readonly namespaceSelector?: k8s.LabelSelector;
 }
 
 /** Props of {@link WebhookConfigurations}. */
 export interface WebhookConfigurationsProps {
   /** Install namespace (where the webhook Service lives). */
   readonly namespace: string;
+  /** @internal */
+  readonly names: ManagerNames;
   /** The webhooks the manager serves: nothing it would delete, nothing it lacks. */
   readonly definitions: WebhookDefinition[];
   /**
@@ -157,8 +168,10 @@ export class WebhookConfigurations extends Construct {
       ]),
     );
     const entry = (d: WebhookDefinition) => {
-      const { failurePolicy, timeoutSeconds } = settings.get(d.group)!;
-      const namespaces = namespaceSelectors.get(d.group);
+      const group = settings.get(d.group)!;
+      const failurePolicy = d.failurePolicy ?? group.failurePolicy;
+      const timeoutSeconds = d.timeoutSeconds ?? group.timeoutSeconds;
+      const namespaces = d.namespaceSelector ?? namespaceSelectors.get(d.group);
       return {
         name: d.name,
         admissionReviewVersions: ['v1', 'v1beta1'],
@@ -168,7 +181,12 @@ export class WebhookConfigurations extends Construct {
         matchPolicy: 'Equivalent',
         ...(d.type === 'mutating' ? { reinvocationPolicy: 'Never' } : {}),
         clientConfig: {
-          service: { name: Names.webhookService, namespace: props.namespace, path: d.path, port: Ports.webhookService },
+          service: {
+            name: props.names.webhookService,
+            namespace: props.namespace,
+            path: d.path,
+            port: Ports.webhookService,
+          },
         },
         rules: d.rules.map((r) => ({ ...r })),
         ...(namespaces ? { namespaceSelector: namespaces } : {}),
@@ -191,11 +209,11 @@ export class WebhookConfigurations extends Construct {
       ...props.annotations,
     });
     this.mutating = new k8s.KubeMutatingWebhookConfiguration(this, 'Mutating', {
-      metadata: { name: Names.mutatingWebhookConfiguration, annotations: annotations(mutating) },
+      metadata: { name: props.names.mutatingWebhookConfiguration, annotations: annotations(mutating) },
       webhooks: mutating,
     });
     this.validating = new k8s.KubeValidatingWebhookConfiguration(this, 'Validating', {
-      metadata: { name: Names.validatingWebhookConfiguration, annotations: annotations(validating) },
+      metadata: { name: props.names.validatingWebhookConfiguration, annotations: annotations(validating) },
       webhooks: validating,
     });
   }

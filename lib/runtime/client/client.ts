@@ -115,9 +115,18 @@ export interface ObjectList<T extends KubernetesObject> {
  * A client may carry a guard that every write calls first (throwing refuses the write): the client a Manager hands
  * to a reconcile is guarded by its leader election, so a replica that lost its Lease writes nothing.
  */
+/** One call as a client's access check sees it (see Client.withAccess). */
+export interface ClientCall {
+  readonly verb: 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete';
+  readonly kind: Kind<KubernetesObject>;
+  /** True for create, update, patch and delete. */
+  readonly write: boolean;
+}
+
 export class Client {
   private kube?: KubeClient;
   private readonly guard?: () => void;
+  private readonly access?: (call: ClientCall) => void;
 
   /**
    * A client of the cluster `kubeConfig` names. It shares the runtime's connection pool for that KubeConfig.
@@ -125,22 +134,23 @@ export class Client {
    */
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: { guard?: () => void } = {},
+    options: { guard?: () => void; access?: (call: ClientCall) => void } = {},
   ) {
     this.guard = options.guard;
+    this.access = options.access;
   }
 
   /** This client with one more check before every write: this client's own guard runs first, then `guard`. */
   withGuard(guard: () => void): Client {
-    const first = this.guard;
-    return new Client(this.kubeConfig, {
-      guard: first
-        ? () => {
-            first();
-            guard();
-          }
-        : guard,
-    });
+    return new Client(this.kubeConfig, { access: this.access, guard: chain(this.guard, guard) });
+  }
+
+  /**
+   * This client with one more check before every call, read or write, which sees the verb and the kind: throwing
+   * refuses the call before anything is sent (a controller's client refuses the kinds it did not declare).
+   */
+  withAccess(access: (call: ClientCall) => void): Client {
+    return new Client(this.kubeConfig, { guard: this.guard, access: chain(this.access, access) });
   }
 
   /** Reads one object. */
@@ -155,6 +165,7 @@ export class Client {
 
   /** Lists objects of a kind: in one namespace or (for a namespaced kind without one) across all of them. */
   async list<T extends KubernetesObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ObjectList<T>> {
+    this.access?.({ verb: 'list', kind, write: false });
     return this.kubeClient().call<ObjectList<T>>({
       method: 'GET',
       path: kindPath(kind, { namespace: options.namespace }),
@@ -174,6 +185,7 @@ export class Client {
     const namespace = object.metadata?.namespace;
     if (kind.namespaced && !namespace) throw new TypeError(`${kind.kind} is namespaced: set metadata.namespace`);
     return this.write<T>(
+      kind,
       { method: 'POST', path: kindPath(kind, { namespace }), body: typed(kind, object) },
       writeQuery(options),
       options.signal,
@@ -220,6 +232,7 @@ export class Client {
   async delete<T extends KubernetesObject>(kind: Kind<T>, name: string, options: DeleteOptions = {}): Promise<void> {
     const { propagationPolicy, gracePeriodSeconds, preconditions } = options;
     await this.write(
+      kind,
       {
         method: 'DELETE',
         path: kindPath(kind, { namespace: options.namespace, name }),
@@ -236,6 +249,7 @@ export class Client {
     subresource: string | undefined,
     options: GetOptions,
   ): Promise<T> {
+    this.access?.({ verb: 'get', kind, write: false });
     return this.kubeClient().call<T>({
       method: 'GET',
       path: kindPath(kind, { namespace: options.namespace, name, subresource }),
@@ -252,6 +266,7 @@ export class Client {
     const name = object.metadata?.name;
     if (!name) throw new TypeError(`${kind.kind}: the object to update has no metadata.name`);
     return this.write<T>(
+      kind,
       {
         method: 'PUT',
         path: kindPath(kind, { namespace: object.metadata?.namespace, name, subresource }),
@@ -276,6 +291,7 @@ export class Client {
     if (apply && !options.fieldManager) throw new TypeError('a server-side apply needs options.fieldManager');
     if (options.force && !apply) throw new TypeError('options.force is for server-side apply (patch type apply) only');
     return this.write<T>(
+      kind,
       {
         method: 'PATCH',
         path: kindPath(kind, { namespace: options.namespace, name, subresource }),
@@ -289,10 +305,13 @@ export class Client {
 
   /** Every write goes through here: the guard, then the request. */
   private async write<T>(
+    kind: Kind<KubernetesObject>,
     request: Omit<KubeRequest, 'query' | 'signal'>,
     query: Record<string, string | undefined>,
     signal: AbortSignal | undefined,
   ): Promise<T> {
+    const verbs = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as const;
+    this.access?.({ verb: verbs[request.method as keyof typeof verbs], kind, write: true });
     this.guard?.();
     return this.kubeClient().call<T>({ ...request, query, signal });
   }
@@ -314,4 +333,16 @@ function typed(kind: Kind<KubernetesObject>, object: KubernetesObject): Kubernet
   if (object.kind !== undefined && object.kind !== kind.kind)
     throw new TypeError(`an object of kind ${object.kind} was passed with Kind ${kind.kind}`);
   return { ...object, apiVersion: object.apiVersion ?? kind.apiVersion, kind: kind.kind };
+}
+
+function chain<A extends unknown[]>(
+  first: ((...args: A) => void) | undefined,
+  second: (...args: A) => void,
+): (...args: A) => void {
+  return first
+    ? (...args: A) => {
+        first(...args);
+        second(...args);
+      }
+    : second;
 }

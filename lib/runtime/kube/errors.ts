@@ -119,6 +119,15 @@ function hasReason(err: unknown, reason: StatusReason, code?: number): boolean {
 export const isNotFound = (err: unknown): boolean => hasReason(err, StatusReasons.NotFound, 404);
 
 /**
+ * controller-runtime's `client.IgnoreNotFound` for promises: undefined for a NotFound, the error rethrown otherwise.
+ * `const cm = await client.get(Kinds.ConfigMap, name, { namespace }).catch(ignoreNotFound);`
+ */
+export function ignoreNotFound(err: unknown): undefined {
+  if (isNotFound(err)) return undefined;
+  throw err;
+}
+
+/**
  * Conflict (409): a write named a resourceVersion that is no longer current (someone wrote in between). Not
  * AlreadyExists, which is a 409 too: see {@link isAlreadyExists}.
  */

@@ -1,10 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
+import { KRUISE_MANAGER_NAMES } from '../../../lib/constructs/core/names.js';
 import { Chart, Duration, Testing } from 'cdk8s';
 import { CertificateResources, WebhookCertificates } from '../../../lib/index.js';
 
 function synth(certificates: WebhookCertificates) {
   const chart = new Chart(Testing.app(), 'test');
-  const resources = CertificateResources._create(chart, 'c', { namespace: 'ns1', certificates });
+  const resources = CertificateResources._create(chart, 'c', {
+    namespace: 'ns1',
+    certificates,
+    names: KRUISE_MANAGER_NAMES,
+  });
   return { objects: Testing.synth(chart), resources };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { KRUISE_MANAGER_NAMES } from '../../../lib/constructs/core/names.js';
 import { Chart, Duration, Testing } from 'cdk8s';
 import { kplus } from '../../../lib/constructs/core/api.js';
 import { resolveLeaderElection } from '../../../lib/constructs/manager/manager-args.js';
@@ -24,6 +25,7 @@ function synth(props: TestProps = {}): { deployment: Manifest; workload: Manager
   const serviceAccount = new kplus.ServiceAccount(chart, 'sa', { metadata: { name: 'kruise-manager' } });
   const workload = ManagerWorkload._create(chart, 'w', {
     namespace: 'kruise-system',
+    names: KRUISE_MANAGER_NAMES,
     name: 'mgr',
     role: ManagerRole.ALL,
     image: ManagerImage.runtime('r.example.com/m:1'),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { KRUISE_MANAGER_NAMES } from '../../../lib/constructs/core/names.js';
 import { Chart, Testing } from 'cdk8s';
 import type { ManagerRbacProps } from '../../../lib/constructs/manager/rbac.js';
 import { KruiseManager, ManagerImage, ManagerRbac } from '../../../lib/index.js';
@@ -12,6 +13,7 @@ function synth(props: Partial<ManagerRbacProps> = {}): Manifest[] {
   const chart = new Chart(Testing.app(), 'test');
   ManagerRbac._create(chart, 'r', {
     namespace: 'ns',
+    names: KRUISE_MANAGER_NAMES,
     leaseNamespace: 'ns',
     selfManagedCertificates: true,
     clusterRules: runtimeClusterRules(RUNTIME_RESOURCES),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { KRUISE_MANAGER_NAMES } from '../../../lib/constructs/core/names.js';
 import { Chart, Duration, Testing } from 'cdk8s';
 import type { WebhookConfigurationsProps } from '../../../lib/constructs/webhooks/webhooks.js';
 import { FailurePolicy, WebhookConfigurations } from '../../../lib/index.js';
@@ -11,6 +12,7 @@ function synth(props: Partial<WebhookConfigurationsProps> = {}): Manifest[] {
   const upstream = resolveUpstreamProfile({ namespace: 'kruise-system', externalCertificates: false });
   WebhookConfigurations._create(chart, 'w', {
     namespace: 'kruise-system',
+    names: KRUISE_MANAGER_NAMES,
     definitions: upstream.webhooks,
     template: true,
     ...props,
