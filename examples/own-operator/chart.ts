@@ -7,11 +7,15 @@ import { Construct } from 'constructs';
 import { Operator, OperatorProgram, RuntimeImage } from 'kruise-ha';
 
 export class OwnOperatorChart extends Chart {
+  public readonly image: RuntimeImage;
   public readonly operator: Operator;
 
   constructor(scope: Construct, id: string, repository = 'registry.example.com/team/team-operator') {
     super(scope, id);
-    const image = new RuntimeImage(this, 'Image', { repository, entrypoint: `${import.meta.dirname}/operator.ts` });
+    const image = (this.image = new RuntimeImage(this, 'Image', {
+      repository,
+      entrypoint: `${import.meta.dirname}/operator.ts`,
+    }));
     this.operator = new Operator(this, 'Operator', { program: OperatorProgram.fromRuntimeImage(image) });
   }
 }

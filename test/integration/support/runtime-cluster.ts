@@ -149,13 +149,19 @@ export async function uninstallWebhooks(kc: KubeConfig): Promise<void> {
  * The API server rejects loopback IPs in IPv4 slices but dials an FQDN-type dotted quad as-is
  * (with --enable-aggregator-routing), so replicas stay on loopback.
  */
-export async function addEndpoint(kc: KubeConfig, namespace: string, replica: string, port: number): Promise<void> {
+export async function addEndpoint(
+  kc: KubeConfig,
+  namespace: string,
+  replica: string,
+  port: number,
+  service: string = Names.webhookService,
+): Promise<void> {
   await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
     namespace,
     body: {
       metadata: {
-        name: `${Names.webhookService}-${replica}`,
-        labels: { 'kubernetes.io/service-name': Names.webhookService },
+        name: `${service}-${replica}`,
+        labels: { 'kubernetes.io/service-name': service },
       },
       addressType: 'FQDN',
       endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
@@ -165,9 +171,14 @@ export async function addEndpoint(kc: KubeConfig, namespace: string, replica: st
 }
 
 /** Takes a replica out of the Service, as the endpoints controller does when readiness fails. */
-export async function removeEndpoint(kc: KubeConfig, namespace: string, replica: string): Promise<void> {
+export async function removeEndpoint(
+  kc: KubeConfig,
+  namespace: string,
+  replica: string,
+  service: string = Names.webhookService,
+): Promise<void> {
   await kc
     .makeApiClient(DiscoveryV1Api)
-    .deleteNamespacedEndpointSlice({ namespace, name: `${Names.webhookService}-${replica}` })
+    .deleteNamespacedEndpointSlice({ namespace, name: `${service}-${replica}` })
     .catch(() => undefined);
 }
