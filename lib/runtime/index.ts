@@ -39,6 +39,7 @@ export {
   type KindSpec,
   type ListMeta,
   type ListOptions,
+  type ObjectOf,
   type ObjectList,
   type Patch,
   type PatchOptions,

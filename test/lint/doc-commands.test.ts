@@ -101,6 +101,7 @@ const COMMANDS: Record<string, Run | NotRun> = {
   },
   'npm run docs': { notRun: 'typedoc rewrites docs/api, tracked files a test must leave alone (not yet covered)' },
   'npm run bench': { notRun: 'benchmarks upstream against the runtime for minutes per mode on a quiet machine' },
+  'npx pepr build': { notRun: "Pepr's command, named in docs/sdk.md's comparison; Pepr is not a dependency here" },
   'npm run cluster': {
     notRun: 'the real local cluster (root, minutes); the e2e tier starts it through test/cluster in its global setup',
   },

@@ -335,7 +335,9 @@ describe(`a fresh ${TEMPLATE} app`, () => {
 
   it("compiles every example with the template's tsc, and the examples synthesize there", () => {
     mkdirSync(join(app, 'examples'));
-    for (const file of readdirSync(join(REPO, 'examples')))
+    // The top-level examples: one chart file each. (examples/own-operator is an ESM program with its chart; the SDK
+    // guide's test below builds the same operator in this app, as docs/sdk.md lays it out.)
+    for (const file of readdirSync(join(REPO, 'examples')).filter((f) => f.endsWith('.ts')))
       copyFileSync(join(REPO, 'examples', file), join(app, 'examples', file));
     // The paths a user imports, under the template's tsconfig (CommonJS, node10 resolution,
     // and a full library check: our declarations pass under its @types/node 14 and lib es2016).
@@ -460,6 +462,31 @@ describe(`a fresh ${TEMPLATE} app`, () => {
       const again = inApp(bin, ['publish', 'image.out'], { nodeDir: project().dir });
       expect(again.stdout).toBe(published.stdout);
       expect(again.stderr).toContain('is up to date');
+    }, 300_000);
+
+    it("docs/sdk.md as a newcomer follows it: the guide's files in this app, synthesized by ts-node", () => {
+      // The guide's code blocks that start with `// <file>.ts`, written as it says, into a folder of this app.
+      const dir = join(app, 'sdk');
+      mkdirSync(dir);
+      const guide = readFileSync(join(REPO, 'docs', 'sdk.md'), 'utf8');
+      const files = [...guide.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)\n([\s\S]*?)```/g)].map((m) => [m[1], m[2]] as const);
+      expect(files.map(([f]) => f)).toEqual(['team-operator.ts', 'operator.ts', 'main.ts']);
+      for (const [file, code] of files) writeFileSync(join(dir, file), code);
+      try {
+        // As cdk8s.yaml's `npx ts-node main.ts` runs it (type-checked), into an outdir of its own.
+        inApp('npx', ['ts-node', join('sdk', 'main.ts')], { env: { CDK8S_OUTDIR: 'sdk.out' } });
+        const yaml = readFileSync(join(app, 'sdk.out', 'team-operator.k8s.yaml'), 'utf8');
+        expect(yaml).toContain('name: mpod.team-operator.kruise-ha.io');
+        expect(yaml).toContain('path: /mutate--v1-pod');
+        expect(yaml).toMatch(/resources:\n\s+- configmaps\n/);
+        expect(yaml).toMatch(/image: registry\.example\.com\/team\/team-operator:[0-9a-f]{20}/);
+        const bundle = join(app, 'sdk.out', 'runtime-image', 'context', 'main.mjs');
+        const printed = inApp('node', [bundle, '--registrations'], { nodeDir: project().dir });
+        expect(JSON.parse(printed.stdout)).toMatchObject({ name: 'team-operator', flags: ['mirror-namespace'] });
+      } finally {
+        // The template's tsc compiles every .ts of the app, with a library check the runtime's types cannot pass.
+        rmSync(dir, { recursive: true, force: true });
+      }
     }, 300_000);
 
     it('kruise-ha doctor works from node_modules/.bin: help, and a bad flag fails loudly by name', () => {

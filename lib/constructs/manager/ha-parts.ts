@@ -84,12 +84,12 @@ export interface ResolvedHa {
 }
 
 /** Resolves and checks the shared props (replicas, topology, ports, nodes for a rollout). */
-export function resolveHa(props: ManagerDeploymentProps): ResolvedHa {
+export function resolveHa(props: ManagerDeploymentProps, hostNetworkByDefault = true): ResolvedHa {
   const topology = props.topology ?? ManagerTopology.colocated();
   const replicas = props.replicas ?? 2;
   checkReplicas(props, topology, replicas);
   const rollout = props.rollout ?? Rollout.fullSurge();
-  const hostNetwork = props.hostNetwork ?? true;
+  const hostNetwork = props.hostNetwork ?? hostNetworkByDefault;
   const webhookReplicas = topology.webhookReplicas ?? replicas;
   const controllerReplicas = topology.controllerReplicas ?? 2;
   const ports = resolvePorts(props);

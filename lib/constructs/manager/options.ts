@@ -80,8 +80,10 @@ export interface LeaderElectionOptions {
 export interface ManagerPodOptions {
   /**
    * Use the node's network so admission never depends on the CNI (upstream issues #908,
-   * #1958). Declared container ports become host ports: one replica per node.
-   * @default true
+   * #1958). Declared container ports become host ports: one replica per node, and no two
+   * programs on one node may share a port.
+   * @default - true for KruiseManager; false for Operator (its ports would collide on a node with
+   * Kruise's and other operators')
    */
   readonly hostNetwork?: boolean;
   /**

@@ -10,6 +10,7 @@ import { ManagerDisruptionBudget } from '../manager/disruption-budget.js';
 import {
   ManagerDeploymentProps,
   renderNetworkPolicy,
+  ResolvedHa,
   renderWorkloads,
   resolveHa,
   webhookAnnotations,
@@ -23,6 +24,7 @@ import { ManagerTopology } from '../manager/scheduling.js';
 import { RuntimeImage } from '../runtime-image/runtime-image.js';
 import { CertificateResources, WebhookCertificates } from '../webhooks/certificates.js';
 import { WebhookConfigurations } from '../webhooks/webhooks.js';
+import { KruiseManager } from '../kruise-manager.js';
 import { operatorFlavour } from './operator-flavour.js';
 
 /**
@@ -90,6 +92,7 @@ export class Operator extends Construct {
    * @jsii ignore
    */
   public readonly registrations: Registrations;
+  private readonly ha: ResolvedHa;
 
   constructor(scope: Construct, id: string, props: OperatorProps) {
     super(scope, id);
@@ -129,7 +132,7 @@ export class Operator extends Construct {
       split: (props.topology ?? ManagerTopology.colocated()).isSplit,
     };
     profile._check(flavourInput);
-    const ha = resolveHa(props);
+    const ha = (this.ha = resolveHa(props, false));
     const flavour = profile._resolve(flavourInput);
     const image = ManagerImage._program(props.program.imageReference, profile);
     const leaderElection = resolveLeaderElection(props.leaderElection, ns, names.leaderElectionId);
@@ -169,7 +172,9 @@ export class Operator extends Construct {
       annotations: webhookAnnotations(props.webhookAnnotations, this.certificates.webhookAnnotations),
     });
     labelEveryObject(this, props.labels);
-    this.node.addValidation({ validate: () => [...this.validateRendered(), ...this.validateUniqueInApp()] });
+    this.node.addValidation({
+      validate: () => [...this.validateRendered(), ...this.validateUniqueInApp(), ...this.validateHostPorts()],
+    });
   }
 
   /**
@@ -211,6 +216,32 @@ export class Operator extends Construct {
     return errors;
   }
 
+  /**
+   * With host network a pod's ports are its node's: beside KruiseManager or another Operator on host network, a port
+   * they share leaves a node to only one of them, and a surge rollout finds no node.
+   */
+  private validateHostPorts(): string[] {
+    if (!this.ha.hostNetwork) return [];
+    const mine = new Set(this.workloads.flatMap((w) => listeners(w)));
+    const others = [
+      ...this.node.root.node
+        .findAll()
+        .filter((c): c is KruiseManager => c instanceof KruiseManager)
+        .flatMap((k) => k.workloads),
+      ...peersInApp<Operator>(this, Operator).flatMap((o) => (o.ha.hostNetwork ? o.workloads : [])),
+    ];
+    return others
+      .filter((w) => w.deployment.hostNetwork)
+      .flatMap((w) => {
+        const shared = listeners(w).filter((p) => mine.has(p));
+        return shared.length === 0
+          ? []
+          : [
+              `Operator ${this.name} and ${w.deployment.name} both listen on host port ${shared.join(', ')}: with host network a node can run only one of them, so a rollout waits for nodes that never free. Fix: give the operator other ports (ports: { webhook, metrics, health }), or leave hostNetwork unset (false)`,
+            ];
+      });
+  }
+
   /** Two operators of one name in an App would render the same cluster-scoped objects. */
   private validateUniqueInApp(): string[] {
     const same = peersInApp<Operator>(this, Operator).filter((o) => o.name === this.name);
@@ -249,6 +280,10 @@ function readWithFlags(props: OperatorProps, args: string[]): Registrations {
     });
     throw err;
   }
+}
+
+function listeners(w: ManagerWorkload): number[] {
+  return [w.ports.webhook, w.ports.metrics, w.ports.health, w.ports.pprof].filter((p): p is number => p !== undefined);
 }
 
 interface RenderedRule {

@@ -57,6 +57,9 @@ export interface Kind<T extends KubernetesObject = KubernetesObject> {
   readonly __object?: T;
 }
 
+/** The object type a Kind carries: `ObjectOf<typeof Kinds.Pod>` is client-node's V1Pod. */
+export type ObjectOf<K extends Kind<KubernetesObject>> = K extends Kind<infer T> ? T : never;
+
 /** What {@link defineKind} takes: a Kind without the `apiVersion` it derives. */
 export interface KindSpec {
   /** The API group; '' (or omitted) for the core group. */

@@ -69,6 +69,14 @@ export interface LoadOptions {
   readonly ratePerSecond?: number;
   /** Container name the SidecarSet injects. @default 'sidecar' */
   readonly sidecar?: string;
+  /**
+   * Whether a created pod shows the webhook's work (its `injected` outcome); another program's webhook sets a label,
+   * say. @default - it carries the container named `sidecar`
+   */
+  readonly mutated?: (pod: {
+    metadata?: { labels?: Record<string, string> };
+    spec: { containers: Array<{ name: string }> };
+  }) => boolean;
   /** Client-side timeout per create; beyond the webhook's own 10 s. @default 30000 */
   readonly timeoutMs?: number;
   /** Distinguishes this stream's pods (a label value, part of every pod name). */
@@ -194,8 +202,13 @@ export class PodCreateLoad {
           res.once('end', () => {
             const status = res.statusCode ?? 0;
             if (status === 201) {
-              const pod = JSON.parse(data) as { spec: { containers: Array<{ name: string }> } };
-              const injected = pod.spec.containers.some((c) => c.name === (this.opts.sidecar ?? 'sidecar'));
+              const pod = JSON.parse(data) as {
+                metadata?: { labels?: Record<string, string> };
+                spec: { containers: Array<{ name: string }> };
+              };
+              const injected = this.opts.mutated
+                ? this.opts.mutated(pod)
+                : pod.spec.containers.some((c) => c.name === (this.opts.sidecar ?? 'sidecar'));
               record({ ok: true, status, injected });
             } else {
               let message = data;

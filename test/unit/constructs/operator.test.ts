@@ -98,7 +98,8 @@ describe('Operator: the example (examples/own-operator)', () => {
     });
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxSurge: '100%', maxUnavailable: 0 });
-    expect(spec.hostNetwork).toBe(true);
+    // Its own pod network by default: on host network its ports would collide with Kruise's on a node.
+    expect(spec.hostNetwork).toBe(false);
     expect(container.readinessProbe.httpGet.path).toBe('/readyz');
     expect(deployment.spec.selector.matchLabels).toEqual({
       'app.kubernetes.io/name': 'team-operator',
@@ -187,6 +188,19 @@ describe('Operator: synth-time checks', () => {
     expect(() => Testing.synth(c)).toThrow(
       /uses Secret \(get\), but ClusterRole audit-operator-role grants no get on secrets/,
     );
+  });
+
+  it('on host network beside KruiseManager, a shared port fails synth; its own ports pass', () => {
+    const c = chart();
+    new KruiseManager(c, 'Kruise');
+    auditOperator(c, { hostNetwork: true });
+    expect(() => Testing.synth(c)).toThrow(
+      /Operator audit-operator and kruise-controller-manager both listen on host port 9876, 8080, 8000.*Fix: give the operator other ports/,
+    );
+    const ok = chart();
+    new KruiseManager(ok, 'Kruise');
+    auditOperator(ok, { hostNetwork: true, ports: { webhook: 9443, metrics: 8180, health: 8100 } });
+    expect(Testing.synth(ok).length).toBeGreaterThan(0);
   });
 
   it('two copies of one program in an App fail synth', () => {

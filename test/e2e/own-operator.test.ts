@@ -1,0 +1,236 @@
+/**
+ * Issue [own-operator] on the real cluster: the example (examples/own-operator) synthesized with its image in the
+ * cluster's registry, published with `kruise-ha-image publish`, applied unmodified beside upstream Kruise (the default
+ * output). Both replicas run on two nodes; a pod in a team=x namespace passes both projects' pod webhooks and gets its
+ * label; the mirror controller runs on the Lease holder only; and under a stream of pod creates the leader's process
+ * is SIGKILLed (drill 1) and the Deployment rolled (drill 4, 100 % surge) with no failed create and no unlabelled pod.
+ */
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
+import { App } from 'cdk8s';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { OwnOperatorChart } from '../../examples/own-operator/chart.js';
+import { localCluster } from '../cluster/state.js';
+import { pushAppImages, type AppImages } from './support/app-images.js';
+import { containerPid } from './support/drill.js';
+import { clusterImages, e2eEnv } from './support/e2e-env.js';
+import { installKruise, uninstallKruise } from './support/install.js';
+import {
+  describePods,
+  getJson,
+  getJsonIfExists,
+  isReady,
+  kubectl,
+  podMetrics,
+  pods,
+  until,
+  type PodLike,
+} from './support/kube.js';
+import { deleteLoadPods, LOAD_LABEL, PodCreateLoad, type CreateOutcome } from './support/load.js';
+import { phase } from './support/phase.js';
+import { outputFiles, ROOT, synthExample, type Synthesized } from './support/synth.js';
+
+jest.setTimeout(600_000);
+
+const env = e2eEnv();
+const kc = env.kubeconfig;
+const state = localCluster();
+const NS = 'team-operator';
+const SELECTOR = 'app.kubernetes.io/name=team-operator';
+const TEAM = 'team-x';
+const MIRROR = 'mirror';
+let kruise: Synthesized;
+let operator: Synthesized;
+let images: AppImages;
+
+async function operatorPods(): Promise<PodLike[]> {
+  return until(
+    'team-operator rolled out with 2 Ready replicas',
+    async () => {
+      const d = await getJson<{ status: { readyReplicas?: number; updatedReplicas?: number; replicas?: number } }>(kc, [
+        'deployment',
+        '-n',
+        NS,
+        'team-operator',
+      ]);
+      const p = (await pods(kc, NS, SELECTOR)).filter((x) => !x.metadata.deletionTimestamp);
+      const settled = d.status.readyReplicas === 2 && d.status.updatedReplicas === 2 && d.status.replicas === 2;
+      return settled && p.length === 2 && p.every(isReady) && p;
+    },
+    { timeoutMs: 300_000, intervalMs: 1_000, describe: () => describePods(kc, NS) },
+  );
+}
+
+const holder = async () =>
+  (await getJson<{ spec: { holderIdentity?: string } }>(kc, ['lease', '-n', NS, 'team-operator'])).spec.holderIdentity;
+
+const copyOf = (name: string) =>
+  getJsonIfExists<{ data?: Record<string, string> }>(kc, ['configmap', '-n', MIRROR, `${TEAM}.${name}`]);
+
+async function createConfigMap(name: string, value: string): Promise<void> {
+  await kubectl(kc, ['create', 'configmap', '-n', TEAM, name, `--from-literal=k=${value}`]);
+}
+
+/** Pod creates at 4/s into the team=x namespace during `during` and 10 s after; a labelled pod counts as mutated. */
+async function underLoad(runId: string, during: () => Promise<void>): Promise<CreateOutcome[]> {
+  const load = new PodCreateLoad({
+    state,
+    namespace: TEAM,
+    image: images.v1,
+    runId,
+    mutated: (pod) => pod.metadata?.labels?.team === 'x',
+  }).start();
+  try {
+    await new Promise((r) => setTimeout(r, 5_000));
+    await during();
+    await new Promise((r) => setTimeout(r, 10_000));
+  } finally {
+    await load.stop();
+  }
+  await deleteLoadPods(state, TEAM, `${LOAD_LABEL}=${runId}`);
+  return load.outcomes;
+}
+
+const summary = (outcomes: CreateOutcome[]) => ({
+  failed: outcomes.filter((o) => !o.ok).map((o) => `${o.status ?? ''} ${o.message?.slice(0, 160) ?? ''}`),
+  unlabelled: outcomes.filter((o) => o.ok && !o.injected).length,
+});
+
+beforeAll(async () => {
+  images = await pushAppImages(env.registry);
+  const built = await clusterImages();
+  kruise = await synthExample('default-ha.ts');
+  await installKruise(kc, kruise);
+  operator = await phase('own-operator: synth and publish', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-own-operator-'));
+    const app = new App({ outdir: dir });
+    new OwnOperatorChart(app, 'team-operator', {
+      repository: `${env.registry}/team/team-operator`,
+      baseImage: built.runtime.baseImage,
+    });
+    app.synth();
+    await promisify(execFile)(
+      join(ROOT, 'node_modules/.bin/tsx'),
+      [join(ROOT, 'lib/image/cli.ts'), 'publish', dir, '--plain-http', env.registry],
+      { cwd: ROOT, timeout: 300_000 },
+    );
+    return { dir, files: outputFiles(dir) };
+  });
+  await phase('own-operator: apply and roll out', async () => {
+    await kubectl(kc, ['apply', '--server-side', ...operator.files.flatMap((f) => ['-f', f])]);
+    await operatorPods();
+  });
+  await kubectl(kc, ['create', 'namespace', TEAM]);
+  await kubectl(kc, ['label', 'namespace', TEAM, 'team=x']);
+  await kubectl(kc, ['create', 'namespace', MIRROR]);
+}, 900_000);
+
+afterAll(async () => {
+  await kubectl(kc, ['delete', 'namespace', TEAM, MIRROR, '--ignore-not-found', '--wait=true', '--timeout=180s'], {
+    allowFailure: true,
+    timeoutMs: 240_000,
+  });
+  if (operator)
+    await kubectl(kc, ['delete', '--ignore-not-found', '--wait=true', ...operator.files.flatMap((f) => ['-f', f])], {
+      allowFailure: true,
+      timeoutMs: 300_000,
+    });
+  await uninstallKruise(kc, kruise);
+}, 900_000);
+
+describe('your own operator beside upstream Kruise, on real nodes', () => {
+  test('two Ready replicas on two nodes (pod network); a pod in a team=x namespace passes both pod webhooks and is labelled', async () => {
+    const p = await operatorPods();
+    expect(new Set(p.map((x) => x.spec.nodeName)).size).toBe(2);
+    // Its own pod network (the Operator default): on host network its ports would collide with Kruise's.
+    expect(p.some((x) => x.spec.hostNetwork)).toBe(false);
+    const { stdout } = await kubectl(kc, [
+      'run',
+      'labelled',
+      '-n',
+      TEAM,
+      `--image=${images.v1}`,
+      '-o',
+      'json',
+      '--restart=Never',
+      '--command',
+      '--',
+      'sleep',
+      '3600',
+    ]);
+    expect((JSON.parse(stdout) as PodLike).metadata.labels?.team).toBe('x');
+    // Kruise's pod webhook (failurePolicy Fail) answered that create too: its replicas are still Ready.
+    expect((await pods(kc, 'kruise-system', 'control-plane=controller-manager')).filter(isReady).length).toBe(2);
+  });
+
+  test('the mirror controller runs on the Lease holder only', async () => {
+    await createConfigMap('app-mirror', 'v1');
+    await until('the copy', async () => (await copyOf('app-mirror'))?.data?.k === 'v1', { timeoutMs: 60_000 });
+    const lead = await holder();
+    const counts = await Promise.all(
+      (await operatorPods()).map(async (p) => {
+        const text = await podMetrics(kc, NS, p.metadata.name);
+        const line = text
+          .split('\n')
+          .find((l) =>
+            /^controller_runtime_reconcile_total\{.*controller="configmap-mirror".*result="success"/.test(l),
+          );
+        return [p.metadata.name, Number(line?.split(' ').at(-1) ?? 0)] as const;
+      }),
+    );
+    for (const [name, n] of counts) expect([name, n > 0]).toEqual([name, name === lead]);
+  });
+
+  test('drill 1: the leader process SIGKILLed under load: no failed create, every pod labelled, the standby leads and mirrors', async () => {
+    const before = await holder();
+    const victim = (await operatorPods()).find((p) => p.metadata.name === before)!;
+    const restarts = victim.status?.containerStatuses?.[0]?.restartCount ?? 0;
+    const outcomes = await underLoad(`op-crash-${Date.now().toString(36)}`, async () => {
+      process.kill(containerPid(state, victim), 'SIGKILL');
+      await until(
+        'another holder of the Lease',
+        async () => {
+          const h = await holder();
+          return !!h && h !== before;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      await until(
+        'the killed container restarted and Ready',
+        async () => {
+          const p = (await pods(kc, NS, SELECTOR)).find((x) => x.metadata.name === victim.metadata.name);
+          return !!p && isReady(p) && (p.status?.containerStatuses?.[0]?.restartCount ?? 0) > restarts;
+        },
+        { timeoutMs: 180_000 },
+      );
+    });
+    expect(summary(outcomes)).toEqual({ failed: [], unlabelled: 0 });
+    expect(outcomes.length).toBeGreaterThan(40);
+    await createConfigMap('after-crash-mirror', 'x');
+    await until('a copy made by the new leader', async () => (await copyOf('after-crash-mirror'))?.data?.k === 'x', {
+      timeoutMs: 60_000,
+    });
+  });
+
+  test('drill 4: a rollout (100 % surge) under load: no failed create, every pod labelled, two new Ready replicas', async () => {
+    const old = (await operatorPods()).map((p) => p.metadata.name);
+    const outcomes = await underLoad(`op-rollout-${Date.now().toString(36)}`, async () => {
+      await kubectl(kc, ['rollout', 'restart', 'deployment', '-n', NS, 'team-operator']);
+      await until(
+        'the new replicas',
+        async () => {
+          const p = await operatorPods();
+          return p.every((x) => !old.includes(x.metadata.name)) && p;
+        },
+        { timeoutMs: 300_000 },
+      );
+    });
+    expect(summary(outcomes)).toEqual({ failed: [], unlabelled: 0 });
+    expect(outcomes.length).toBeGreaterThan(40);
+    const lead = await holder();
+    expect((await operatorPods()).map((p) => p.metadata.name)).toContain(lead);
+  });
+});
