@@ -6,7 +6,7 @@
  */
 import { KruiseObjectNames, LabelValues, Labels, Names, objectNamesFor, type ObjectNames } from '../../contract.js';
 
-/** @internal */
+/** Internal to the constructs (not exported by the package index). */
 export interface ManagerNames extends ObjectNames {
   /** The colocated Deployment; the split topology's are `${splitPrefix}-webhook` and `${splitPrefix}-controllers`. */
   readonly deployment: string;
@@ -25,7 +25,7 @@ export interface ManagerNames extends ObjectNames {
   readonly podLabel: { readonly key: string; readonly value: string };
 }
 
-/** Kruise's names, as upstream's chart renders them. @internal */
+/** Kruise's names, as upstream's chart renders them. */
 export const KRUISE_MANAGER_NAMES: ManagerNames = {
   ...KruiseObjectNames,
   deployment: 'kruise-controller-manager',
@@ -41,7 +41,7 @@ export const KRUISE_MANAGER_NAMES: ManagerNames = {
   podLabel: { key: Labels.controlPlane, value: LabelValues.controllerManager },
 };
 
-/** A program's names from its name (the runtime's objectNamesFor for the ones both rooms use). @internal */
+/** A program's names from its name (the runtime's objectNamesFor for the ones both rooms use). */
 export function operatorNames(name: string): ManagerNames {
   return {
     ...objectNamesFor(name),
