@@ -21,6 +21,7 @@ import {
   protectedDeployment,
 } from './support/workloads.js';
 import { installKruise, managerPods, uninstallKruise, NS } from './support/install.js';
+import { ownOperatorSuite } from './support/own-operator.js';
 
 // Real pods: image pulls, kubelet restarts and rollouts take minutes, not the default 5 s.
 jest.setTimeout(600_000);
@@ -238,3 +239,6 @@ describe('Kruise works on it', () => {
     await kubectl(kc, ['delete', 'deployment', '-n', APP_NAMESPACE, 'protected']);
   });
 });
+
+// Your own operator beside this install (issue [own-operator]): one Kruise install for both (issue [test-budget]).
+ownOperatorSuite();
