@@ -462,9 +462,13 @@ project.addTask('synth', {
   description: 'Synthesize the default app (cdk8s.yaml)',
   exec: 'cdk8s synth --check-upgrade=false',
 });
-project.addTask('docs', {
+// The API references: the constructs (kruise-ha) into docs/api, the runtime SDK (kruise-ha-runtime) into docs/api-runtime.
+const docsTask = project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });
+docsTask.exec(
+  'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api-runtime --readme none lib/runtime/index.ts',
+);
 project.addTask('bench', { exec: 'tsx bench/run.ts', receiveArgs: true });
 project.addTask('doctor', {
   description: 'Check a live kruise-manager install (npx kruise-ha doctor), from source',

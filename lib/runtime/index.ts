@@ -7,7 +7,9 @@
  */
 export { Manager, type ControllerAccess, type ExitCode, type ManagerDeps } from './manager.js';
 export { AdmissionBinding, type MutateAction, type ValidateAction } from './bindings/admission.js';
-export { helpText, parseOptions, type ManagerOptions } from './options.js';
+export { helpText, parseOptions, type FlagSet, type HelpProgram, type ManagerOptions } from './options.js';
+export type { HostPort } from './option-parsers.js';
+export type { Role } from '../contract/names.js';
 export { OptionsError } from './option-parsers.js';
 export {
   Controller,
@@ -74,16 +76,30 @@ export {
   patch,
   validating,
   type AdmissionContext,
+  type Allowed,
+  type Awaitable,
+  type Denied,
   type MutatingWebhook,
+  type Patched,
   type MutationResult,
   type ValidatingWebhook,
   type ValidationResult,
   type Webhook,
 } from './webhook/handler.js';
-export type { AdmissionRequest, KubeObject, Operation } from './webhook/admission.js';
+export type {
+  AdmissionRequest,
+  GroupVersionKind,
+  GroupVersionResource,
+  KubeObject,
+  Operation,
+  UserInfo,
+} from './webhook/admission.js';
 export { createPatch, pointer } from './webhook/jsonpatch.js';
-export type { Informer } from './informer/informer.js';
-export type { Store } from './informer/store.js';
+export type { Informer, InformerHealth, InformerOptions } from './informer/informer.js';
+export type { Delta, IndexFunc, Store } from './informer/store.js';
+export type { ListWatcher } from './informer/types.js';
+export type { BackoffOptions } from './informer/backoff.js';
+export type { RateLimiter } from './workqueue/index.js';
 export type {
   ControllerRegistration,
   Registrations,
@@ -92,7 +108,7 @@ export type {
 } from '../contract/registrations.js';
 export { matchesSelector, validateSelector, type SelectorLike } from '../contract/selector.js';
 export { KruiseObjectNames, objectNamesFor, type ObjectNames } from '../contract/names.js';
-export { run, type FlagDefinition, type FlagValues, type RunDeps, type RunOptions } from './run.js';
+export { run, type FlagDefinition, type FlagValue, type FlagValues, type RunDeps, type RunOptions } from './run.js';
 export type { HealthCheck } from './health/checks.js';
-export { registerSidecarSet } from './sidecarset/index.js';
+export { registerSidecarSet, type PodCreateStep } from './sidecarset/index.js';
 export { registerWorkloadSpread } from './workloadspread/index.js';

@@ -30,7 +30,8 @@ export type FlagDefinition =
   | { readonly type: 'integer'; readonly default?: number; readonly help: string }
   | { readonly type: 'duration'; readonly default?: string; readonly help: string };
 
-type FlagValue<D extends FlagDefinition> = D['type'] extends 'string'
+/** The value type of one flag definition: string, boolean, or number (integers and durations in milliseconds). */
+export type FlagValue<D extends FlagDefinition> = D['type'] extends 'string'
   ? string
   : D['type'] extends 'boolean'
     ? boolean

@@ -22,12 +22,11 @@ import {
   validating,
   type AdmissionContext,
   type Allowed,
+  type Awaitable,
   type Denied,
   type Webhook,
 } from '../webhook/handler.js';
 import { cloneJson, createPatch } from '../webhook/jsonpatch.js';
-
-type Awaitable<T> = T | Promise<T>;
 
 /**
  * A mutation: change `object` (a copy of the request's) in place, or return the object to admit instead; the runtime

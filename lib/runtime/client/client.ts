@@ -6,6 +6,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { PatchTypes } from '../kube/apis.js';
 import { kubeClient, type KubeClient, type KubeRequest } from '../kube/client.js';
+import type { JsonPatchOperation } from '../webhook/jsonpatch.js';
 import { kindPath, type Kind } from './kinds.js';
 
 /** Options every call takes. */
@@ -66,11 +67,8 @@ export interface DeleteOptions extends CallOptions {
   dryRun?: boolean;
 }
 
-/** One operation of a JSON Patch (RFC 6902). */
-export type JsonPatchOperation =
-  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'move' | 'copy'; from: string; path: string };
+/** One operation of a JSON Patch (RFC 6902): the webhooks' type, one spelling for both. */
+export type { JsonPatchOperation } from '../webhook/jsonpatch.js';
 
 /**
  * A patch, in one of the languages the API server speaks (the keys of `type` are its Content-Types):

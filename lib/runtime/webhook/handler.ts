@@ -33,7 +33,8 @@ export interface Patched {
 export type ValidationResult = Allowed | Denied;
 export type MutationResult = Allowed | Denied | Patched;
 
-type Awaitable<T> = T | Promise<T>;
+/** A value, or a promise of it. */
+export type Awaitable<T> = T | Promise<T>;
 
 export interface MutatingWebhook {
   type: 'mutating';
