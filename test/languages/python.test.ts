@@ -3,7 +3,7 @@
  * plus the built wheel; test/languages/python/app.py rewrites every example in Python and must synthesize the same
  * YAML; its pytest suite (a snapshot test, a validation error) runs once.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -65,6 +65,24 @@ new KruiseManager(chart, 'Kruise', { image: ManagerImage.fromRuntime(image), rep
 app.synth();
 `;
 
+/** docs/sdk.md's chart as a CommonJS TypeScript app (the guide's main.ts, outdir from argv). */
+const TYPESCRIPT_OPERATOR_APP = `const { App, Chart } = require('cdk8s');
+const { Operator, OperatorProgram, RuntimeImage } = require('kruise-ha');
+const app = new App({ outdir: process.argv[2] });
+const chart = new Chart(app, 'team-operator');
+const image = new RuntimeImage(chart, 'Image', { repository: 'registry.example.com/team/team-operator', entrypoint: './operator.ts' });
+new Operator(chart, 'Operator', { program: OperatorProgram.fromRuntimeImage(image) });
+app.synth();
+`;
+
+/** The guide's program files (its code blocks that start with `// <file>.ts`). */
+function guideProgram(): Array<readonly [string, string]> {
+  const guide = readFileSync(join(REPO, 'docs', 'sdk.md'), 'utf8');
+  return [...guide.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)\n([\s\S]*?)```/g)]
+    .map((m) => [m[1], m[2]] as const)
+    .filter(([file]) => file !== 'main.ts');
+}
+
 describe('Python', () => {
   it('synthesizes every example byte-identical to the TypeScript example', () => {
     run(bin('python'), ['app.py', portable.join(','), out], { cwd: APP });
@@ -79,7 +97,7 @@ describe('Python', () => {
     expect(result.stderr).toMatch(/Fix: run npm install kruise-ha-runtime in /);
   }, 120_000);
 
-  it('RuntimeImage works once kruise-ha-runtime is installed in the app folder: as a TypeScript app there renders it', () => {
+  it('RuntimeImage and Operator work once kruise-ha-runtime is installed in the app folder: as a TypeScript app there renders them', () => {
     const dir = join(out, 'runtime-image-app');
     mkdirSync(dir);
     writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
@@ -113,6 +131,16 @@ describe('Python', () => {
       /image: registry\.example\.com\/platform\/kruise-ha-manager:[0-9a-f]{20}\n/,
     );
     expect(python).toEqual(outputOf(join(dir, 'typescript.out')));
+
+    // Operator from Python: the guide's TypeScript program in the same folder, deployed by a Python chart, renders
+    // what the guide's TypeScript chart renders (synth bundles the program and reads its registrations either way).
+    for (const [file, code] of guideProgram()) writeFileSync(join(dir, file), code);
+    run(bin('python'), [join(APP, 'app.py'), 'own-operator', join(dir, 'python-operator.out')], { cwd: dir });
+    writeFileSync(join(dir, 'operator-app.js'), TYPESCRIPT_OPERATOR_APP);
+    run('node', ['operator-app.js', join(dir, 'typescript-operator.out')], { cwd: dir });
+    const operator = outputOf(join(dir, 'python-operator.out'));
+    expect(operator['team-operator.k8s.yaml']).toContain('name: mpod.team-operator.kruise-ha.io');
+    expect(operator).toEqual(outputOf(join(dir, 'typescript-operator.out')));
   }, 300_000);
 
   it("passes the app's own pytest suite (snapshot, validation error naming expected_nodes)", () => {

@@ -23,6 +23,8 @@ from kruise_ha import (
     ManagerImage,
     ManagerTopology,
     MonitoringOptions,
+    Operator,
+    OperatorProgram,
     PodInjectPolicy,
     Rollout,
     RuntimeImage,
@@ -68,6 +70,17 @@ class RuntimeImageChart(Chart):
         super().__init__(scope, id)
         self.image = RuntimeImage(self, "Image", repository="registry.example.com/platform/kruise-ha-manager")
         self.manager = KruiseManager(self, "Kruise", image=ManagerImage.from_runtime(self.image), replicas=3)
+
+
+class OwnOperatorChart(Chart):
+    """docs/sdk.md's chart: the program in ./operator.ts (TypeScript, on kruise-ha-runtime) deployed by Operator."""
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        image = RuntimeImage(
+            self, "Image", repository="registry.example.com/team/team-operator", entrypoint="./operator.ts"
+        )
+        self.operator = Operator(self, "Operator", program=OperatorProgram.from_runtime_image(image))
 
 
 class SidecarSetChart(Chart):
@@ -175,6 +188,8 @@ EXAMPLES = {
     ),
     "offline-registry": ("kruise-offline-registry", OfflineRegistryChart),
     "runtime-image": ("kruise-runtime-image", RuntimeImageChart),
+    # Not an examples/*.ts file: docs/sdk.md's chart, which python.test.ts runs beside the guide's program.
+    "own-operator": ("team-operator", OwnOperatorChart),
     "sidecarset": ("kruise-sidecarset", SidecarSetChart),
     "small-cluster": ("kruise-small-cluster", SmallClusterChart),
     "split-webhook-controller": ("kruise-split-webhook-controller", SplitWebhookControllerChart),
