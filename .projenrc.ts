@@ -462,7 +462,7 @@ project.addTask('synth', {
   description: 'Synthesize the default app (cdk8s.yaml)',
   exec: 'cdk8s synth --check-upgrade=false',
 });
-// The API references: the constructs (kruise-ha) into docs/api, the runtime SDK (kruise-ha-runtime) into docs/api-runtime.
+// The API references: the constructs (kruise-ha) into docs/api, the runtime SDK into docs/api-runtime.
 const docsTask = project.addTask('docs', {
   exec: 'typedoc --plugin typedoc-plugin-markdown --disableSources --out docs/api --readme none lib/index.ts',
 });

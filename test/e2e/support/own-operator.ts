@@ -1,10 +1,11 @@
 /**
  * Issue [own-operator] on the real cluster, as a suite of upstream-flavour.test.ts (which installs upstream Kruise, the
  * default output, once for both): the example (examples/own-operator) synthesized with its image in the cluster's
- * registry, published with `kruise-ha-image publish`, applied unmodified beside upstream Kruise. Both replicas run on two nodes; a pod in a team=x namespace passes both projects' pod webhooks and gets its
- * label; the mirror controller runs on the Lease holder only; and under a stream of pod creates the leader's process
- * is SIGKILLed (drill 1: only reviews on its connections fail, as the Kruise drills bound it) and the Deployment
- * rolled (drill 4, 100 % surge: no failed create); no created pod misses its label.
+ * registry, published with `kruise-ha-image publish`, applied unmodified beside upstream Kruise. Both replicas run
+ * on two nodes; a pod in a team=x namespace passes both projects' pod webhooks and gets its label; the mirror
+ * controller runs on the Lease holder only; and under a stream of pod creates the leader's process is SIGKILLed
+ * (drill 1: only reviews on its connections fail, as the Kruise drills bound it) and the Deployment rolled (drill 4,
+ * 100 % surge: no failed create); no created pod misses its label.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { App } from 'cdk8s';
@@ -32,7 +33,6 @@ import {
 import { deleteLoadPods, LOAD_LABEL, PodCreateLoad, type CreateOutcome } from './load.js';
 import { phase } from './phase.js';
 import { outputFiles, ROOT, type Synthesized } from './synth.js';
-
 
 const env = e2eEnv();
 const kc = env.kubeconfig;
@@ -159,13 +159,15 @@ export function ownOperatorSuite(): void {
         timeoutMs: 240_000,
       });
       if (operator)
-        await kubectl(kc, ['delete', '--ignore-not-found', '--wait=true', ...operator.files.flatMap((f) => ['-f', f])], {
-          allowFailure: true,
-          timeoutMs: 300_000,
-        });
+        await kubectl(
+          kc,
+          ['delete', '--ignore-not-found', '--wait=true', ...operator.files.flatMap((f) => ['-f', f])],
+          {
+            allowFailure: true,
+            timeoutMs: 300_000,
+          },
+        );
     }, 900_000);
-
-
 
     test('two Ready replicas on two nodes (pod network); a pod in a team=x namespace passes both pod webhooks and is labelled', async () => {
       const p = await operatorPods();
