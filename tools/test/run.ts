@@ -24,6 +24,7 @@ import {
   ROOT,
   runFiles,
   RUNS_DIR,
+  SHARD_DURATIONS_ENV,
   TIMINGS_ENV,
   totals,
   type RunEndRecord,
@@ -63,6 +64,20 @@ const JEST = 'node --experimental-vm-modules node_modules/jest/bin/jest.js --for
  * 10-12 manager-faults.test.ts's flood queued nothing and manager-apiserver-restart.test.ts's readiness self-check
  * missed its 500 ms. They run in a phase of their own, after the lanes and before the e2e tier.
  */
+/** A previous run's file counts as a record of the integration tier when it has at least this many of its files. */
+const MIN_DURATION_FILES = 20;
+
+/** How many integration files a run's timings file records. */
+function integrationFiles(file: string): number {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"file"') && l.includes('"project":"integration"')).length;
+  } catch {
+    return 0;
+  }
+}
+
 export const ALONE = ['webhook-dos', 'manager-faults', 'manager-apiserver-restart'] as const;
 export const aloneFiles = `/test/integration/(${ALONE.join('|')})\\.test\\.ts$`;
 
@@ -145,6 +160,8 @@ const KEEP_RUNS = 10;
 
 class Run {
   readonly file: string;
+  /** The previous run's timings file the shards weigh their files by, if one has them. */
+  private readonly durations: string | undefined;
   private readonly children = new Set<ChildProcess>();
   readonly failed: string[] = [];
 
@@ -157,6 +174,9 @@ class Run {
     mkdirSync(dir, { recursive: true });
     const old = runFiles(root);
     for (const f of old.slice(0, Math.max(0, old.length - (KEEP_RUNS - 1)))) rmSync(f, { force: true });
+    // The integration shards split by the last run's file times (test/support/sequencer.ts), chosen once here so that
+    // every shard reads the same file (this run's own, which they write to, would differ between them).
+    this.durations = [...runFiles(root)].reverse().find((f) => integrationFiles(f) >= MIN_DURATION_FILES);
     this.file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
       process.on(signal, () => {
@@ -231,7 +251,11 @@ class Run {
     return new Promise((done) => {
       const child = spawn('/bin/sh', ['-c', command], {
         cwd: this.root,
-        env: { ...process.env, [TIMINGS_ENV]: this.file },
+        env: {
+          ...process.env,
+          [TIMINGS_ENV]: this.file,
+          ...(this.durations ? { [SHARD_DURATIONS_ENV]: this.durations } : {}),
+        },
         stdio: prefix ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
       });
       this.children.add(child);

@@ -14,6 +14,11 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
 /** The file a Jest run appends to; `npm test` sets it to its run's file. test/support/timings-reporter.ts reads it. */
 export const TIMINGS_ENV = 'KRUISE_HA_TIMINGS';
+/**
+ * The previous run's file whose per-file times the integration shards split by (test/support/sequencer.ts, which
+ * spells the name itself: Jest loads it without our modules).
+ */
+export const SHARD_DURATIONS_ENV = 'KRUISE_HA_SHARD_DURATIONS';
 /** Where the reporter writes when no run named a file (a tier run alone). */
 export const DEFAULT_TIMINGS = join('.test-output', 'timings.jsonl');
 /** One file per `npm test` run. */

@@ -2,10 +2,16 @@
 // `npm run drills:publish`: what they record, how a failure shows, and that the documented commands run.
 import { describe, expect, it, jest } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { balancedShard } from '../../support/sequencer.js';
+import {
+  balancedShard,
+  DURATIONS_BASELINE,
+  recordedDurations,
+  SHARD_DURATIONS_ENV as SEQUENCER_ENV,
+} from '../../support/sequencer.js';
+import { SHARD_DURATIONS_ENV } from '../../../tools/test/timings.js';
 import TimingsReporter from '../../support/timings-reporter.js';
 import { ALONE, aloneFiles, FAST_PLAN, PLAN, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
@@ -219,6 +225,47 @@ describe('integration shards', () => {
     expect(one.includes('a') === one.includes('b')).toBe(false);
     const sum = (xs: string[]) => xs.reduce((n, x) => n + weights[x as keyof typeof weights], 0);
     expect(Math.abs(sum(one) - sum(two))).toBeLessThanOrEqual(60);
+  });
+
+  it("weighs files by the previous run's times: the mean of a file's lines, paths made relative; else the baseline", () => {
+    expect(SEQUENCER_ENV).toBe(SHARD_DURATIONS_ENV);
+    const root = mkdtempSync(join(tmpdir(), 'durations-'));
+    const run = join(root, 'run.jsonl');
+    writeFileSync(
+      run,
+      [
+        JSON.stringify({ kind: 'run', startedAt: 'x' }),
+        JSON.stringify({ kind: 'file', project: 'integration', file: 'test/integration/a.test.ts', seconds: 10 }),
+        JSON.stringify({ kind: 'file', project: 'integration', file: 'test/integration/a.test.ts', seconds: 20 }),
+        JSON.stringify({
+          kind: 'file',
+          project: 'integration',
+          file: join(root, 'test/integration/b.test.ts'),
+          seconds: 5,
+        }),
+        JSON.stringify({ kind: 'file', project: 'unit', file: 'test/unit/c.test.ts', seconds: 99 }),
+        'not json',
+      ].join('\n'),
+    );
+    expect([...recordedDurations(root, run)]).toEqual([
+      ['test/integration/a.test.ts', 15],
+      ['test/integration/b.test.ts', 5],
+    ]);
+    // No run file (a clean clone), or one without integration files: the tracked baseline.
+    mkdirSync(join(root, 'test', 'support'), { recursive: true });
+    writeFileSync(join(root, DURATIONS_BASELINE), JSON.stringify({ 'test/integration/a.test.ts': 7 }));
+    expect([...recordedDurations(root, undefined)]).toEqual([['test/integration/a.test.ts', 7]]);
+    expect([...recordedDurations(root, join(root, 'missing.jsonl'))]).toEqual([['test/integration/a.test.ts', 7]]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('the tracked baseline names only files that exist, and splits the tier within a tenth of its time', () => {
+    const baseline = JSON.parse(readFileSync(join(ROOT, DURATIONS_BASELINE), 'utf8')) as Record<string, number>;
+    for (const file of Object.keys(baseline)) expect([file, existsSync(join(ROOT, file))]).toEqual([file, true]);
+    const weights = Object.fromEntries(Object.entries(baseline).filter(([f]) => f.startsWith('test/integration/')));
+    const [one, two] = split(weights, 2);
+    const sum = (xs: string[]) => xs.reduce((n, x) => n + weights[x], 0);
+    expect(Math.abs(sum(one) - sum(two))).toBeLessThan((sum(one) + sum(two)) / 10);
   });
 
   it('is the same in every shard process, and weighs a file without a duration as the median', () => {
