@@ -64,8 +64,20 @@ const JEST = 'node --experimental-vm-modules node_modules/jest/bin/jest.js --for
  * 10-12 manager-faults.test.ts's flood queued nothing and manager-apiserver-restart.test.ts's readiness self-check
  * missed its 500 ms. They run in a phase of their own, after the lanes and before the e2e tier.
  */
-/** A previous run's file counts as a record of the integration tier when it has at least this many of its files. */
-const MIN_DURATION_FILES = 20;
+/**
+ * The kept run (oldest first) that recorded the most integration files, the newest on a tie: a run stopped early
+ * records only its first files, and weighing the rest as the median unbalances the shards. Undefined when none has
+ * one (then the tracked baseline).
+ */
+export function previousDurations(runs: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let most = 0;
+  for (const file of runs) {
+    const n = integrationFiles(file);
+    if (n > 0 && n >= most) [best, most] = [file, n];
+  }
+  return best;
+}
 
 /** How many integration files a run's timings file records. */
 function integrationFiles(file: string): number {
@@ -176,7 +188,7 @@ class Run {
     for (const f of old.slice(0, Math.max(0, old.length - (KEEP_RUNS - 1)))) rmSync(f, { force: true });
     // The integration shards split by the last run's file times (test/support/sequencer.ts), chosen once here so that
     // every shard reads the same file (this run's own, which they write to, would differ between them).
-    this.durations = [...runFiles(root)].reverse().find((f) => integrationFiles(f) >= MIN_DURATION_FILES);
+    this.durations = previousDurations(runFiles(root));
     this.file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
       process.on(signal, () => {

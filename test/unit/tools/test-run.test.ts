@@ -13,7 +13,7 @@ import {
 } from '../../support/sequencer.js';
 import { SHARD_DURATIONS_ENV } from '../../../tools/test/timings.js';
 import TimingsReporter from '../../support/timings-reporter.js';
-import { ALONE, aloneFiles, FAST_PLAN, PLAN, runPlan, type Phase } from '../../../tools/test/run.js';
+import { ALONE, aloneFiles, FAST_PLAN, PLAN, previousDurations, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
   DEFAULT_TIMINGS,
   parseTimings,
@@ -257,6 +257,23 @@ describe('integration shards', () => {
     expect([...recordedDurations(root, undefined)]).toEqual([['test/integration/a.test.ts', 7]]);
     expect([...recordedDurations(root, join(root, 'missing.jsonl'))]).toEqual([['test/integration/a.test.ts', 7]]);
     rmSync(root, { recursive: true, force: true });
+  });
+
+  it("the shards weigh by the kept run with the most integration files (a stopped run's few would unbalance them)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runs-'));
+    const write = (name: string, n: number) => {
+      const line = (i: number) => JSON.stringify({ kind: 'file', project: 'integration', file: `f${i}`, seconds: 1 });
+      writeFileSync(join(dir, name), Array.from({ length: n }, (_, i) => line(i)).join('\n'));
+      return join(dir, name);
+    };
+    const full = write('1.jsonl', 40);
+    const stopped = write('2.jsonl', 14);
+    const none = write('3.jsonl', 0);
+    expect(previousDurations([full, stopped, none])).toBe(full);
+    const next = write('4.jsonl', 40);
+    expect(previousDurations([full, stopped, none, next])).toBe(next);
+    expect(previousDurations([none])).toBeUndefined();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('the tracked baseline names only files that exist, and splits the tier within a tenth of its time', () => {
