@@ -100,6 +100,10 @@ export class AdmissionBinding<T extends KubernetesObject> {
 
   /** Only in these namespaces (by name). */
   inNamespaces(...names: string[]): this {
+    if (names.includes('kube-system'))
+      throw new TypeError(
+        'inNamespaces: kube-system is never intercepted (the cluster must always start its own pods). Fix: remove it',
+      );
     return this.addNamespaces(this.namespaces, names, 'inNamespaces');
   }
   /** Never in these namespaces (kube-system and the program's own never are). */

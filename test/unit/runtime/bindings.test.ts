@@ -133,6 +133,7 @@ describe('manager.when: registrations', () => {
     expect(() => bind((b) => b.isCreated().inNamespaces('Team_A'))).toThrow(
       /inNamespaces: "Team_A" is not a namespace name/,
     );
+    expect(() => bind((b) => b.isCreated().inNamespaces('kube-system'))).toThrow(/kube-system is never intercepted/);
     expect(() => bind((b) => b.isCreated().inNamespaces('a'), Kinds.Namespace as never)).toThrow(
       /Namespace is cluster-scoped/,
     );
