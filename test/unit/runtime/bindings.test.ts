@@ -201,7 +201,7 @@ describe('a binding as a handler', () => {
     const { webhook } = bind<V1Pod>((b) =>
       b
         .isCreated()
-        .inNamespaces('team-a', 'kube-system', 'ops')
+        .inNamespaces('team-a', 'ops')
         .exceptNamespaces('team-z')
         .withLabels({ app: 'web' })
         .withName('p', 'q')
@@ -218,6 +218,12 @@ describe('a binding as a handler', () => {
     expect(calls).toBe(0);
     await webhook.handle(request({ object: pod({ app: 'web' }, 'q') }), ctx);
     expect(calls).toBe(1);
+    // With no namespace filter at all, kube-system and the program's own namespace are still left alone.
+    let unfiltered = 0;
+    const open = bind<V1Pod>((b) => b.isCreated().mutate(() => void unfiltered++)).webhook;
+    for (const namespace of ['kube-system', 'ops'])
+      expect(await open.handle(request({ namespace, object: pod() }), ctx)).toEqual({ allowed: true });
+    expect(unfiltered).toBe(0);
   });
 
   it('hands the action a copy: the request object stays as the API server sent it', async () => {
