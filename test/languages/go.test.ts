@@ -7,7 +7,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CACHE, expectTypeScriptOutput, portableExamples, REPO, run } from './support.js';
+import {
+  CACHE,
+  expectOperatorLikeTypeScript,
+  expectTypeScriptOutput,
+  portableExamples,
+  REPO,
+  run,
+  runtimeApp,
+} from './support.js';
 
 const APP = join(REPO, 'test', 'languages', 'go');
 const version = run('go', ['env', 'GOVERSION'], { cwd: APP }).stdout.trim();
@@ -41,6 +49,11 @@ describe('Go', () => {
     expect(result.stderr).toMatch(/Entrypoint: has no default: kruise-ha-runtime .* is not installed in the folder/);
     expect(result.stderr).toMatch(/go1\.\d+.* app runs kruise-ha from the jsii kernel's private copy/);
   }, 120_000);
+
+  it("Operator: the guide's TypeScript program deployed by a Go chart renders as the guide's TypeScript chart", () => {
+    const dir = runtimeApp(join(out, 'operator-app'));
+    expectOperatorLikeTypeScript(dir, (outdir) => run(binary, ['own-operator', outdir], { cwd: dir, env }));
+  }, 300_000);
 
   it("passes the module's own go test suite (snapshot, validation error naming ExpectedNodes)", () => {
     const result = run('go', ['test', '-count=1', '-v', '.'], { cwd: APP, env });

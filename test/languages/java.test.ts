@@ -8,7 +8,17 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CACHE, expectTypeScriptOutput, installedVersion, PACKAGES, portableExamples, REPO, run } from './support.js';
+import {
+  CACHE,
+  expectOperatorLikeTypeScript,
+  expectTypeScriptOutput,
+  installedVersion,
+  PACKAGES,
+  portableExamples,
+  REPO,
+  run,
+  runtimeApp,
+} from './support.js';
 
 const APP = join(REPO, 'test', 'languages', 'java');
 /** Shared with tools/package/java.ts: every Maven download survives between runs. */
@@ -62,6 +72,13 @@ describe('Java', () => {
     expect(result.stderr).toMatch(/entrypoint: has no default: kruise-ha-runtime .* is not installed in the folder/);
     expect(result.stderr).toMatch(/Java\/\d+.* app runs kruise-ha from the jsii kernel's private copy/);
   }, 120_000);
+
+  it("Operator: the guide's TypeScript program deployed by a Java chart renders as the guide's TypeScript chart", () => {
+    const dir = runtimeApp(join(out, 'operator-app'));
+    expectOperatorLikeTypeScript(dir, (outdir) =>
+      run('java', ['-cp', classpath, 'examples.Main', 'own-operator', outdir], { cwd: dir }),
+    );
+  }, 300_000);
 
   it("passes the project's own JUnit suite (snapshot, validation error naming expectedNodes)", () => {
     mvn('test');

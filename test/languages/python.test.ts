@@ -3,12 +3,13 @@
  * plus the built wheel; test/languages/python/app.py rewrites every example in Python and must synthesize the same
  * YAML; its pytest suite (a snapshot test, a validation error) runs once.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   CACHE,
+  expectOperatorLikeTypeScript,
   expectTypeScriptOutput,
   installedVersion,
   outputOf,
@@ -16,6 +17,7 @@ import {
   portableExamples,
   REPO,
   run,
+  runtimeApp,
 } from './support.js';
 
 const APP = join(REPO, 'test', 'languages', 'python');
@@ -65,24 +67,6 @@ new KruiseManager(chart, 'Kruise', { image: ManagerImage.fromRuntime(image), rep
 app.synth();
 `;
 
-/** docs/sdk.md's chart as a CommonJS TypeScript app (the guide's main.ts, outdir from argv). */
-const TYPESCRIPT_OPERATOR_APP = `const { App, Chart } = require('cdk8s');
-const { Operator, OperatorProgram, RuntimeImage } = require('kruise-ha');
-const app = new App({ outdir: process.argv[2] });
-const chart = new Chart(app, 'team-operator');
-const image = new RuntimeImage(chart, 'Image', { repository: 'registry.example.com/team/team-operator', entrypoint: './operator.ts' });
-new Operator(chart, 'Operator', { program: OperatorProgram.fromRuntimeImage(image) });
-app.synth();
-`;
-
-/** The guide's program files (its code blocks that start with `// <file>.ts`). */
-function guideProgram(): Array<readonly [string, string]> {
-  const guide = readFileSync(join(REPO, 'docs', 'sdk.md'), 'utf8');
-  return [...guide.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)\n([\s\S]*?)```/g)]
-    .map((m) => [m[1], m[2]] as const)
-    .filter(([file]) => file !== 'main.ts');
-}
-
 describe('Python', () => {
   it('synthesizes every example byte-identical to the TypeScript example', () => {
     run(bin('python'), ['app.py', portable.join(','), out], { cwd: APP });
@@ -98,30 +82,7 @@ describe('Python', () => {
   }, 120_000);
 
   it('RuntimeImage and Operator work once kruise-ha-runtime is installed in the app folder: as a TypeScript app there renders them', () => {
-    const dir = join(out, 'runtime-image-app');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
-    const tarball = (prefix: string) =>
-      join(
-        PACKAGES,
-        'js',
-        readdirSync(join(PACKAGES, 'js')).find((f) => f.startsWith(prefix))!,
-      );
-    run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--no-audit',
-        '--no-fund',
-        '--ignore-scripts',
-        tarball('kruise-ha-runtime-'),
-        tarball('kruise-ha@'),
-        `cdk8s@${installedVersion('cdk8s')}`,
-        `constructs@${installedVersion('constructs')}`,
-      ],
-      { cwd: dir },
-    );
+    const dir = runtimeApp(join(out, 'runtime-image-app'));
     run(bin('python'), [join(APP, 'app.py'), 'runtime-image', join(dir, 'python.out')], { cwd: dir });
     // examples/runtime-image.ts as a CommonJS app in the same folder, on the same installed runtime.
     writeFileSync(join(dir, 'app.js'), TYPESCRIPT_RUNTIME_IMAGE_APP);
@@ -134,13 +95,9 @@ describe('Python', () => {
 
     // Operator from Python: the guide's TypeScript program in the same folder, deployed by a Python chart, renders
     // what the guide's TypeScript chart renders (synth bundles the program and reads its registrations either way).
-    for (const [file, code] of guideProgram()) writeFileSync(join(dir, file), code);
-    run(bin('python'), [join(APP, 'app.py'), 'own-operator', join(dir, 'python-operator.out')], { cwd: dir });
-    writeFileSync(join(dir, 'operator-app.js'), TYPESCRIPT_OPERATOR_APP);
-    run('node', ['operator-app.js', join(dir, 'typescript-operator.out')], { cwd: dir });
-    const operator = outputOf(join(dir, 'python-operator.out'));
-    expect(operator['team-operator.k8s.yaml']).toContain('name: mpod.team-operator.kruise-ha.io');
-    expect(operator).toEqual(outputOf(join(dir, 'typescript-operator.out')));
+    expectOperatorLikeTypeScript(dir, (outdir) =>
+      run(bin('python'), [join(APP, 'app.py'), 'own-operator', outdir], { cwd: dir }),
+    );
   }, 300_000);
 
   it("passes the app's own pytest suite (snapshot, validation error naming expected_nodes)", () => {

@@ -6,7 +6,7 @@
  * the versions they hold.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,4 +92,62 @@ export function expectTypeScriptOutput(dir: string, names: readonly string[]): v
   for (const example of names) {
     expect({ example, files: outputOf(join(dir, example)) }).toEqual({ example, files: expectedOutput(example) });
   }
+}
+
+/**
+ * `dir` as an npm folder with this run's packed kruise-ha and kruise-ha-runtime and the cdk8s the apps pin: where
+ * RuntimeImage finds the runtime and esbuild (a language's app runs kruise-ha from the jsii kernel's own copy).
+ */
+export function runtimeApp(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+  const tarball = (prefix: string) =>
+    join(
+      PACKAGES,
+      'js',
+      readdirSync(join(PACKAGES, 'js')).find((f) => f.startsWith(prefix))!,
+    );
+  run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      tarball('kruise-ha-runtime-'),
+      tarball('kruise-ha@'),
+      `cdk8s@${installedVersion('cdk8s')}`,
+      `constructs@${installedVersion('constructs')}`,
+    ],
+    { cwd: dir },
+  );
+  return dir;
+}
+
+/** docs/sdk.md's chart as a CommonJS TypeScript app (the guide's main.ts, outdir from argv). */
+const TYPESCRIPT_OPERATOR_APP = `const { App, Chart } = require('cdk8s');
+const { Operator, OperatorProgram, RuntimeImage } = require('kruise-ha');
+const app = new App({ outdir: process.argv[2] });
+const chart = new Chart(app, 'team-operator');
+const image = new RuntimeImage(chart, 'Image', { repository: 'registry.example.com/team/team-operator', entrypoint: './operator.ts' });
+new Operator(chart, 'Operator', { program: OperatorProgram.fromRuntimeImage(image) });
+app.synth();
+`;
+
+/**
+ * Operator from another language: docs/sdk.md's TypeScript program (its blocks that start with `// <file>.ts`, but
+ * the chart) written into the runtime app `dir`, deployed by `synth(outdir)` (the language's `own-operator` chart, run
+ * in `dir`) and by the guide's TypeScript chart. Expects the two outputs byte-identical, with the binding rendered.
+ */
+export function expectOperatorLikeTypeScript(dir: string, synth: (outdir: string) => void): void {
+  const guide = readFileSync(join(REPO, 'docs', 'sdk.md'), 'utf8');
+  for (const [, file, code] of guide.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)\n([\s\S]*?)```/g))
+    if (file !== 'main.ts') writeFileSync(join(dir, file), code);
+  synth(join(dir, 'operator-other.out'));
+  writeFileSync(join(dir, 'operator-app.js'), TYPESCRIPT_OPERATOR_APP);
+  run('node', ['operator-app.js', join(dir, 'operator-typescript.out')], { cwd: dir });
+  const other = outputOf(join(dir, 'operator-other.out'));
+  expect(other['team-operator.k8s.yaml']).toContain('name: mpod.team-operator.kruise-ha.io');
+  expect(other).toEqual(outputOf(join(dir, 'operator-typescript.out')));
 }

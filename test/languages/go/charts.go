@@ -53,6 +53,20 @@ func NewRuntimeImageChart(scope constructs.Construct, id string) cdk8s.Chart {
 	return chart
 }
 
+// NewOwnOperatorChart is docs/sdk.md's chart: the TypeScript program in ./operator.ts (on kruise-ha-runtime) deployed
+// by Operator.
+func NewOwnOperatorChart(scope constructs.Construct, id string) cdk8s.Chart {
+	chart := cdk8s.NewChart(scope, jsii.String(id), nil)
+	image := kruiseha.NewRuntimeImage(chart, jsii.String("Image"), &kruiseha.RuntimeImageProps{
+		Repository: jsii.String("registry.example.com/team/team-operator"),
+		Entrypoint: jsii.String("./operator.ts"),
+	})
+	kruiseha.NewOperator(chart, jsii.String("Operator"), &kruiseha.OperatorProps{
+		Program: kruiseha.OperatorProgram_FromRuntimeImage(image),
+	})
+	return chart
+}
+
 func NewSidecarSetChart(scope constructs.Construct, id string) cdk8s.Chart {
 	chart := cdk8s.NewChart(scope, jsii.String(id), nil)
 	manager := kruiseha.NewKruiseManager(chart, jsii.String("Kruise"), &kruiseha.KruiseManagerProps{
@@ -172,8 +186,10 @@ var Examples = map[string]example{
 	"cert-manager": {"kruise-cert-manager", func(scope constructs.Construct, id string) cdk8s.Chart {
 		return NewCertManagerChart(scope, id, os.Getenv("KRUISE_CLUSTER_ISSUER"))
 	}},
-	"offline-registry":         {"kruise-offline-registry", NewOfflineRegistryChart},
-	"runtime-image":            {"kruise-runtime-image", NewRuntimeImageChart},
+	"offline-registry": {"kruise-offline-registry", NewOfflineRegistryChart},
+	"runtime-image":    {"kruise-runtime-image", NewRuntimeImageChart},
+	// Not an examples/*.ts file: docs/sdk.md's chart, which go.test.ts runs beside the guide's program.
+	"own-operator":             {"team-operator", NewOwnOperatorChart},
 	"sidecarset":               {"kruise-sidecarset", NewSidecarSetChart},
 	"small-cluster":            {"kruise-small-cluster", NewSmallClusterChart},
 	"split-webhook-controller": {"kruise-split-webhook-controller", NewSplitWebhookControllerChart},

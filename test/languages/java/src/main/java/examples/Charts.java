@@ -11,6 +11,8 @@ import io.github.kruiseha.KruiseManager;
 import io.github.kruiseha.ManagerImage;
 import io.github.kruiseha.ManagerTopology;
 import io.github.kruiseha.MonitoringOptions;
+import io.github.kruiseha.Operator;
+import io.github.kruiseha.OperatorProgram;
 import io.github.kruiseha.PodInjectPolicy;
 import io.github.kruiseha.RequiredZoneSpreadOptions;
 import io.github.kruiseha.RollingUpdateOptions;
@@ -84,6 +86,18 @@ public final class Charts {
           .repository("registry.example.com/platform/kruise-ha-manager")
           .build();
       KruiseManager.Builder.create(this, "Kruise").image(ManagerImage.fromRuntime(image)).replicas(3).build();
+    }
+  }
+
+  /** docs/sdk.md's chart: the TypeScript program in ./operator.ts (on kruise-ha-runtime) deployed by Operator. */
+  public static final class OwnOperatorExample extends Chart {
+    public OwnOperatorExample(Construct scope, String id) {
+      super(scope, id);
+      RuntimeImage image = RuntimeImage.Builder.create(this, "Image")
+          .repository("registry.example.com/team/team-operator")
+          .entrypoint("./operator.ts")
+          .build();
+      Operator.Builder.create(this, "Operator").program(OperatorProgram.fromRuntimeImage(image)).build();
     }
   }
 

@@ -22,6 +22,8 @@ public final class Main {
           (scope, id) -> new Charts.CertManager(scope, id, System.getenv("KRUISE_CLUSTER_ISSUER"))),
       "offline-registry", new Example("kruise-offline-registry", Charts.OfflineRegistry::new),
       "runtime-image", new Example("kruise-runtime-image", Charts.RuntimeImageExample::new),
+      // Not an examples/*.ts file: docs/sdk.md's chart, which java.test.ts runs beside the guide's program.
+      "own-operator", new Example("team-operator", Charts.OwnOperatorExample::new),
       "sidecarset", new Example("kruise-sidecarset", Charts.SidecarSetExample::new),
       "small-cluster", new Example("kruise-small-cluster", Charts.SmallCluster::new),
       "split-webhook-controller", new Example("kruise-split-webhook-controller", Charts.SplitWebhookController::new),
