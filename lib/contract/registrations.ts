@@ -6,6 +6,7 @@
  */
 import { isValidLabelKey, isValidLabelValue, type SelectorLike } from './selector.js';
 import type { Problem } from './problems.js';
+import { Labels } from './names.js';
 import { DNS_LABEL } from './values.js';
 
 /** The manifest's format version; a reader refuses any other. */
@@ -22,6 +23,16 @@ export interface ResourceRef {
   readonly kind: string;
   readonly plural: string;
   readonly namespaced: boolean;
+}
+
+/** The API coordinates of a kind (a runtime Kind carries more; only these reach the manifest). */
+export function resourceRef(k: ResourceRef): ResourceRef {
+  return { group: k.group, version: k.version, kind: k.kind, plural: k.plural, namespaced: k.namespaced };
+}
+
+/** What RBAC grants by: a resource's group and plural (one key per resource, whatever its version). */
+export function resourceKey(k: Pick<ResourceRef, 'group' | 'plural'>): string {
+  return `${k.group}/${k.plural}`;
 }
 
 /** Admission operations a webhook binding can name. */
@@ -80,7 +91,7 @@ export interface Registrations {
 /** The webhook configuration entry's namespaceSelector: names, labels, and never the exempt namespaces. */
 export function webhookNamespaceSelector(w: WebhookRegistration, alwaysExempt: readonly string[]): SelectorLike {
   const exempt = [...new Set([...alwaysExempt, ...w.exemptNamespaces])].sort();
-  const name = 'kubernetes.io/metadata.name';
+  const name = Labels.namespaceName;
   const expressions = [
     ...(w.namespaces.length > 0 ? [{ key: name, operator: 'In', values: [...w.namespaces].sort() }] : []),
     { key: name, operator: 'NotIn', values: exempt },
@@ -172,8 +183,7 @@ export function registrationsProblems(value: unknown): Problem[] {
 
 /** The kinds a manifest reads (watches and reads) and writes, once each, for RBAC. */
 export function registrationsAccess(r: Registrations): { read: ResourceRef[]; write: ResourceRef[] } {
-  const key = (k: ResourceRef) => `${k.group}/${k.plural}`;
-  const unique = (refs: ResourceRef[]) => [...new Map(refs.map((k) => [key(k), k])).values()];
+  const unique = (refs: ResourceRef[]) => [...new Map(refs.map((k) => [resourceKey(k), k])).values()];
   return {
     read: unique([...r.watches, ...r.controllers.flatMap((c) => [...c.watches, ...c.reads])]),
     write: unique(r.controllers.flatMap((c) => [...c.writes])),

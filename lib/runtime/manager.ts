@@ -5,6 +5,8 @@ import { realClock, type Clock } from './clock.js';
 import {
   Metrics,
   REGISTRATIONS_VERSION,
+  resourceKey,
+  resourceRef,
   Roles,
   RuntimeApi,
   runtimeWebhookGate,
@@ -495,21 +497,16 @@ export interface ControllerAccess {
   writes?: readonly Kind[];
 }
 
-function resourceRef(k: Kind): ResourceRef {
-  return { group: k.group, version: k.version, kind: k.kind, plural: k.plural, namespaced: k.namespaced };
-}
-
 /** Refuses a call on a kind the controller did not declare: the RBAC rendered from its registration has no grant. */
 function accessCheck(
   controller: string,
   readable: readonly Kind[],
   writable: readonly Kind[],
 ): (call: ClientCall) => void {
-  const key = (k: Kind) => `${k.group}/${k.plural}`;
-  const reads = new Set(readable.map(key));
-  const writes = new Set(writable.map(key));
+  const reads = new Set(readable.map(resourceKey));
+  const writes = new Set(writable.map(resourceKey));
   return (call) => {
-    const ok = call.write ? writes.has(key(call.kind)) : reads.has(key(call.kind));
+    const ok = call.write ? writes.has(resourceKey(call.kind)) : reads.has(resourceKey(call.kind));
     if (ok) return;
     const list = call.write ? 'writes' : 'reads (or watches, or writes)';
     throw new Error(

@@ -10,6 +10,7 @@ import {
   objectNamesFor,
   REGISTRATIONS_FLAG,
   type ObjectNames,
+  type Registrations,
 } from '../contract.js';
 import { KubeConfig } from './kube/client-node.js';
 import type { LogSink } from './log.js';
@@ -136,15 +137,16 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
     objectNames = objectNamesFor(program.name);
   }
   const stdout = deps.stdout ?? ((t: string) => process.stdout.write(t));
+  const stderr = deps.stderr ?? ((t: string) => process.stderr.write(t));
+  const flagSet: FlagSet = { extraFlags: names, controllers, names: objectNames };
   if (argv.includes(`--${REGISTRATIONS_FLAG}`)) {
-    const flagSet = { extraFlags: names, controllers, names: objectNames };
     const rest = argv.filter((a) => a !== `--${REGISTRATIONS_FLAG}`);
     try {
-      await printRegistrations(program, definitions, flagSet, rest, deps);
+      stdout(`${JSON.stringify(await registrationsOf(program, definitions, flagSet, rest, deps.logSink), null, 2)}\n`);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const flagError = err instanceof OptionsError;
-      (deps.stderr ?? ((t) => process.stderr.write(t)))(`error: ${flagError ? '' : 'register failed: '}${message}\n`);
+      stderr(`error: ${flagError ? '' : 'register failed: '}${message}\n`);
       terminate(flagError ? 2 : 1);
       return;
     }
@@ -154,7 +156,6 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
   let options;
   let flags;
   try {
-    const flagSet = { extraFlags: names, controllers, names: objectNames };
     const values = readFlags(argv, flagSet);
     if (values === 'help') options = values;
     else {
@@ -163,7 +164,7 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
     }
   } catch (err) {
     if (!(err instanceof OptionsError)) throw err;
-    (deps.stderr ?? ((t) => process.stderr.write(t)))(`error: ${err.message}\n`);
+    stderr(`error: ${err.message}\n`);
     terminate(2);
     return;
   }
@@ -239,26 +240,26 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
 
 /**
  * `--registrations`: registers the program on a manager that never starts (the flags given beside it, no kubeconfig,
- * no connection) and prints Manager.registrations() as JSON. Operator runs the bundle so at synth, with the flags it
- * renders, and renders the webhook configurations and RBAC from what it prints. `register` must therefore not call
- * the API server.
+ * no connection) and returns Manager.registrations(), which run() prints as JSON. Operator runs the bundle so at
+ * synth, with the flags it renders, and renders the webhook configurations and RBAC from what it prints. `register`
+ * must therefore not call the API server.
  */
-async function printRegistrations<F extends Record<string, FlagDefinition>>(
+async function registrationsOf<F extends Record<string, FlagDefinition>>(
   program: RunOptions<F>,
   definitions: readonly [string, FlagDefinition][],
   flagSet: FlagSet,
   argv: readonly string[],
-  deps: RunDeps,
-): Promise<void> {
+  logSink: LogSink | undefined,
+): Promise<Registrations> {
   const values = readFlags(argv, flagSet);
   if (values === 'help') throw new OptionsError('--help and --registrations ask for two answers. Fix: give one');
   const options = optionsFromFlags(values, {}, flagSet);
-  const logger = new Logger({}, 'error', deps.logSink);
+  const logger = new Logger({}, 'error', logSink);
   const kubeConfig = new KubeConfig();
   const flags = flagSet.extraFlags ?? [];
   const manager = new Manager({ options, kubeConfig, logger, onExit: () => {}, name: program.name, flags });
   await program.register(manager, flagValues(values, definitions) as FlagValues<F>);
-  (deps.stdout ?? ((t) => process.stdout.write(t)))(`${JSON.stringify(manager.registrations(), null, 2)}\n`);
+  return manager.registrations();
 }
 
 /** The real process's end: exit codes as {@link RunDeps.exit} says. */

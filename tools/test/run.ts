@@ -81,13 +81,9 @@ export function previousDurations(runs: readonly string[]): string | undefined {
 
 /** How many integration files a run's timings file records. */
 function integrationFiles(file: string): number {
-  try {
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"kind":"file"') && l.includes('"project":"integration"')).length;
-  } catch {
-    return 0;
-  }
+  if (!existsSync(file)) return 0;
+  const { records } = parseTimings(readFileSync(file, 'utf8'));
+  return records.filter((r) => r.kind === 'file' && r.project === 'integration').length;
 }
 
 export const ALONE = ['webhook-dos', 'manager-faults', 'manager-apiserver-restart'] as const;

@@ -8,6 +8,7 @@ import {
   RUNTIME_LEADER_ELECTION_RULES,
   runtimeFlagProblems,
   registrationsAccess,
+  resourceKey,
   webhookNamespaceSelector,
   workersFlag,
   type PolicyRule,
@@ -24,11 +25,11 @@ const WRITE = ['create', 'delete', 'patch', 'update'];
 /** The cluster-wide rules of a program: the manager's own, then each kind it reads, then each it writes. */
 export function operatorClusterRules(r: Registrations): PolicyRule[] {
   const access = registrationsAccess(r);
-  const writes = new Set(access.write.map((k) => `${k.group}/${k.plural}`));
+  const writes = new Set(access.write.map(resourceKey));
   return [
     ...MANAGER_CLUSTER_RULES.map((rule) => ({ ...rule })),
     ...access.read
-      .filter((k) => !writes.has(`${k.group}/${k.plural}`))
+      .filter((k) => !writes.has(resourceKey(k)))
       .map((k) => ({ apiGroups: [k.group], resources: [k.plural], verbs: [...READ] })),
     ...access.write.flatMap((k) => [
       { apiGroups: [k.group], resources: [k.plural], verbs: [...WRITE, ...READ] },

@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { registrationsAccess, type Registrations } from '../../contract.js';
+import { registrationsAccess, workersFlag, type Registrations } from '../../contract.js';
 import { kplus } from '../core/api.js';
 import { peersInApp } from '../core/app-peers.js';
 import { checkDnsLabel, propError } from '../core/errors.js';
@@ -115,7 +115,7 @@ export class Operator extends Construct {
     // The flags the Deployment gives the program decide what it registers (a binding behind a flag), so the
     // registrations are read with them. Leader election and ports do not change registrations.
     const args = [
-      ...Object.entries(props.controllerWorkers ?? {}).map(([c, n]) => `--${c}-workers=${n}`),
+      ...Object.entries(props.controllerWorkers ?? {}).map(([c, n]) => `--${workersFlag(c)}=${n}`),
       ...(props.extraArgs ?? []),
     ];
     const registrations = (this.registrations = readWithFlags(props, args));
@@ -264,12 +264,12 @@ function readWithFlags(props: OperatorProps, args: string[]): Registrations {
     if (args.length === 0) throw err;
     const plain = operatorFlavour(props.program._registrations([]));
     for (const [controller, workers] of Object.entries(props.controllerWorkers ?? {})) {
-      const refused = plain._flagProblem(`${controller}-workers`, true);
+      const refused = plain._flagProblem(workersFlag(controller), true);
       if (refused)
         throw propError(
           `controllerWorkers.${controller}`,
           workers,
-          `renders --${controller}-workers, which ${refused.problem}`,
+          `renders --${workersFlag(controller)}, which ${refused.problem}`,
           refused.fix,
         );
     }

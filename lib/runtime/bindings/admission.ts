@@ -8,8 +8,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   ADMISSION_OPERATIONS,
+  dnsLabelProblems,
   isValidLabelKey,
   isValidLabelValue,
+  resourceRef,
   type AdmissionOperation,
   type WebhookRegistration,
 } from '../../contract.js';
@@ -56,7 +58,6 @@ const labelsOk = (labels: Record<string, string>, where: string) => {
     if (!isValidLabelKey(k) || typeof v !== 'string' || !isValidLabelValue(v))
       throw new TypeError(`${where}: ${JSON.stringify(k)}=${JSON.stringify(v)} is not a valid label`);
 };
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
  * An admission binding on one kind: pick the operations (`isCreated()`, ...), narrow with filters, end with
@@ -179,7 +180,7 @@ export class AdmissionBinding<T extends KubernetesObject> {
 
   private addNamespaces(into: Set<string>, names: string[], method: string): this {
     for (const n of names) {
-      if (typeof n !== 'string' || !NAMESPACE.test(n))
+      if (typeof n !== 'string' || dnsLabelProblems(method, n).length > 0)
         throw new TypeError(`${method}: ${JSON.stringify(n)} is not a namespace name (a lower-case DNS label)`);
       if (!this.kind.namespaced)
         throw new TypeError(`${method}: ${this.kind.kind} is cluster-scoped, so it has no namespace to filter on`);
@@ -200,12 +201,11 @@ export class AdmissionBinding<T extends KubernetesObject> {
     if (type === 'mutating' && this.operations.has('DELETE'))
       throw new Error(`when(${this.kind.kind}).isDeleted().mutate: a deletion cannot be mutated. Fix: use validate()`);
     this.done = true;
-    const k = this.kind;
     this.bind(
       {
         registration: {
           type,
-          resource: { group: k.group, version: k.version, kind: k.kind, plural: k.plural, namespaced: k.namespaced },
+          resource: resourceRef(this.kind),
           operations: ADMISSION_OPERATIONS.filter((o) => this.operations.has(o)),
           namespaces: [...this.namespaces].sort(),
           exemptNamespaces: [...this.exempt].sort(),

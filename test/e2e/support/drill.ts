@@ -370,7 +370,7 @@ export interface DrillReport {
 
 const s = (ms: number) => Math.round(ms / 100) / 10;
 /** A long message's head and tail (the API server puts the cause last). */
-const clip = (m: string) => (m.length > 260 ? `${m.slice(0, 100)} … ${m.slice(-150)}` : m);
+export const clip = (m: string) => (m.length > 260 ? `${m.slice(0, 100)} … ${m.slice(-150)}` : m);
 
 export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');

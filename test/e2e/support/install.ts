@@ -21,9 +21,13 @@ export async function installKruise(kubeconfig: string, out: Synthesized, timeou
 
 /**
  * The manager pods once every Deployment of the install is fully rolled out and its pods Ready
- * (Deployment status and the pods agree), sorted by name.
+ * (Deployment status and the pods agree), sorted by name. `where` names another install's (an Operator's).
  */
-export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Promise<PodLike[]> {
+export async function managerPods(
+  kubeconfig: string,
+  timeoutMs = 300_000,
+  where: { readonly namespace: string; readonly selector: string } = { namespace: NS, selector: MANAGER_SELECTOR },
+): Promise<PodLike[]> {
   return until(
     'every manager Deployment rolled out with all replicas Ready',
     async () => {
@@ -32,7 +36,7 @@ export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Prom
           spec: { replicas: number };
           status: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
         }>;
-      }>(kubeconfig, ['deployments', '-n', NS, '-l', MANAGER_SELECTOR]);
+      }>(kubeconfig, ['deployments', '-n', where.namespace, '-l', where.selector]);
       if (deployments.items.length === 0) return false;
       const want = deployments.items.reduce((n, d) => n + d.spec.replicas, 0);
       const settled = deployments.items.every(
@@ -41,7 +45,7 @@ export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Prom
           d.status.updatedReplicas === d.spec.replicas &&
           d.status.replicas === d.spec.replicas,
       );
-      const p = (await pods(kubeconfig, NS, MANAGER_SELECTOR)).filter((x) => !x.metadata.deletionTimestamp);
+      const p = (await pods(kubeconfig, where.namespace, where.selector)).filter((x) => !x.metadata.deletionTimestamp);
       return (
         settled &&
         p.length === want &&
@@ -49,7 +53,7 @@ export async function managerPods(kubeconfig: string, timeoutMs = 300_000): Prom
         p.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
       );
     },
-    { timeoutMs, intervalMs: 2_000, describe: () => describePods(kubeconfig, NS) },
+    { timeoutMs, intervalMs: 2_000, describe: () => describePods(kubeconfig, where.namespace) },
   );
 }
 

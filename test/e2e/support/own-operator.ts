@@ -17,19 +17,10 @@ import { promisify } from 'node:util';
 import { OwnOperatorChart } from '../../../examples/own-operator/chart.js';
 import { localCluster } from '../../cluster/state.js';
 import { pushAppImages, type AppImages } from './app-images.js';
-import { containerPid } from './drill.js';
+import { clip, containerPid } from './drill.js';
 import { clusterImages, e2eEnv } from './e2e-env.js';
-import {
-  describePods,
-  getJson,
-  getJsonIfExists,
-  isReady,
-  kubectl,
-  podMetrics,
-  pods,
-  until,
-  type PodLike,
-} from './kube.js';
+import { getJson, getJsonIfExists, isReady, kubectl, podMetrics, pods, until, type PodLike } from './kube.js';
+import { managerPods } from './install.js';
 import { deleteLoadPods, LOAD_LABEL, PodCreateLoad, type CreateOutcome } from './load.js';
 import { phase } from './phase.js';
 import { outputFiles, ROOT, type Synthesized } from './synth.js';
@@ -44,23 +35,8 @@ const MIRROR = 'mirror';
 let operator: Synthesized;
 let images: AppImages;
 
-async function operatorPods(): Promise<PodLike[]> {
-  return until(
-    'team-operator rolled out with 2 Ready replicas',
-    async () => {
-      const d = await getJson<{ status: { readyReplicas?: number; updatedReplicas?: number; replicas?: number } }>(kc, [
-        'deployment',
-        '-n',
-        NS,
-        'team-operator',
-      ]);
-      const p = (await pods(kc, NS, SELECTOR)).filter((x) => !x.metadata.deletionTimestamp);
-      const settled = d.status.readyReplicas === 2 && d.status.updatedReplicas === 2 && d.status.replicas === 2;
-      return settled && p.length === 2 && p.every(isReady) && p;
-    },
-    { timeoutMs: 300_000, intervalMs: 1_000, describe: () => describePods(kc, NS) },
-  );
-}
+/** The operator's two replicas, once its Deployment is rolled out and both are Ready. */
+const operatorPods = (): Promise<PodLike[]> => managerPods(kc, 300_000, { namespace: NS, selector: SELECTOR });
 
 /** The pod holding the Lease (the runtime's identity is `<pod>_<random>`, as client-go's). */
 const holder = async () =>
@@ -96,11 +72,8 @@ async function underLoad(runId: string, during: () => Promise<void>): Promise<Cr
   return load.outcomes;
 }
 
-/** A long message's head and tail (the API server puts the cause last). */
-const clip = (m = '') => (m.length > 260 ? `${m.slice(0, 100)} … ${m.slice(-150)}` : m);
-
 const summary = (outcomes: CreateOutcome[]) => ({
-  failed: outcomes.filter((o) => !o.ok).map((o) => `${o.status ?? ''} ${clip(o.message)}`),
+  failed: outcomes.filter((o) => !o.ok).map((o) => `${o.status ?? ''} ${clip(o.message ?? '')}`),
   unlabelled: outcomes.filter((o) => o.ok && !o.injected).length,
 });
 
