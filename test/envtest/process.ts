@@ -121,6 +121,28 @@ export function alive(pid: number): boolean {
 }
 
 /**
+ * The processes of group `pgid` that have not exited, from /proc. A zombie has exited: it only waits for its parent
+ * (or, orphaned, for PID 1, which on some machines never reaps) to collect its status, so `kill(-pgid, 0)`, which
+ * still succeeds for it, would call an ended job alive.
+ */
+export function liveGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone between the listing and the read
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
+  }
+  return members;
+}
+
+/**
  * Kills children and removes scratch dirs left by envtest runs whose owning
  * process is gone (SIGKILLed jest, closed terminal). A pid is only killed if
  * its command line still mentions the dir, so a recycled pid is never hit.

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { SidecarSetAnnotations } from '../../lib/contract.js';
 import { plainHttp } from '../envtest/http.js';
 import { LOCAL_DIR_ENV } from '../envtest/local.js';
-import { freePort } from '../envtest/process.js';
+import { freePort, liveGroupMembers } from '../envtest/process.js';
 import { containerImage, createSidecarSet, deleteSidecarSet, podBody, until } from './support/ha.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -91,27 +91,39 @@ function start(argv: string[], env: NodeJS.ProcessEnv): Run {
   return { child, output: () => out, exited };
 }
 
-/** Whether any process of the group `pgid` is left. */
+/** Whether any process of the group `pgid` is left (one that has not exited: see liveGroupMembers). */
 function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return liveGroupMembers(pgid).length > 0;
 }
 
-/** A terminal's Ctrl-C to the job `run` leads (SIGINT to its group), SIGKILL after `graceMs`; true if it ended. */
-async function interrupt(run: Run | undefined, graceMs: number): Promise<boolean> {
+/**
+ * A Ctrl-C may take this long to end a job before the test calls it stuck: the control plane's stop is bounded by
+ * SIGKILL 10 s after SIGTERM for each of kube-apiserver and etcd, the runtime's by its drain. Idle it takes 3 s
+ * (envtest) and 6 s (runtime). On CI the envtest job once outlived 25 s; its output was not kept, so the cause is
+ * unseen (orphaned zombies that an init which never reaps keeps in the group are one candidate, no longer counted),
+ * and a job that outlives this bound now fails with its output.
+ */
+const STOP_GRACE_MS = 60_000;
+
+/**
+ * A terminal's Ctrl-C to the job `run` leads (SIGINT to its group), SIGKILL after STOP_GRACE_MS. Throws, with the
+ * job's output, when the job outlived that bound.
+ */
+async function interrupt(run: Run | undefined, what: string): Promise<void> {
   const pid = run?.child.pid;
-  if (pid === undefined || !groupAlive(pid)) return true;
+  if (pid === undefined || !groupAlive(pid)) return;
   process.kill(-pid, 'SIGINT');
-  const deadline = Date.now() + graceMs;
-  while (groupAlive(pid) && Date.now() < deadline) await sleep(100);
+  const began = Date.now();
+  while (groupAlive(pid) && Date.now() - began < STOP_GRACE_MS) await sleep(100);
   const ended = !groupAlive(pid);
   if (!ended) process.kill(-pid, 'SIGKILL');
   await Promise.race([run!.exited, sleep(5_000, undefined, { ref: false })]);
-  return ended;
+  if (!ended) {
+    throw new Error(
+      `${what} was still running ${STOP_GRACE_MS / 1000} s after Ctrl-C (then killed). Its output:\n` +
+        run!.output().slice(-4_000),
+    );
+  }
 }
 
 let envtestRun: Run | undefined;
@@ -138,18 +150,21 @@ beforeAll(async () => {
   controlPlanePids = pids.children;
 }, SLOW);
 
-afterAll(async () => {
-  await interrupt(runtimeRun, 25_000);
-  await interrupt(envtestRun, 25_000);
-  for (const pid of controlPlanePids) {
-    try {
-      process.kill(-pid, 'SIGKILL'); // only if the control plane's own stop failed (the last test then fails)
-    } catch {
-      /* gone, as it should be */
+afterAll(
+  async () => {
+    await interrupt(runtimeRun, 'the runtime').catch(() => undefined); // the last test reports it
+    await interrupt(envtestRun, 'envtest').catch(() => undefined);
+    for (const pid of controlPlanePids) {
+      try {
+        process.kill(-pid, 'SIGKILL'); // only if the control plane's own stop failed (the last test then fails)
+      } catch {
+        /* gone, as it should be */
+      }
     }
-  }
-  rmSync(dir, { recursive: true, force: true });
-}, 60_000);
+    rmSync(dir, { recursive: true, force: true });
+  },
+  STOP_GRACE_MS * 2 + 20_000,
+);
 
 describe(`${DOC}'s local loop, as documented`, () => {
   it(`\`${ENVTEST}\` writes the kubeconfig into ${LOCAL_DIR_ENV} (.envtest/ by default)`, () => {
@@ -248,12 +263,16 @@ describe(`${DOC}'s local loop, as documented`, () => {
     SLOW * 2,
   );
 
-  it('Ctrl-C stops the runtime, then the control plane, which removes its kubeconfig', async () => {
-    expect(await interrupt(runtimeRun, 25_000)).toBe(true);
-    expect(runtimeRun!.output()).toMatch(/"msg":"released the lease"/);
-    expect(await interrupt(envtestRun, 25_000)).toBe(true);
-    expect(envtestRun!.output()).toContain('envtest: stopped.');
-    expect(controlPlanePids.filter((pid) => groupAlive(pid))).toEqual([]);
-    expect(existsSync(kubeconfigPath)).toBe(false);
-  }, 60_000);
+  it(
+    'Ctrl-C stops the runtime, then the control plane, which removes its kubeconfig',
+    async () => {
+      await interrupt(runtimeRun, `\`${RUNTIME}\``);
+      expect(runtimeRun!.output()).toMatch(/"msg":"released the lease"/);
+      await interrupt(envtestRun, `\`${ENVTEST}\``);
+      expect(envtestRun!.output()).toContain('envtest: stopped.');
+      expect(controlPlanePids.filter((pid) => groupAlive(pid))).toEqual([]);
+      expect(existsSync(kubeconfigPath)).toBe(false);
+    },
+    STOP_GRACE_MS * 2 + 20_000,
+  );
 });
