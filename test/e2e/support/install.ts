@@ -104,14 +104,29 @@ async function uninstallSteps(kubeconfig: string, out: Synthesized | readonly ob
       timeoutMs: 300_000,
     }),
   );
+  // Deleting a Deployment leaves its pods to the garbage collector: a leader still draining would recreate the
+  // per-node objects (NodeImage, NodePodProbe) after the step below deleted them, and the CRDs' delete protection
+  // then refuses the CRDs ("active CRs 4>0").
+  await phase('uninstall: manager pods gone', () =>
+    until(
+      'the install namespace to hold no pods',
+      async () =>
+        (await kubectl(kubeconfig, ['get', 'pods', '-n', NS, '-o', 'name'])).stdout.trim() === '' || undefined,
+      { timeoutMs: 180_000, intervalMs: 1_000, describe: () => describePods(kubeconfig, NS) },
+    ),
+  );
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
-  await phase(`uninstall: objects of ${crds.length} CRDs`, async () => {
-    for (const crd of crds) {
-      await kubectl(kubeconfig, ['delete', crd, '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'], {
-        timeoutMs: 180_000,
-      });
-    }
-  });
+  // One kubectl for every CRD's objects (a comma-separated list of resources): a kubectl per CRD cost 0.5-1 s of
+  // start-up each, 11-18 s for upstream's 18-24 CRDs.
+  if (crds.length > 0) {
+    await phase(`uninstall: objects of ${crds.length} CRDs`, () =>
+      kubectl(
+        kubeconfig,
+        ['delete', crds.join(','), '--all', '--all-namespaces', '--ignore-not-found', '--wait=true'],
+        { timeoutMs: 300_000 },
+      ),
+    );
+  }
   await phase('uninstall: the rest of the output', () =>
     kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=true', '-f', '-'], {
       input: asList(...objects.filter((o) => !workloads.includes(o))),

@@ -80,6 +80,26 @@ describe('npm test runner', () => {
     expect(lines.at(-1)).toBe('0 passed, 0 failed, 0 skipped\n');
   });
 
+  it('starts a whenALaneEnds lane once the first other lane of its phase ends, beside the one still running', async () => {
+    const { code, records } = await run([
+      [
+        // "slow" checks, when it ends, that "late" ran while it was still running; "late" checks that "quick" ended.
+        { name: 'slow', steps: [{ name: 'long', command: 'sleep 1.5 && test -e late-done' }] },
+        { name: 'quick', steps: [{ name: 'short', command: 'sleep 0.2 && echo > quick-done' }] },
+        {
+          name: 'late',
+          whenALaneEnds: true,
+          steps: [{ name: 'after-one', command: 'test -e quick-done && echo > late-done' }],
+        },
+      ],
+    ]);
+    expect(steps(records).sort()).toEqual(['late/after-one: passed', 'quick/short: passed', 'slow/long: passed']);
+    expect(code).toBe(0);
+    // It waits for its phase's first lane to end: with none ended yet, it has not started.
+    const order = records.flatMap((r) => (r.kind === 'step' ? [r.name] : []));
+    expect(order).toEqual(['short', 'after-one', 'long']);
+  });
+
   it("fails on a step's exit or kill, still finishes the other lane, skips the rest and later phases", async () => {
     const { code, records, lines } = await run([
       [
