@@ -76,6 +76,11 @@ interface Run {
   child: ChildProcess;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * The processes of its group still running when the job's leader (npm, what a terminal waits for) exited: any
+   * means the prompt came back before the command had stopped. Undefined while the leader runs.
+   */
+  leftAtExit: () => number[] | undefined;
 }
 
 /** Starts `argv` in the repo as the leader of a new process group (as a terminal's job), output collected. */
@@ -88,7 +93,9 @@ function start(argv: string[], env: NodeJS.ProcessEnv): Run {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
     child.once('close', (code, signal) => res({ code, signal })),
   );
-  return { child, output: () => out, exited };
+  let left: number[] | undefined;
+  child.once('exit', () => (left = liveGroupMembers(child.pid!)));
+  return { child, output: () => out, exited, leftAtExit: () => left };
 }
 
 /** Whether any process of the group `pgid` is left (one that has not exited: see liveGroupMembers). */
@@ -264,12 +271,16 @@ describe(`${DOC}'s local loop, as documented`, () => {
   );
 
   it(
-    'Ctrl-C stops the runtime, then the control plane, which removes its kubeconfig',
+    'Ctrl-C stops the runtime, then the control plane, which removes its kubeconfig; each prompt comes back once stopped',
     async () => {
       await interrupt(runtimeRun, `\`${RUNTIME}\``);
       expect(runtimeRun!.output()).toMatch(/"msg":"released the lease"/);
+      // The prompt comes back once the runtime has stopped, not before (projen's task runner, between npm and the
+      // command once, died at the Ctrl-C and left the command stopping behind the prompt).
+      expect(runtimeRun!.leftAtExit()).toEqual([]);
       await interrupt(envtestRun, `\`${ENVTEST}\``);
       expect(envtestRun!.output()).toContain('envtest: stopped.');
+      expect(envtestRun!.leftAtExit()).toEqual([]);
       expect(controlPlanePids.filter((pid) => groupAlive(pid))).toEqual([]);
       expect(existsSync(kubeconfigPath)).toBe(false);
     },
