@@ -110,13 +110,22 @@ export function recordPids(dir: string, children: Array<ChildProcess | undefined
   writeFileSync(join(dir, PIDS_FILE), JSON.stringify({ owner: process.pid, children: pids }));
 }
 
-/** Whether a process with this PID exists (EPERM: it does, owned by someone else). */
+/**
+ * Whether a process with this PID runs (EPERM: it does, owned by someone else). A zombie does not: it has exited and
+ * only waits to be reaped, which an init that never reaps leaves undone forever (see {@link liveGroupMembers}).
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // no /proc to read (not Linux): kill's answer stands
   }
 }
 

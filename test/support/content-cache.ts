@@ -33,6 +33,7 @@ import {
 } from 'node:fs';
 import { homedir, hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { alive } from '../envtest/process.js';
 
 /** Where the entries live unless a request names another root (the unit test does). */
 export const CACHE_ROOT = join(homedir(), '.cache', 'kruise-ts-envtest');
@@ -232,7 +233,7 @@ function prune(root: string, name: string, current: string, keep: number): void 
     if (entryName.test(file)) entries.push({ path, used: path === current ? Infinity : statSync(path).mtimeMs });
     const building = leftover.exec(file);
     // What a build or a removal that died left: only this name's, under its lock.
-    if ((building && !processAlive(Number(building[1]))) || removing.test(file))
+    if ((building && !alive(Number(building[1]))) || removing.test(file))
       rmSync(path, { recursive: true, force: true });
   }
   entries.sort((a, b) => b.used - a.used);
@@ -255,15 +256,6 @@ interface LockOwner {
 const FOREIGN_LOCK_MS = 3 * 3600_000;
 /** An owner file absent this long after its lock was made (a crash between the two): the lock is stale. */
 const UNWRITTEN_OWNER_MS = 30_000;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readOwner(lock: string): { text: string; owner?: LockOwner } | undefined {
   try {
@@ -291,7 +283,7 @@ function lockStale(lock: string): { stale: boolean; text?: string; describe: str
   }
   const { owner } = read;
   const describe = `process ${owner.pid} on ${owner.host}`;
-  if (owner.host === hostname()) return { stale: !processAlive(owner.pid), text: read.text, describe };
+  if (owner.host === hostname()) return { stale: !alive(owner.pid), text: read.text, describe };
   return { stale: Date.now() - owner.at > FOREIGN_LOCK_MS, text: read.text, describe };
 }
 

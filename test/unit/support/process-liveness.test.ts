@@ -1,0 +1,36 @@
+// test/envtest/process.ts's liveness checks: a zombie (exited, not yet reaped) is not alive. An init that never reaps
+// keeps an orphaned zombie, and `kill(pid, 0)`, which succeeds for one, kept a stopped job "alive" (local-loop on CI).
+import { describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { alive, liveGroupMembers } from '../../envtest/process.js';
+
+const state = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+};
+
+describe('process liveness', () => {
+  it('calls a zombie dead, and a group holding only zombies empty, where kill(pid, 0) says alive', async () => {
+    // sh starts a short sleep, prints its PID, then becomes a long sleep that never reaps it: a zombie for 3 s.
+    const parent = spawn('/bin/sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 3'], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      const pid = Number(
+        await new Promise<string>((res) => parent.stdout!.once('data', (d: Buffer) => res(String(d)))),
+      );
+      expect(alive(pid)).toBe(true);
+      expect(liveGroupMembers(parent.pid!).sort()).toEqual([parent.pid!, pid].sort());
+      while (state(pid) !== 'Z') await sleep(50);
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      expect(alive(pid)).toBe(false);
+      expect(liveGroupMembers(parent.pid!)).toEqual([parent.pid!]);
+      expect(alive(parent.pid!)).toBe(true);
+    } finally {
+      process.kill(-parent.pid!, 'SIGKILL');
+    }
+  });
+});
