@@ -204,8 +204,17 @@ export async function run<const F extends Record<string, FlagDefinition> = Recor
     exit(1, 'unhandled rejection');
   });
   const budgetMs = options.gracefulShutdownTimeoutMs;
+  let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    events.once(signal, () => {
+    // `on`, not `once`: a signal with no listener left would end the process at once, mid-drain, before the Lease is
+    // released. A terminal's Ctrl-C often arrives twice (to the whole job, and again from a wrapper such as tsx that
+    // relays it); the stop already under way, bounded by the budget, answers every later one.
+    events.on(signal, () => {
+      if (stopping) {
+        logger.info('already shutting down; signal ignored', { signal });
+        return;
+      }
+      stopping = true;
       logger.info('shutting down', { signal, budgetMs });
       // The budget is a promise to the kubelet: whatever still runs then (a hung API call, a
       // stuck server close), the process exits before terminationGracePeriodSeconds ends.

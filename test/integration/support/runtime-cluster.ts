@@ -72,12 +72,31 @@ export async function asFreshInstall(crd: KubernetesObject, kc: KubeConfig = kub
   const stored = (JSON.parse(res.body) as { status?: { storedVersions?: string[] } }).status?.storedVersions ?? [];
   const served = ((crd as { spec?: { versions?: Array<{ name: string }> } }).spec?.versions ?? []).map((v) => v.name);
   if (stored.every((v) => served.includes(v))) return;
-  await kubeRequest(kc, 'DELETE', path);
+  const deleted = await kubeRequest(kc, 'DELETE', path);
+  // A refusal (an admission webhook's, say a deletion protection whose server is gone) ends it here, named.
+  if (deleted.status !== 200 && deleted.status !== 202 && deleted.status !== 404) {
+    throw new Error(`DELETE CRD ${crd.metadata!.name}: ${deleted.status} ${deleted.body.slice(0, 500)}`);
+  }
   await until(
     `CRD ${crd.metadata!.name} to be deleted`,
     async () => (await kubeRequest(kc, 'GET', path)).status === 404,
     60_000,
     200,
+    // What holds it: the API server's CRD finalizer says why it could not delete the instances in the conditions.
+    async () => {
+      const live = await kubeRequest(kc, 'GET', path);
+      const { metadata, status } = JSON.parse(live.body) as {
+        metadata?: { deletionTimestamp?: string; finalizers?: string[] };
+        status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+      };
+      const conditions = (status?.conditions ?? []).map(
+        (c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`,
+      );
+      return [
+        `deletionTimestamp ${metadata?.deletionTimestamp ?? 'none'}, finalizers ${JSON.stringify(metadata?.finalizers ?? [])}`,
+        ...conditions,
+      ].join('\n');
+    },
   );
 }
 

@@ -151,6 +151,30 @@ describe('run: a program on the runtime', () => {
     await expect(h.get('/healthz')).rejects.toThrow(); // stopped: nothing listens any more
   });
 
+  it("answers a repeated signal with the stop under way (a Ctrl-C delivered twice), never with Node's default exit", async () => {
+    const h = await harness();
+    let manager: Manager | undefined;
+    await run({ name: 'twice', register: (m) => void (manager = m) }, { ...h.deps, argv: h.argv() });
+    started.push(manager!);
+    let release: () => void = () => undefined;
+    jest.spyOn(Manager.prototype, 'stop').mockReturnValueOnce(new Promise<void>((resolve) => (release = resolve)));
+    h.events.emit('SIGINT', 'SIGINT');
+    // With no listener left a signal ends a Node process at once; a listener stays for both signals.
+    expect(h.events.listenerCount('SIGINT')).toBeGreaterThan(0);
+    expect(h.events.listenerCount('SIGTERM')).toBeGreaterThan(0);
+    h.events.emit('SIGINT', 'SIGINT');
+    h.events.emit('SIGTERM', 'SIGTERM');
+    expect(h.exits).toEqual([]);
+    release();
+    expect(await h.firstExit).toBe(0);
+    expect(h.exits).toEqual([0]);
+    expect(h.logged('shutting down')).toEqual([expect.objectContaining({ signal: 'SIGINT' })]);
+    expect(h.logged('already shutting down; signal ignored')).toEqual([
+      expect.objectContaining({ signal: 'SIGINT' }),
+      expect.objectContaining({ signal: 'SIGTERM' }),
+    ]);
+  });
+
   it('exits 1 when the stop outlasts --graceful-shutdown-timeout, at the budget', async () => {
     const h = await harness();
     let manager: Manager | undefined;
