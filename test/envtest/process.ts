@@ -111,6 +111,25 @@ export function recordPids(dir: string, children: Array<ChildProcess | undefined
 }
 
 /**
+ * A process's state letter and process group, from /proc/<pid>/stat; undefined when it cannot be read (the process is
+ * gone, or there is no /proc). The line is "pid (comm) state ppid pgrp ...", and comm may hold spaces and
+ * parentheses, so it is read after the last ')'.
+ */
+export function procStat(pid: number | string): { state: string; pgrp: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state, pgrp: Number(pgrp) };
+}
+
+/** A zombie (Z) or dead (X) process has exited: it only waits to be reaped. */
+const exited = (state: string) => state === 'Z' || state === 'X';
+
+/**
  * Whether a process with this PID runs (EPERM: it does, owned by someone else). A zombie does not: it has exited and
  * only waits to be reaped, which an init that never reaps leaves undone forever (see {@link liveGroupMembers}).
  */
@@ -120,13 +139,8 @@ export function alive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return true; // no /proc to read (not Linux): kill's answer stands
-  }
+  const stat = procStat(pid);
+  return stat === undefined || !exited(stat.state); // no /proc to read (not Linux): kill's answer stands
 }
 
 /**
@@ -135,20 +149,11 @@ export function alive(pid: number): boolean {
  * still succeeds for it, would call an ended job alive.
  */
 export function liveGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone between the listing and the read
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so read after the last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
-  }
-  return members;
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    const stat = procStat(entry); // undefined: gone between the listing and the read
+    return stat && stat.pgrp === pgid && !exited(stat.state) ? [Number(entry)] : [];
+  });
 }
 
 /**

@@ -2,14 +2,8 @@
 // keeps an orphaned zombie, and `kill(pid, 0)`, which succeeds for one, kept a stopped job "alive" (local-loop on CI).
 import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { alive, liveGroupMembers } from '../../envtest/process.js';
-
-const state = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-};
+import { alive, liveGroupMembers, procStat } from '../../envtest/process.js';
 
 describe('process liveness', () => {
   it('calls a zombie dead, and a group holding only zombies empty, where kill(pid, 0) says alive', async () => {
@@ -24,7 +18,7 @@ describe('process liveness', () => {
       );
       expect(alive(pid)).toBe(true);
       expect(liveGroupMembers(parent.pid!).sort()).toEqual([parent.pid!, pid].sort());
-      while (state(pid) !== 'Z') await sleep(50);
+      while (procStat(pid)?.state !== 'Z') await sleep(50);
       expect(() => process.kill(pid, 0)).not.toThrow();
       expect(alive(pid)).toBe(false);
       expect(liveGroupMembers(parent.pid!)).toEqual([parent.pid!]);
