@@ -1,15 +1,17 @@
-// `npm run cluster [-- --ha] [-- --nodes N]`: the local cluster in the foreground, for trying the
+// `npm run cluster [-- --ha] [-- --nodes N] [-- --slot N]`: the local cluster in the foreground, for trying the
 // synthesized output by hand (docs/local-cluster.md). Ctrl-C stops it and undoes everything.
 import { parseArgs } from 'node:util';
 import { join, relative } from 'node:path';
 import { LocalCluster } from './cluster.js';
 import { serveClusterControl } from './control.js';
-import { REPO_ROOT } from './paths.js';
+import { CLUSTER_SLOT_ENV, parseSlot, REPO_ROOT } from './paths.js';
 
 const { values } = parseArgs({
   options: {
     ha: { type: 'boolean', default: false },
     nodes: { type: 'string', default: '3' },
+    // Another slot runs beside the cluster of slot 0 (its own names, bridge, subnet and files): paths.ts clusterSite.
+    slot: { type: 'string', default: process.env[CLUSTER_SLOT_ENV] ?? '0' },
     kubeconfig: { type: 'string', default: join(REPO_ROOT, '.cluster', 'kubeconfig') },
     // Also serve the control endpoint and write the state file the e2e tier attaches to
     // (KRUISE_HA_CLUSTER_STATE=<path> npm run test:e2e reuses this cluster and leaves it running).
@@ -20,7 +22,8 @@ const nodes = Number(values.nodes);
 const t0 = Date.now();
 let cluster: LocalCluster;
 try {
-  cluster = new LocalCluster({ ha: values.ha, nodes, kubeconfigPath: values.kubeconfig });
+  const slot = parseSlot(values.slot, '--slot');
+  cluster = new LocalCluster({ ha: values.ha, nodes, slot, kubeconfigPath: values.kubeconfig });
 } catch (e) {
   process.stderr.write(`${(e as Error).message}\n`);
   process.exit(2);

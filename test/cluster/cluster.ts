@@ -5,7 +5,6 @@
 // hang off a host-only bridge with no uplink. See docs/local-cluster.md.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runBuildScript } from '../envtest/binaries.js';
@@ -30,42 +29,35 @@ import {
   KUBE_PROXY_HEALTHZ_PORT,
   kubeletConfig,
   kubeProxyConfig,
-  MIRRORED_REGISTRIES,
+  mirroredRegistries,
   registryConfig,
   schedulerFlags,
   type PkiFiles,
 } from './config.js';
+import { hostMountPoint, joinHost, leaveHost } from './host.js';
 import { buildNodeImages, pushNodeImages, type NodeImages } from './images.js';
 import {
   API_PORT,
-  BRIDGE,
   cacheRoot,
   CLUSTER_CIDR,
-  controlPlaneIp,
-  cpName,
-  HOST_IP,
+  CLUSTER_SLOT_ENV,
+  clusterSite,
   hostVeth,
   KUBERNETES_SERVICE_IP,
   LB_PORT,
   NODE_PRIVATE_PATHS,
-  nodeCgroupRoot,
-  nodeIp,
   nodeName,
-  nodeNetns,
   NS_IFACE,
   podCidr,
-  PREFIX,
-  REGISTRY,
   REPO_ROOT,
   SERVICE_CIDR,
   zoneOf,
+  type ClusterSite,
 } from './paths.js';
 import {
   createCgroup,
   inNetns,
   killCgroup,
-  KUBELET_SYSCTLS,
-  readSysctls,
   removeCgroups,
   running,
   sh,
@@ -73,19 +65,19 @@ import {
   stopChild,
   tail,
   trySh,
-  writeSysctls,
   type SpawnSpec,
 } from './sys.js';
 
-/** The one place a cluster keeps its files; fixed so a crashed run's leftovers are found again. */
-export const CLUSTER_DIR = join(tmpdir(), 'kruise-ha-cluster');
 const OWNER_FILE = 'owner.json';
-const SYSCTLS_FILE = 'sysctls.json';
-const CREATED_FILE = 'created-paths.json';
 const LB_SCRIPT = join(REPO_ROOT, 'test', 'cluster', 'lb.ts');
 const ENSURE_PACKAGES = join(REPO_ROOT, 'test', 'setup', 'ensure-node-packages.sh');
 
 export interface ClusterOptions {
+  /**
+   * Which of the machine's local clusters this is (paths.ts `clusterSite`): clusters in different slots run side by
+   * side, each with its own names, bridge, subnet and files. @default 0
+   */
+  slot?: number;
   /** Three etcd members and three API servers behind a load balancer; scheduler and KCM leader-elected. */
   ha?: boolean;
   /** Number of real nodes (1..9), zones assigned round-robin zone-a, zone-b, zone-c. @default 3 */
@@ -129,6 +121,8 @@ export interface ControlPlaneMember {
 
 /** Everything a test needs; plain data so it can go into a state file. */
 export interface ClusterInfo {
+  /** Its slot on the machine (ClusterOptions.slot). */
+  slot: number;
   dir: string;
   ha: boolean;
   /** The admin (system:masters) kubeconfig. */
@@ -162,7 +156,7 @@ export type ControlPlaneComponent =
   'etcd' | 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kube-proxy';
 
 interface Managed {
-  spec: SpawnSpec;
+  spec: Omit<SpawnSpec, 'prefix'>;
   child?: ChildProcess;
 }
 
@@ -180,55 +174,43 @@ interface Binaries {
  * every process in our cgroups, deletes our namespaces, links and cgroups, restores the saved
  * sysctls and removes the mount points it created. Refuses while that cluster's process lives.
  */
-export async function cleanupLeftovers(log: (m: string) => void = () => undefined): Promise<void> {
-  const ownerFile = join(CLUSTER_DIR, OWNER_FILE);
+export async function cleanupLeftovers(site: ClusterSite, log: (m: string) => void = () => undefined): Promise<void> {
+  const ownerFile = join(site.dir, OWNER_FILE);
   if (existsSync(ownerFile)) {
     const owner = (JSON.parse(readFileSync(ownerFile, 'utf8')) as { pid: number }).pid;
     if (owner !== process.pid && alive(owner)) {
       throw new Error(
-        `cluster: another local cluster is running (process ${owner}, files in ${CLUSTER_DIR}). ` +
-          'Only one can run at a time (they share the bridge, namespaces and registry address): stop it first (Ctrl-C, or kill ' +
-          `${owner}).`,
+        `cluster: another local cluster is running in slot ${site.slot} (process ${owner}, files in ${site.dir}). ` +
+          'Only one can run per slot (they would share the bridge, namespaces and registry address): stop it first ' +
+          `(Ctrl-C, or kill ${owner}), or start this one in another slot (--slot, or ${CLUSTER_SLOT_ENV}).`,
       );
     }
   }
-  await undoSystemChanges(log);
+  await undoSystemChanges(site, log);
 }
 
-async function undoSystemChanges(log: (m: string) => void): Promise<string[]> {
+/** Undoes what cluster `site` changed on the machine; what all clusters share, only when no other one is left. */
+async function undoSystemChanges(site: ClusterSite, log: (m: string) => void): Promise<string[]> {
   const problems: string[] = [];
-  await killCgroup().catch((e: Error) => problems.push(e.message));
+  await killCgroup(site.prefix).catch((e: Error) => problems.push(e.message));
   for (const ns of sh('ip', ['netns', 'list']).split('\n')) {
     const name = ns.split(' ')[0];
-    if (name.startsWith(`${PREFIX}-`)) {
+    if (name.startsWith(`${site.prefix}-`)) {
       log(`deleting netns ${name}`);
       if (!trySh('ip', ['netns', 'delete', name])) problems.push(`netns ${name} could not be deleted`);
     }
   }
-  if (trySh('ip', ['link', 'show', BRIDGE])) {
-    log(`deleting bridge ${BRIDGE}`);
-    if (!trySh('ip', ['link', 'delete', BRIDGE])) problems.push(`link ${BRIDGE} could not be deleted`);
+  if (trySh('ip', ['link', 'show', site.bridge])) {
+    log(`deleting bridge ${site.bridge}`);
+    if (!trySh('ip', ['link', 'delete', site.bridge])) problems.push(`link ${site.bridge} could not be deleted`);
   }
-  problems.push(...(await removeCgroups()).map((c) => `cgroup ${c} could not be removed`));
-  const sysctlsFile = join(CLUSTER_DIR, SYSCTLS_FILE);
-  if (existsSync(sysctlsFile)) {
-    const failed = writeSysctls(JSON.parse(readFileSync(sysctlsFile, 'utf8')) as Record<string, string>);
-    problems.push(...failed.map((n) => `sysctl ${n} could not be restored`));
+  problems.push(...(await removeCgroups(site.prefix)).map((c) => `cgroup ${c} could not be removed`));
+  const ownerFile = join(site.dir, OWNER_FILE);
+  if (existsSync(ownerFile)) {
+    const owner = (JSON.parse(readFileSync(ownerFile, 'utf8')) as { pid: number }).pid;
+    problems.push(...leaveHost(site.slot, owner));
   }
-  const createdFile = join(CLUSTER_DIR, CREATED_FILE);
-  if (existsSync(createdFile)) {
-    for (const [path, top] of JSON.parse(readFileSync(createdFile, 'utf8')) as Array<[string, string]>) {
-      // Only the empty directories we made as mount points: rmdir refuses anything with content.
-      for (let p = path; p.startsWith(top); p = dirname(p)) {
-        if (!trySh('rmdir', [p])) {
-          if (existsSync(p)) problems.push(`${p} (a mount point this cluster created) is not empty; left in place`);
-          break;
-        }
-        if (p === top) break;
-      }
-    }
-  }
-  rmSync(CLUSTER_DIR, { recursive: true, force: true, maxRetries: 3 });
+  rmSync(site.dir, { recursive: true, force: true, maxRetries: 3 });
   return problems;
 }
 
@@ -236,11 +218,13 @@ export class LocalCluster {
   private readonly procs = new Map<string, Managed>();
   private current?: ClusterInfo;
   private readonly log: (m: string) => void;
-  private readonly created: Array<[string, string]> = [];
   private stopped = false;
+  readonly site: ClusterSite;
 
   constructor(private readonly opts: ClusterOptions = {}) {
-    this.log = opts.log ?? ((m) => process.stderr.write(`cluster: ${m}\n`));
+    this.site = clusterSite(opts.slot ?? 0);
+    const tag = this.site.slot === 0 ? 'cluster' : `cluster ${this.site.slot}`;
+    this.log = opts.log ?? ((m) => process.stderr.write(`${tag}: ${m}\n`));
     const n = opts.nodes ?? 3;
     if (!Number.isInteger(n) || n < 1 || n > 9) {
       throw new Error(`cluster: nodes is ${String(opts.nodes)}; give an integer from 1 to 9 (default 3)`);
@@ -260,10 +244,11 @@ export class LocalCluster {
     execFileSync('bash', [ENSURE_PACKAGES], { stdio: ['ignore', 'inherit', 'inherit'] });
     const bins = await this.binaries();
     const images = buildNodeImages(this.log);
-    await cleanupLeftovers(this.log);
-    mkdirSync(CLUSTER_DIR, { recursive: true });
-    writeFileSync(join(CLUSTER_DIR, OWNER_FILE), JSON.stringify({ pid: process.pid }));
+    await cleanupLeftovers(this.site, this.log);
+    mkdirSync(this.site.dir, { recursive: true });
+    writeFileSync(join(this.site.dir, OWNER_FILE), JSON.stringify({ pid: process.pid }));
     try {
+      for (const problem of joinHost(this.site.slot)) this.log(`a dead cluster left: ${problem}`);
       return await this.boot(bins, images);
     } catch (e) {
       await this.stop().catch(() => undefined);
@@ -287,7 +272,8 @@ export class LocalCluster {
   }
 
   private async boot(bins: Binaries, images: NodeImages): Promise<ClusterInfo> {
-    const dir = CLUSTER_DIR;
+    const site = this.site;
+    const dir = site.dir;
     const ha = !!this.opts.ha;
     const members = ha ? 3 : 1;
     const nodeCount = this.opts.nodes ?? 3;
@@ -296,15 +282,17 @@ export class LocalCluster {
       .replace(/^Kubernetes /, '');
 
     // --- network: bridge, one netns per member and node, routes between pod CIDRs -------------
-    this.log(`creating bridge ${BRIDGE} (${HOST_IP}, host-only) and ${members + nodeCount} network namespaces`);
-    sh('ip', ['link', 'add', BRIDGE, 'type', 'bridge']);
-    sh('ip', ['addr', 'add', `${HOST_IP}/24`, 'dev', BRIDGE]);
-    sh('ip', ['link', 'set', BRIDGE, 'up']);
+    this.log(
+      `creating bridge ${site.bridge} (${site.hostIp}, host-only) and ${members + nodeCount} network namespaces`,
+    );
+    sh('ip', ['link', 'add', site.bridge, 'type', 'bridge']);
+    sh('ip', ['addr', 'add', `${site.hostIp}/24`, 'dev', site.bridge]);
+    sh('ip', ['link', 'set', site.bridge, 'up']);
     const namespaces: Array<{ netns: string; ip: string; podCidr?: string }> = [
-      ...Array.from({ length: members }, (_, i) => ({ netns: cpName(i), ip: controlPlaneIp(i) })),
+      ...Array.from({ length: members }, (_, i) => ({ netns: site.cpName(i), ip: site.controlPlaneIp(i) })),
       ...Array.from({ length: nodeCount }, (_, k) => ({
-        netns: nodeNetns(k + 1),
-        ip: nodeIp(k + 1),
+        netns: site.nodeNetns(k + 1),
+        ip: site.nodeIp(k + 1),
         podCidr: podCidr(k + 1),
       })),
     ];
@@ -312,12 +300,12 @@ export class LocalCluster {
       sh('ip', ['netns', 'add', netns]);
       const veth = hostVeth(netns);
       sh('ip', ['link', 'add', veth, 'type', 'veth', 'peer', 'name', NS_IFACE, 'netns', netns]);
-      sh('ip', ['link', 'set', veth, 'master', BRIDGE, 'up']);
+      sh('ip', ['link', 'set', veth, 'master', site.bridge, 'up']);
       inNetns(netns, 'ip', ['addr', 'add', `${ip}/24`, 'dev', NS_IFACE]);
       inNetns(netns, 'ip', ['link', 'set', NS_IFACE, 'up']);
       inNetns(netns, 'ip', ['link', 'set', 'lo', 'up']);
       // Service ClusterIPs are DNATed by kube-proxy after the first route lookup, which needs a route.
-      inNetns(netns, 'ip', ['route', 'add', SERVICE_CIDR, 'via', HOST_IP]);
+      inNetns(netns, 'ip', ['route', 'add', SERVICE_CIDR, 'via', site.hostIp]);
       inNetns(netns, 'sysctl', ['-qw', 'net.ipv4.ip_forward=1']); // per-netns
       for (const other of namespaces) {
         if (other.podCidr && other.netns !== netns)
@@ -328,7 +316,7 @@ export class LocalCluster {
     // --- registry, on the bridge address, storage in the cache -------------------------------
     const registryDir = join(cacheRoot(), 'cluster-registry');
     mkdirSync(registryDir, { recursive: true });
-    writeFileSync(join(dir, 'registry.yml'), registryConfig(registryDir));
+    writeFileSync(join(dir, 'registry.yml'), registryConfig(site, registryDir));
     await this.launch({
       name: 'registry',
       bin: 'docker-registry',
@@ -338,9 +326,9 @@ export class LocalCluster {
     await this.waitFor(
       'the registry',
       'registry',
-      async () => (await plainHttp('GET', `http://${REGISTRY}/v2/`)).status === 200,
+      async () => (await plainHttp('GET', `http://${site.registry}/v2/`)).status === 200,
     );
-    pushNodeImages(images, REGISTRY);
+    pushNodeImages(images, site.registry);
 
     // --- PKI ------------------------------------------------------------------------------
     const pkiDir = join(dir, 'pki');
@@ -356,9 +344,9 @@ export class LocalCluster {
       dnsNames: API_SERVER_DNS_NAMES,
       ipAddresses: [
         '127.0.0.1',
-        HOST_IP,
+        site.hostIp,
         KUBERNETES_SERVICE_IP,
-        ...Array.from({ length: 3 }, (_, i) => controlPlaneIp(i)),
+        ...Array.from({ length: 3 }, (_, i) => site.controlPlaneIp(i)),
       ],
     });
     const kubeletClient = await issueCertificate(ca, {
@@ -384,7 +372,7 @@ export class LocalCluster {
     };
     const adminCertPath = write('admin.crt', admin.certPem);
     const adminKeyPath = write('admin.key', admin.keyPem);
-    const server = ha ? `https://${HOST_IP}:${LB_PORT}` : `https://${controlPlaneIp(0)}:${API_PORT}`;
+    const server = ha ? `https://${site.hostIp}:${LB_PORT}` : `https://${site.controlPlaneIp(0)}:${API_PORT}`;
     const kubeconfig = async (path: string, srv: string, user: string, groups: string[] = []) => {
       const cert = await issueCertificate(ca, { commonName: user, organizations: groups, usage: 'client' });
       writeFileSync(path, kubeconfigText(srv, ca, cert, user), { mode: 0o600 });
@@ -393,12 +381,12 @@ export class LocalCluster {
 
     // --- control plane ----------------------------------------------------------------------
     const controlPlane: ControlPlaneMember[] = Array.from({ length: members }, (_, i) => ({
-      name: cpName(i),
-      ip: controlPlaneIp(i),
-      netns: cpName(i),
-      apiServer: `https://${controlPlaneIp(i)}:${API_PORT}`,
-      etcd: `http://${controlPlaneIp(i)}:2379`,
-      logDir: join(dir, cpName(i), 'logs'),
+      name: site.cpName(i),
+      ip: site.controlPlaneIp(i),
+      netns: site.cpName(i),
+      apiServer: `https://${site.controlPlaneIp(i)}:${API_PORT}`,
+      etcd: `http://${site.controlPlaneIp(i)}:2379`,
+      logDir: join(dir, site.cpName(i), 'logs'),
     }));
     this.log(`starting ${members === 1 ? 'etcd' : `${members} etcd members`}`);
     for (const [i, m] of controlPlane.entries()) {
@@ -406,7 +394,7 @@ export class LocalCluster {
       await this.launch({
         name: `${m.name}-etcd`,
         bin: bins.etcd,
-        args: etcdFlags(i, members, join(dir, m.name, 'etcd')),
+        args: etcdFlags(site, i, members, join(dir, m.name, 'etcd')),
         logFile: join(m.logDir, 'etcd.log'),
         netns: m.netns,
       });
@@ -427,7 +415,7 @@ export class LocalCluster {
       await this.launch({
         name: `${m.name}-kube-apiserver`,
         bin: bins.kubeApiServer,
-        args: apiServerFlags(i, members, pki, join(dir, m.name, 'apiserver-certs')),
+        args: apiServerFlags(site, i, members, pki, join(dir, m.name, 'apiserver-certs')),
         logFile: join(m.logDir, 'kube-apiserver.log'),
         netns: m.netns,
       });
@@ -442,7 +430,7 @@ export class LocalCluster {
           '--import',
           'tsx',
           LB_SCRIPT,
-          HOST_IP,
+          site.hostIp,
           String(LB_PORT),
           ...controlPlane.map((m) => `${m.ip}:${API_PORT}`),
         ],
@@ -485,14 +473,14 @@ export class LocalCluster {
       });
     }
 
-    // --- nodes ------------------------------------------------------------------------------
-    writeFileSync(join(dir, SYSCTLS_FILE), JSON.stringify(readSysctls(KUBELET_SYSCTLS)));
+    // --- nodes (the sysctls their kubelets set were saved by joinHost) --------------------------
     const nodes: NodeInfo[] = [];
     for (let n = 1; n <= nodeCount; n++) {
       nodes.push(await this.startNode(n, { bins, images, server, ca, kubeconfig }));
     }
 
     this.current = {
+      slot: site.slot,
       dir,
       ha,
       kubeconfigPath: join(dir, 'kubeconfig'),
@@ -503,11 +491,11 @@ export class LocalCluster {
       adminCertPath,
       adminKeyPath,
       kubernetesVersion: version,
-      registry: REGISTRY,
-      mirroredRegistries: MIRRORED_REGISTRIES,
+      registry: site.registry,
+      mirroredRegistries: mirroredRegistries(site),
       images: { pause: images.pause, busybox: images.busybox },
-      bridge: BRIDGE,
-      hostIp: HOST_IP,
+      bridge: site.bridge,
+      hostIp: site.hostIp,
       serviceCIDR: SERVICE_CIDR,
       clusterCIDR: CLUSTER_CIDR,
       kubernetesServiceIP: KUBERNETES_SERVICE_IP,
@@ -550,22 +538,23 @@ export class LocalCluster {
     },
   ): Promise<NodeInfo> {
     const name = nodeName(n);
-    const d = join(CLUSTER_DIR, name);
+    const site = this.site;
+    const d = join(site.dir, name);
     const fs = join(d, 'fs');
     for (const p of NODE_PRIVATE_PATHS) {
       mkdirSync(join(fs, p), { recursive: true });
-      this.mountPoint(p);
+      hostMountPoint(p);
     }
-    const cgroupRoot = nodeCgroupRoot(n);
+    const cgroupRoot = site.nodeCgroupRoot(n);
     createCgroup(cgroupRoot);
     // What the node's processes see at /etc/containerd, /etc/cni/net.d and /var/lib/kubelet.
     writeFileSync(join(fs, 'etc/containerd/config.toml'), containerdConfig(ctx.images.pause));
-    for (const host of MIRRORED_REGISTRIES) {
+    for (const host of mirroredRegistries(site)) {
       mkdirSync(join(fs, 'etc/containerd/certs.d', host), { recursive: true });
-      writeFileSync(join(fs, 'etc/containerd/certs.d', host, 'hosts.toml'), hostsToml());
+      writeFileSync(join(fs, 'etc/containerd/certs.d', host, 'hosts.toml'), hostsToml(site));
     }
     writeFileSync(join(fs, 'etc/cni/net.d/10-kruise-ha-local.conflist'), cniConfig(podCidr(n)));
-    const ip = nodeIp(n);
+    const ip = site.nodeIp(n);
     const conf = join(d, 'conf');
     mkdirSync(conf, { recursive: true });
     writeFileSync(join(conf, 'ca.crt'), ctx.ca.certPem);
@@ -594,7 +583,7 @@ export class LocalCluster {
         `${binds} && touch '${ready}' && exec sleep infinity`,
       ],
       logFile: join(d, 'logs', 'holder.log'),
-      netns: nodeNetns(n),
+      netns: site.nodeNetns(n),
     });
     await this.waitFor(`${name}'s namespaces`, holderName, () => Promise.resolve(existsSync(ready)));
     const holderPid = this.procs.get(holderName)!.child!.pid!;
@@ -638,7 +627,7 @@ export class LocalCluster {
       name,
       zone: zoneOf(n),
       ip,
-      netns: nodeNetns(n),
+      netns: site.nodeNetns(n),
       podCIDR: podCidr(n),
       holderPid,
       containerdSocket: socket,
@@ -648,19 +637,9 @@ export class LocalCluster {
     };
   }
 
-  /** Makes sure a host path exists as a mount point, remembering what we created to remove it later. */
-  private mountPoint(path: string): void {
-    if (existsSync(path)) return;
-    let top = path;
-    while (!existsSync(dirname(top))) top = dirname(top);
-    mkdirSync(path, { recursive: true });
-    this.created.push([path, top]);
-    writeFileSync(join(CLUSTER_DIR, CREATED_FILE), JSON.stringify(this.created));
-  }
-
-  private async launch(spec: SpawnSpec): Promise<void> {
+  private async launch(spec: Managed['spec']): Promise<void> {
     const m: Managed = { spec };
-    m.child = spawnInCgroup(spec);
+    m.child = spawnInCgroup({ ...spec, prefix: this.site.prefix });
     this.procs.set(spec.name, m);
     await new Promise<void>((resolve, reject) => {
       m.child!.once('spawn', () => resolve());
@@ -791,14 +770,15 @@ export class LocalCluster {
       [...this.procs.entries()].filter(([k]) => k.endsWith(suffix)).map(([, v]) => v.child);
     // kubelets first (they would restart containers), then the containers, then the rest.
     await Promise.all(byOrder('-kubelet').map((c) => stopChild(c, 5_000)));
-    for (let n = 1; n <= (this.opts.nodes ?? 3); n++) await killCgroup(nodeCgroupRoot(n)).catch(() => undefined);
+    for (let n = 1; n <= (this.opts.nodes ?? 3); n++)
+      await killCgroup(this.site.prefix, this.site.nodeCgroupRoot(n)).catch(() => undefined);
     await Promise.all(
       [...this.procs.entries()]
         .filter(([k]) => !k.endsWith('-etcd') && !k.endsWith('-holder'))
         .map(([, v]) => stopChild(v.child, 5_000)),
     );
     await Promise.all(byOrder('-etcd').map((c) => stopChild(c, 5_000)));
-    const problems = await undoSystemChanges(() => undefined);
+    const problems = await undoSystemChanges(this.site, () => undefined);
     // A kubeconfig left behind would point at a dead server with a dead CA.
     if (this.opts.kubeconfigPath) rmSync(this.opts.kubeconfigPath, { force: true });
     if (problems.length) this.log(`teardown left: ${problems.join('; ')}`);

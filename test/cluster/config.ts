@@ -1,13 +1,15 @@
 // What each process of the local cluster runs with: flags and config files. Kept apart from
 // the orchestration in cluster.ts so each setting's reason is easy to find.
-import { API_PORT, CLUSTER_CIDR, controlPlaneIp, cpName, HOST_IP, REGISTRY, SERVICE_CIDR } from './paths.js';
+import { API_PORT, CLUSTER_CIDR, SERVICE_CIDR, type ClusterSite } from './paths.js';
 
 /** etcd member i of n: plain HTTP on the bridge (a private, host-only network) and loopback. */
-export function etcdFlags(i: number, n: number, dataDir: string): string[] {
-  const ip = controlPlaneIp(i);
-  const peers = Array.from({ length: n }, (_, j) => `${cpName(j)}=http://${controlPlaneIp(j)}:2380`).join(',');
+export function etcdFlags(site: ClusterSite, i: number, n: number, dataDir: string): string[] {
+  const ip = site.controlPlaneIp(i);
+  const peers = Array.from({ length: n }, (_, j) => `${site.cpName(j)}=http://${site.controlPlaneIp(j)}:2380`).join(
+    ',',
+  );
   return [
-    `--name=${cpName(i)}`,
+    `--name=${site.cpName(i)}`,
     `--data-dir=${dataDir}`,
     `--listen-client-urls=http://${ip}:2379,http://127.0.0.1:2379`,
     `--advertise-client-urls=http://${ip}:2379`,
@@ -33,12 +35,12 @@ export interface PkiFiles {
 }
 
 /** kube-apiserver of member i of n, as a production control plane runs it (Node,RBAC; NodeRestriction). */
-export function apiServerFlags(i: number, n: number, pki: PkiFiles, certDir: string): string[] {
-  const etcd = Array.from({ length: n }, (_, j) => `http://${controlPlaneIp(j)}:2379`).join(',');
+export function apiServerFlags(site: ClusterSite, i: number, n: number, pki: PkiFiles, certDir: string): string[] {
+  const etcd = Array.from({ length: n }, (_, j) => `http://${site.controlPlaneIp(j)}:2379`).join(',');
   return [
     `--etcd-servers=${etcd}`,
     '--bind-address=0.0.0.0', // all addresses of its own netns: the bridge address and loopback
-    `--advertise-address=${controlPlaneIp(i)}`, // its endpoint in the `kubernetes` Service
+    `--advertise-address=${site.controlPlaneIp(i)}`, // its endpoint in the `kubernetes` Service
     `--secure-port=${API_PORT}`,
     `--cert-dir=${certDir}`,
     `--tls-cert-file=${pki.servingCert}`,
@@ -147,25 +149,24 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 `;
 }
 
-/** Registries containerd resolves through the local one (certs.d/<host>/hosts.toml). */
 /**
  * Registries whose references the nodes resolve through the local one: the public ones the
  * synthesized output and Kubernetes name, and the private ones the examples name (as a user's
  * mirror would hold them).
  */
-export const MIRRORED_REGISTRIES = [
+export const mirroredRegistries = (site: ClusterSite): string[] => [
   'docker.io',
   'registry.k8s.io',
   'ghcr.io',
   'quay.io',
   'registry.example.com',
   'registry.internal.example:5000',
-  REGISTRY,
+  site.registry,
 ];
 
-export function hostsToml(): string {
-  return `server = "http://${REGISTRY}"
-[host."http://${REGISTRY}"]
+export function hostsToml(site: ClusterSite): string {
+  return `server = "http://${site.registry}"
+[host."http://${site.registry}"]
   capabilities = ["pull", "resolve"]
   skip_verify = true
 `;
@@ -226,13 +227,11 @@ export function kubeletConfig(ip: string, cgroupRoot: string, caCert: string): s
   );
 }
 
-export const registryConfig = (storage: string): string =>
+export const registryConfig = (site: ClusterSite, storage: string): string =>
   [
     'version: 0.1',
     'log: { level: warn, accesslog: { disabled: true } }',
     `storage: { filesystem: { rootdirectory: ${storage} }, delete: { enabled: true } }`,
-    `http: { addr: "${REGISTRY}", secret: kruise-ha-local-cluster }`,
+    `http: { addr: "${site.registry}", secret: kruise-ha-local-cluster }`,
     '',
   ].join('\n');
-
-export { HOST_IP };

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CGROUP_ROOT, PREFIX, PROCESS_CGROUP, PROCESS_CGROUP_HIERARCHY } from './paths.js';
+import { CGROUP_ROOT, PROCESS_CGROUP_HIERARCHY } from './paths.js';
 
 /** Runs a command; throws with its stderr. */
 export function sh(cmd: string, args: string[], input?: string): string {
@@ -70,10 +70,10 @@ export function createCgroup(path: string): void {
   }
 }
 
-/** The `cgroup.procs` file processes write themselves into to join the process cgroup `name`. */
-export function processCgroupProcs(name: string): string {
-  const dir = join(CGROUP_ROOT, PROCESS_CGROUP_HIERARCHY, PROCESS_CGROUP, name);
-  if (!existsSync(dir)) createCgroup(`${PROCESS_CGROUP}/${name}`);
+/** The `cgroup.procs` file processes write themselves into to join the process cgroup `<prefix>/<name>`. */
+export function processCgroupProcs(prefix: string, name: string): string {
+  const dir = join(CGROUP_ROOT, PROCESS_CGROUP_HIERARCHY, prefix, name);
+  if (!existsSync(dir)) createCgroup(`${prefix}/${name}`);
   return join(dir, 'cgroup.procs');
 }
 
@@ -83,22 +83,22 @@ function walk(dir: string, out: string[]): string[] {
   return out;
 }
 
-/** Our top-level cgroups (`kha`, `kha-node-N`) in hierarchy `h`, depth-first. */
-function ownedCgroups(h: string): string[] {
+/** One cluster's top-level cgroups (`<prefix>`, `<prefix>-node-N`) in hierarchy `h`, depth-first. */
+function ownedCgroups(h: string, prefix: string): string[] {
   const root = join(CGROUP_ROOT, h);
   if (!existsSync(root)) return [];
   return readdirSync(root)
-    .filter((n) => n === PREFIX || n.startsWith(`${PREFIX}-`))
+    .filter((n) => n === prefix || n.startsWith(`${prefix}-`))
     .flatMap((n) => walk(join(root, n), []));
 }
 
-/** PIDs in the cgroup subtree `path` of the pids hierarchy (or all of ours if omitted). */
-export function pidsIn(path?: string): number[] {
+/** PIDs in the cgroup subtree `path` of the pids hierarchy (or in all of the cluster `prefix`'s if omitted). */
+export function pidsIn(prefix: string, path?: string): number[] {
   const dirs = path
     ? existsSync(join(CGROUP_ROOT, PROCESS_CGROUP_HIERARCHY, path))
       ? walk(join(CGROUP_ROOT, PROCESS_CGROUP_HIERARCHY, path), [])
       : []
-    : ownedCgroups(PROCESS_CGROUP_HIERARCHY);
+    : ownedCgroups(PROCESS_CGROUP_HIERARCHY, prefix);
   return dirs.flatMap((d) => {
     try {
       return readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
@@ -112,13 +112,13 @@ export function pidsIn(path?: string): number[] {
  * SIGKILLs every process in a cgroup subtree of ours (containers, shims, daemons: all started by
  * the cluster, nothing else can be in these cgroups) until it is empty.
  */
-export async function killCgroup(path?: string, timeoutMs = 20_000): Promise<void> {
+export async function killCgroup(prefix: string, path?: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pids = pidsIn(path);
+    const pids = pidsIn(prefix, path);
     if (pids.length === 0) return;
     if (Date.now() > deadline)
-      throw new Error(`cluster: processes ${pids.join(', ')} in cgroup ${path ?? PREFIX + '*'} survived SIGKILL`);
+      throw new Error(`cluster: processes ${pids.join(', ')} in cgroup ${path ?? prefix + '*'} survived SIGKILL`);
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -135,11 +135,11 @@ export async function killCgroup(path?: string, timeoutMs = 20_000): Promise<voi
  * (`unified`), where the kubelet also creates its tree for the controllers only cgroup2 has.
  * Returns what could not go.
  */
-export async function removeCgroups(): Promise<string[]> {
+export async function removeCgroups(prefix: string): Promise<string[]> {
   const left: string[] = [];
   const unified = existsSync(join(CGROUP_ROOT, 'unified', 'cgroup.procs')) ? ['unified'] : [];
   for (const h of [...v1Hierarchies(), ...unified]) {
-    for (const dir of ownedCgroups(h)) {
+    for (const dir of ownedCgroups(h, prefix)) {
       let ok = false;
       // A cgroup whose last task just died can be busy for a moment.
       for (let i = 0; i < 50 && !ok; i++) {
@@ -160,8 +160,10 @@ export async function removeCgroups(): Promise<string[]> {
 // ---- processes -------------------------------------------------------------------------
 
 export interface SpawnSpec {
-  /** Process cgroup name (pids/kha/<name>); also the log file's base name. */
+  /** Process cgroup name (pids/<prefix>/<name>); also the log file's base name. */
   name: string;
+  /** The cluster's prefix (paths.ts ClusterSite). */
+  prefix: string;
   bin: string;
   args: string[];
   logFile: string;
@@ -180,7 +182,7 @@ export interface SpawnSpec {
  * nsenter, which execs the binary.
  */
 export function spawnInCgroup(spec: SpawnSpec): ChildProcess {
-  const procs = processCgroupProcs(spec.name);
+  const procs = processCgroupProcs(spec.prefix, spec.name);
   const enter = spec.holderPid
     ? ['nsenter', '-t', String(spec.holderPid), '-m', '-n', '--']
     : spec.netns

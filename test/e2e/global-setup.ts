@@ -24,6 +24,10 @@ export default async function globalSetup(): Promise<void> {
     '../cluster/state.ts',
     import.meta.url,
   )) as typeof import('../cluster/state.js');
+  const { CLUSTER_SLOT_ENV, parseSlot } = (await tsImport(
+    '../cluster/paths.ts',
+    import.meta.url,
+  )) as typeof import('../cluster/paths.js');
   // A cluster already running (`npm run cluster -- --serve-state`) and named by the state
   // variable is used as it is, and left running at the end.
   const existing = process.env[CLUSTER_STATE_ENV];
@@ -41,7 +45,10 @@ export default async function globalSetup(): Promise<void> {
   const nodes = Number(process.env.KRUISE_HA_CLUSTER_NODES ?? 4);
   // The highly available control plane (3 etcd members, 3 API servers): the HA drills lose a member
   // of it (drill 8). KRUISE_HA_CLUSTER_HA=0 starts the single control plane instead.
-  const cluster = new LocalCluster({ ha: process.env.KRUISE_HA_CLUSTER_HA !== '0', nodes });
+  // npm test runs the tier as two Jest processes, each with a cluster of its own (tools/test/run.ts): the slot
+  // says which.
+  const slot = parseSlot(process.env[CLUSTER_SLOT_ENV]);
+  const cluster = new LocalCluster({ ha: process.env.KRUISE_HA_CLUSTER_HA !== '0', nodes, slot });
   // A SIGKILLed jest leaves processes behind; the next start cleans them (cleanupLeftovers).
   process.once('exit', () => cluster.killNow());
   const info = await cluster.start();

@@ -292,10 +292,17 @@ function sleep(ms: number): void {
 }
 
 /**
- * Takes `lock` (a directory: mkdir is atomic), waiting while a live process holds it. A lock whose owner is gone is
+ * Takes `lock` (a directory: mkdir is atomic), waiting while a live process holds it; returns its release. `who`
+ * begins its log line and error, `fix` ends the error thrown after `timeoutMs`. A lock whose owner is gone is
  * broken by one process at a time (mkdir `<lock>/breaking`), which checks the owner again before removing it.
  */
-function acquireLock(lock: string, log: (line: string) => void, timeoutMs: number): () => void {
+export function acquireLock(
+  lock: string,
+  log: (line: string) => void,
+  timeoutMs: number,
+  who = 'content cache',
+  fix = `remove ${lock} if no run is building, or set ${DISABLE_ENV}=0`,
+): () => void {
   const mine: LockOwner = { pid: process.pid, host: hostname(), at: Date.now(), token: token() };
   let waitingSince = 0;
   for (;;) {
@@ -313,10 +320,10 @@ function acquireLock(lock: string, log: (line: string) => void, timeoutMs: numbe
     }
     if (waitingSince === 0) {
       waitingSince = Date.now();
-      log(`content cache: waiting for ${lock}, held by ${seen.describe}`);
+      log(`${who}: waiting for ${lock}, held by ${seen.describe}`);
     } else if (Date.now() - waitingSince > timeoutMs) {
       throw new Error(
-        `content cache: waited ${Math.round(timeoutMs / 1000)} s for ${lock}, held by ${seen.describe}. Fix: remove ${lock} if no run is building, or set ${DISABLE_ENV}=0`,
+        `${who}: waited ${Math.round(timeoutMs / 1000)} s for ${lock}, held by ${seen.describe}. Fix: ${fix}`,
       );
     }
     sleep(250);

@@ -1,11 +1,12 @@
 /**
  * Jest's own sequencer, with shards balanced by time: `npm test` runs the integration tier as two shards, each a
- * Jest of its own with its own kube-apiserver + etcd (tools/test/run.ts). Jest's default shard splits the files by a
+ * Jest of its own with its own kube-apiserver + etcd, and the e2e tier as two, each with a cluster of its own
+ * (tools/test/run.ts). Jest's default shard splits the files by a
  * hash of their paths, which can put the slowest files together; here each file goes, slowest first, to the shard
  * with the least time so far (longest processing time first).
  *
  * A file's time is, first, what the previous `npm test` recorded for it (the run's timings file the runner names in
- * KRUISE_HA_SHARD_DURATIONS); else what test/support/integration-durations.json records (a clean clone's, taken from
+ * KRUISE_HA_SHARD_DURATIONS); else what test/support/shard-durations.json records (a clean clone's, taken from
  * a warm run); else Jest's own cache. Jest's cache alone balanced badly: the two shards each write back the cache they
  * read at start, so the files of the shard that finished first kept the times of an old run (seen: 238 s and 577 s).
  * A file without any weighs the median of those with one (1 when none has), so a fresh machine's shards hold equal
@@ -55,7 +56,7 @@ export function balancedShard<T extends { path: string }>(
 /** tools/test/timings.ts's SHARD_DURATIONS_ENV (a unit test holds the two to the same name). */
 export const SHARD_DURATIONS_ENV = 'KRUISE_HA_SHARD_DURATIONS';
 /** The durations a clean clone splits by, relative to the repository root. */
-export const DURATIONS_BASELINE = join('test', 'support', 'integration-durations.json');
+export const DURATIONS_BASELINE = join('test', 'support', 'shard-durations.json');
 
 /**
  * Seconds per test file (path relative to `root`), from a run's timings file (JSON lines; the mean of a file's
@@ -91,7 +92,8 @@ export function recordedDurations(
 export default class BalancedSequencer extends TestSequencer {
   shard(tests: Test[], options: ShardOptions): Test[] {
     const root = tests[0]?.context.config.rootDir ?? process.cwd();
-    const recorded = recordedDurations(root, process.env[SHARD_DURATIONS_ENV]);
+    const project = tests[0]?.context.config.displayName?.name ?? 'integration';
+    const recorded = recordedDurations(root, process.env[SHARD_DURATIONS_ENV], project);
     // time() is the default sequencer's read of its cache (private in its declarations, public at run time), in ms.
     const cached = (t: Test) => (this as unknown as { time(t: Test): number | undefined }).time(t);
     const weight = (t: Test) => {

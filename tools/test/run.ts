@@ -42,6 +42,8 @@ export interface Step {
   readonly whole?: boolean;
   /** A Jest run split into this many processes (`--shard=i/N`, balanced by test/support/sequencer.ts). */
   readonly shards?: number;
+  /** Set to each shard's index (0-based) in its process's environment: what the shard owns alone (its cluster). */
+  readonly shardEnv?: string;
 }
 export interface Lane {
   readonly name: string;
@@ -155,7 +157,16 @@ export const PLAN: readonly Phase[] = [
       steps: [
         { name: 'node packages', command: 'bash test/setup/ensure-node-packages.sh' },
         { name: 'cluster:binaries', command: 'bash test/envtest/binaries/build.sh cluster >/dev/null' },
-        { name: 'e2e', command: `${JEST} --selectProjects e2e --runInBand`, jest: true },
+        // Two shards, each a Jest with a cluster of its own (KRUISE_HA_CLUSTER_SLOT 0 and 1, test/cluster/paths.ts):
+        // the drills and most other files wait on leases, probes and grace periods, not on the cores, so the two
+        // flavours' drills wait side by side.
+        {
+          name: 'e2e',
+          command: `${JEST} --selectProjects e2e --runInBand`,
+          jest: true,
+          shards: 2,
+          shardEnv: 'KRUISE_HA_CLUSTER_SLOT',
+        },
       ],
     },
   ],
@@ -224,7 +235,8 @@ class Run {
     return results.every(Boolean);
   }
 
-  private async lane(lane: Lane, prefixed: boolean): Promise<boolean> {
+  /** `besideOthers`: other lanes run at the same time (their output is prefixed). */
+  private async lane(lane: Lane, besideOthers: boolean): Promise<boolean> {
     let ok = true;
     for (const step of lane.steps) {
       const shards = step.shards ?? 1;
@@ -237,12 +249,15 @@ class Run {
       const args =
         step.jest && this.jestArgs.length > 0 ? ` --passWithNoTests ${this.jestArgs.map(shellQuote).join(' ')}` : '';
       // Shards side by side (one after another when the lanes are), each a process of its own.
+      const sideBySide = shards > 1 && this.parallel;
+      const prefixed = besideOthers || sideBySide;
       const run = (name: string, i: number) => {
         const shard = shards > 1 ? ` --shard=${i + 1}/${shards}` : '';
         const tag = shards > 1 ? `${lane.name} ${i + 1}/${shards}` : lane.name;
-        return this.step(lane.name, name, `${step.command}${shard}${args}`, prefixed ? `[${tag}] ` : undefined);
+        const env = step.shardEnv ? { [step.shardEnv]: String(i) } : {};
+        return this.step(lane.name, name, `${step.command}${shard}${args}`, prefixed ? `[${tag}] ` : undefined, env);
       };
-      const results = prefixed
+      const results = sideBySide
         ? await Promise.all(names.map(run))
         : await names.reduce<Promise<boolean[]>>(
             async (acc, name, i) => [...(await acc), await run(name, i)],
@@ -253,9 +268,15 @@ class Run {
     return ok;
   }
 
-  private async step(lane: string, name: string, command: string, prefix: string | undefined): Promise<boolean> {
+  private async step(
+    lane: string,
+    name: string,
+    command: string,
+    prefix: string | undefined,
+    env: NodeJS.ProcessEnv,
+  ): Promise<boolean> {
     const started = Date.now();
-    const outcome = await this.exec(command, prefix);
+    const outcome = await this.exec(command, prefix, env);
     const seconds = Math.round((Date.now() - started) / 100) / 10;
     const ok = outcome === 'passed';
     if (!ok) this.failed.push(`${lane}: ${name} (${outcome})`);
@@ -272,7 +293,7 @@ class Run {
   }
 
   /** 'passed', or why not: 'exit N' or 'killed by SIGX'. */
-  private exec(command: string, prefix: string | undefined): Promise<string> {
+  private exec(command: string, prefix: string | undefined, env: NodeJS.ProcessEnv): Promise<string> {
     return new Promise((done) => {
       const child = spawn('/bin/sh', ['-c', command], {
         cwd: this.root,
@@ -280,6 +301,7 @@ class Run {
           ...process.env,
           [TIMINGS_ENV]: this.file,
           ...(this.durations ? { [SHARD_DURATIONS_ENV]: this.durations } : {}),
+          ...env,
         },
         stdio: prefix ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
       });

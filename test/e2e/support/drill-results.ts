@@ -5,10 +5,11 @@
  * regenerates docs/ha-drills.md and the README's table from it, so the tables the README and docs/real-nodes.md
  * show are a run's, never hand-written.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ClusterState } from '../../cluster/state.js';
+import { acquireLock } from '../../support/content-cache.js';
 import type { DrillReport } from './drill.js';
 import { ROOT } from './synth.js';
 
@@ -73,6 +74,29 @@ export function recordDrill(report: DrillReport, state: ClusterState, title: str
     failures: report.failures.slice(0, 20),
   };
   const runResults = runResultsPath();
+  mkdirSync(dirname(runResults), { recursive: true });
+  // The two e2e processes of npm test (one per cluster) each add their flavour's drills to the same file.
+  const release = acquireLock(`${runResults}.lock`, () => undefined, 60_000, 'drill results');
+  try {
+    writeResults(runResults, state, report.drill, report.flavour, figures);
+  } finally {
+    release();
+  }
+  // Every sample and create of the run, for looking into a figure (not committed).
+  const raw = join(tmpdir(), 'kruise-ha-drills');
+  mkdirSync(raw, { recursive: true });
+  writeFileSync(
+    join(raw, `${report.drill}-${report.flavour}.json`),
+    JSON.stringify({ faultAt: report.faultAt, samples: report.samples, outcomes: report.outcomes }),
+  );
+  process.stderr.write(
+    `drill ${report.drill}/${report.flavour}: ${JSON.stringify({ ...figures, failures: figures.failures.length })}\n` +
+      `(in ${runResults}; npm run drills:publish writes them into docs/ha-drills.md and the README)\n`,
+  );
+  return figures;
+}
+
+function writeResults(runResults: string, state: ClusterState, drill: string, flavour: string, figures: DrillFigures) {
   const results: Results = existsSync(runResults)
     ? (JSON.parse(readFileSync(runResults, 'utf8')) as Results)
     : { conditions: {}, drills: {} };
@@ -82,21 +106,10 @@ export function recordDrill(report: DrillReport, state: ClusterState, title: str
     kubernetes: state.kubernetesVersion,
     load: '4 pod creates/s through the pod webhook (failurePolicy Fail, timeout 10 s) into a SidecarSet-selected namespace; one Deployment (+ a CloneSet for upstream) scaled at the fault',
   };
-  results.drills[`${report.drill}/${report.flavour}`] = figures;
-  // Every sample and create of the run, for looking into a figure (not committed).
-  const raw = join(tmpdir(), 'kruise-ha-drills');
-  mkdirSync(raw, { recursive: true });
-  writeFileSync(
-    join(raw, `${report.drill}-${report.flavour}.json`),
-    JSON.stringify({ faultAt: report.faultAt, samples: report.samples, outcomes: report.outcomes }),
-  );
-  mkdirSync(dirname(runResults), { recursive: true });
-  writeFileSync(runResults, `${JSON.stringify(results, null, 2)}\n`);
-  process.stderr.write(
-    `drill ${report.drill}/${report.flavour}: ${JSON.stringify({ ...figures, failures: figures.failures.length })}\n` +
-      `(in ${runResults}; npm run drills:publish writes them into docs/ha-drills.md and the README)\n`,
-  );
-  return figures;
+  results.drills[`${drill}/${flavour}`] = figures;
+  // Whole or not at all: a reader (the other process, drills:publish) never sees half a file.
+  writeFileSync(`${runResults}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
+  renameSync(`${runResults}.tmp`, runResults);
 }
 
 /**

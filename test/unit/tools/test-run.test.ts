@@ -1,6 +1,6 @@
 // `npm test`'s runner (tools/test/run.ts), its timings (tools/test/timings.ts, test/support/timings-reporter.ts) and
 // `npm run drills:publish`: what they record, how a failure shows, and that the documented commands run.
-import { describe, expect, it, jest } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import {
 } from '../../support/sequencer.js';
 import { SHARD_DURATIONS_ENV } from '../../../tools/test/timings.js';
 import TimingsReporter from '../../support/timings-reporter.js';
+import { CLUSTER_SLOT_ENV } from '../../cluster/paths.js';
 import { ALONE, aloneFiles, FAST_PLAN, PLAN, previousDurations, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
   DEFAULT_TIMINGS,
@@ -33,7 +34,15 @@ import {
   type Results,
 } from '../../e2e/support/drill-results.js';
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'kruise-test-run-'));
+const made: string[] = [];
+const tmp = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kruise-test-run-'));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 async function run(plan: readonly Phase[], args: string[] = []) {
   const root = tmp();
@@ -176,6 +185,55 @@ describe('sharded steps', () => {
       'api/integration 2/2: passed',
       'local/unit: passed',
     ]);
+  });
+});
+
+describe('the e2e tier', () => {
+  it("runs as two shards side by side, even alone in its phase, each told its cluster's slot", async () => {
+    // Each shard waits (5 s at most) for the other's start: one after another, the first would fail.
+    const other = 'started-$((1 - SLOT))';
+    const wait = `i=0; while [ ! -e ${other} ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; [ -e ${other} ]`;
+    const { code, root } = await run([
+      [
+        {
+          name: 'cluster',
+          steps: [
+            {
+              name: 'e2e',
+              command: `touch started-$SLOT; ${wait} && printf '%s %s\\n' "$SLOT" >> shards`,
+              shards: 2,
+              shardEnv: 'SLOT',
+            },
+          ],
+        },
+      ],
+    ]);
+    expect(code).toBe(0);
+    expect(readFileSync(join(root, 'shards'), 'utf8').split('\n').filter(Boolean).sort()).toEqual([
+      '0 --shard=1/2',
+      '1 --shard=2/2',
+    ]);
+    const e2e = PLAN.flat()
+      .flatMap((lane) => lane.steps)
+      .find((st) => st.command.includes('--selectProjects e2e'))!;
+    expect([e2e.shards, e2e.shardEnv]).toEqual([2, CLUSTER_SLOT_ENV]);
+  });
+
+  it("the baseline puts the two flavours' drills on different clusters and balances the tier within a tenth", () => {
+    const baseline = JSON.parse(readFileSync(join(ROOT, DURATIONS_BASELINE), 'utf8')) as Record<string, number>;
+    const e2e = Object.keys(baseline).filter((f) => f.startsWith('test/e2e/'));
+    const onDisk = readdirSync(join(ROOT, 'test/e2e')).filter((f) => f.endsWith('.test.ts'));
+    expect(e2e.map((f) => f.slice('test/e2e/'.length)).sort()).toEqual(onDisk.sort());
+    const [one, two] = [1, 2].map((i) =>
+      balancedShard(
+        e2e.map((path) => ({ path })),
+        (t) => baseline[t.path],
+        { shardIndex: i, shardCount: 2 },
+      ).map((t) => t.path),
+    );
+    expect(one.includes('test/e2e/drills-upstream.test.ts')).not.toBe(one.includes('test/e2e/drills-runtime.test.ts'));
+    const sum = (xs: string[]) => xs.reduce((n, x) => n + baseline[x], 0);
+    expect(Math.abs(sum(one) - sum(two))).toBeLessThan((sum(one) + sum(two)) / 10);
   });
 });
 
