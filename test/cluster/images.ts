@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { acquireLock } from '../support/content-cache.js';
 import { cacheRoot } from './paths.js';
 
 const PAUSE_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'pause.c');
@@ -47,6 +48,18 @@ export function buildNodeImages(log: (m: string) => void): NodeImages {
     busybox: `docker.io/library/busybox:${version}`,
   };
   if (existsSync(join(dir, 'done'))) return images;
+  // Two clusters starting side by side (npm test's e2e shards) build them once: the second waits, then finds them.
+  mkdirSync(dirname(dir), { recursive: true });
+  const release = acquireLock(`${dir}.lock`, log, 600_000, 'cluster images', `remove ${dir}.lock if no cluster starts`);
+  try {
+    if (!existsSync(join(dir, 'done'))) buildInto(dir, version, busybox, log);
+  } finally {
+    release();
+  }
+  return images;
+}
+
+function buildInto(dir: string, version: string, busybox: string, log: (m: string) => void): void {
   log(`building the pause and busybox ${version} images (first run only)`);
   const tmp = `${dir}.tmp.${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
@@ -95,7 +108,6 @@ export function buildNodeImages(log: (m: string) => void): NodeImages {
     const err = e as Error & { stderr?: string };
     throw new Error(`cluster: building the node images failed: ${err.message}\n${err.stderr ?? ''}`, { cause: e });
   }
-  return images;
 }
 
 function image(layout: string, tag: string, tmp: string, fill: (rootfs: string) => void, config: string[]): void {
