@@ -263,5 +263,5 @@ describe('image publish against a real registry', () => {
     const forced = await publishImage({ context: target.contextDir, force: true });
     expect(forced.digest).not.toBe(first.digest);
     expect(forced.baseDigest).toBe(moved.digest);
-  });
+  }, 60_000); // three publishes and two base pushes: over Jest's 5 s default at load 14-20
 });

@@ -4,6 +4,7 @@
  * port and CA over IPC and answers `lag` messages with the event-loop delay it measured itself
  * (perf_hooks.monitorEventLoopDelay) since the previous `lag`. `LARGE_BODY_BYTES` sets the
  * server's largeBodyBytes: a value above the body limit turns the large-body path off.
+ * `HANDLER_TIMEOUT_MS` sets its handlerTimeoutMs (how long a request may wait for its turn).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     port: 0,
     host: '127.0.0.1',
     largeBodyBytes: process.env.LARGE_BODY_BYTES ? Number(process.env.LARGE_BODY_BYTES) : undefined,
+    handlerTimeoutMs: process.env.HANDLER_TIMEOUT_MS ? Number(process.env.HANDLER_TIMEOUT_MS) : undefined,
   });
   server.register(
     '/mutate-pod',
