@@ -8,7 +8,8 @@
  * Every step's time, and (through test/support/timings-reporter.ts) every test file's, goes to the run's file under
  * .test-output/timings/; `npm run test:timings` renders it. A failing step does not stop its phase's other lane, so
  * one run names every failure; it does stop the phases after it. The last line is `N passed, N failed, N skipped`
- * over every Jest run, and the exit code is 1 when any step failed (a step killed by a signal fails too).
+ * over every Jest run, and the exit code is 1 when any step failed (a step killed by a signal fails too), 130 when the
+ * runner itself was interrupted (its running steps get the signal; no step starts after it).
  *
  *   npm test                     everything
  *   npm test -- ARGS             ARGS to every Jest step (e.g. a file path: the tier that has it runs it)
@@ -194,6 +195,8 @@ class Run {
   /** The previous run's timings file the shards weigh their files by, if one has them. */
   private readonly durations: string | undefined;
   private readonly children = new Set<ChildProcess>();
+  /** The signal that stopped the run, if one did. */
+  interrupted: NodeJS.Signals | undefined;
   readonly failed: string[] = [];
 
   constructor(
@@ -209,10 +212,19 @@ class Run {
     // every shard reads the same file (this run's own, which they write to, would differ between them).
     this.durations = previousDurations(runFiles(root));
     this.file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+    // Each step runs in a process group of its own, which gets the signal whole: a shell that waits for its command
+    // does not pass a signal on, so Jest went on running when only the runner was signalled (CI's cancel, a kill).
+    // No step starts after it.
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
       process.on(signal, () => {
-        for (const c of this.children) c.kill(signal);
-        process.exitCode = 130;
+        this.interrupted = signal;
+        for (const c of this.children) {
+          try {
+            process.kill(-c.pid!, signal);
+          } catch {
+            /* the group is gone */
+          }
+        }
       });
   }
 
@@ -242,7 +254,7 @@ class Run {
       const shards = step.shards ?? 1;
       const names =
         shards > 1 ? Array.from({ length: shards }, (_, i) => `${step.name} ${i + 1}/${shards}`) : [step.name];
-      if (!ok || (step.whole && this.jestArgs.length > 0)) {
+      if (!ok || this.interrupted || (step.whole && this.jestArgs.length > 0)) {
         for (const name of names) this.record({ kind: 'step', name, lane: lane.name, seconds: 0, status: 'skipped' });
         continue;
       }
@@ -304,6 +316,7 @@ class Run {
           ...env,
         },
         stdio: prefix ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+        detached: true,
       });
       this.children.add(child);
       if (prefix) {
@@ -389,7 +402,7 @@ export async function runPlan(plan: readonly Phase[], jestArgs: readonly string[
   process.stderr.write(`\ntest: ${minutes} min; timings in ${run.file} (npm run test:timings)\n`);
   for (const f of run.failed) process.stderr.write(`test: FAILED ${f}\n`);
   process.stdout.write(`${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped\n`);
-  return run.failed.length > 0 ? 1 : 0;
+  return run.interrupted ? 130 : run.failed.length > 0 ? 1 : 0;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))

@@ -1,7 +1,8 @@
 // `npm test`'s runner (tools/test/run.ts), its timings (tools/test/timings.ts, test/support/timings-reporter.ts) and
 // `npm run drills:publish`: what they record, how a failure shows, and that the documented commands run.
 import { afterAll, describe, expect, it, jest } from '@jest/globals';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -14,6 +15,7 @@ import {
 import { SHARD_DURATIONS_ENV } from '../../../tools/test/timings.js';
 import TimingsReporter from '../../support/timings-reporter.js';
 import { CLUSTER_SLOT_ENV } from '../../cluster/paths.js';
+import { alive } from '../../envtest/process.js';
 import { ALONE, aloneFiles, FAST_PLAN, PLAN, previousDurations, runPlan, type Phase } from '../../../tools/test/run.js';
 import {
   DEFAULT_TIMINGS,
@@ -165,6 +167,32 @@ describe('npm test runner', () => {
     expect(readFileSync(join(root, 'jest-env'), 'utf8')).toMatch(new RegExp(`^${join(root, RUNS_DIR)}/.*\\.jsonl\\|$`));
     expect(readFileSync(join(root, 'other-args'), 'utf8')).toBe('\n');
   });
+});
+
+describe('a signal to the runner', () => {
+  it("reaches the running step's whole process group, and no later step starts", async () => {
+    const root = tmp();
+    // The step is a shell that waits for a node grandchild (`; true` keeps the shell from exec'ing it): a shell that
+    // waits does not pass a signal on, so only a signal to the step's group reaches the grandchild.
+    const grandchild = `node -e "require('fs').writeFileSync('pid', String(process.pid)); setTimeout(() => {}, 60000)"`;
+    const script = join(root, 'runner.mts');
+    writeFileSync(
+      script,
+      `import { runPlan } from ${JSON.stringify(join(ROOT, 'tools/test/run.ts'))};\n` +
+        `process.exitCode = await runPlan([[{ name: 'lane', steps: [` +
+        `{ name: 'long', command: ${JSON.stringify(`${grandchild}; true`)} }, { name: 'next', command: 'touch next' }` +
+        `] }]], [], ${JSON.stringify(root)});\n`,
+    );
+    const runner = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => runner.once('exit', (code) => resolve(code)));
+    const pidFile = join(root, 'pid');
+    for (let i = 0; i < 300 && !existsSync(pidFile); i++) await sleep(100);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    runner.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(join(root, 'next'))).toBe(false);
+  }, 60_000);
 });
 
 describe('sharded steps', () => {
