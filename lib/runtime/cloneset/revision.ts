@@ -27,28 +27,28 @@ function fnv1a32(bytes: Uint8Array): number {
 }
 
 /**
- * Upstream's `kruise.io/cloneset-volumeclaimtemplate-hash` (pkg/util/volumeclaimtemplate): the claims
- * reduced to name and spec, sorted by name, Go-encoded as []PersistentVolumeClaim; that byte slice
- * printed as Kubernetes' DeepHashObject prints one (spew `%#v`: `([]uint8)[123 34 …]`), hashed with
- * FNV-1a 32 and written in decimal; "" for no claims.
+ * Upstream's hash of volume claim templates (pkg/util/volumeclaimtemplate getExpectHash): the claims
+ * reduced to name and spec, sorted by name, Go-encoded as []PersistentVolumeClaim (`null` for none);
+ * that byte slice printed as Kubernetes' DeepHashObject prints one (spew `%#v`: `([]uint8)[123 34 …]`),
+ * hashed with FNV-1a 32.
  */
-export function volumeClaimTemplatesHash(templates: CloneSet['spec']['volumeClaimTemplates']): string {
-  if (!templates?.length) return '';
-  const claims = templates
-    .map((t) => ({ metadata: { name: t.metadata?.name }, spec: t.spec }))
-    .sort((a, b) =>
-      (a.metadata.name ?? '') < (b.metadata.name ?? '')
-        ? -1
-        : (a.metadata.name ?? '') > (b.metadata.name ?? '')
-          ? 1
-          : 0,
-    );
+export function volumeClaimTemplatesHashValue(templates: CloneSet['spec']['volumeClaimTemplates']): number {
+  const byName = (t: { metadata?: { name?: string } }) => t.metadata?.name ?? '';
+  const claims = templates?.length
+    ? templates
+        .map((t) => ({ metadata: { name: t.metadata?.name }, spec: t.spec }))
+        .sort((a, b) => (byName(a) < byName(b) ? -1 : byName(a) > byName(b) ? 1 : 0))
+    : null;
   const json = Buffer.from(
     encode(claims, '[]v1.PersistentVolumeClaim', 'spec.volumeClaimTemplates', true, CLONESET_GO_TYPES),
     'utf8',
   );
-  return String(fnv1a32(Buffer.from(`([]uint8)[${[...json].join(' ')}]`, 'latin1')));
+  return fnv1a32(Buffer.from(`([]uint8)[${[...json].join(' ')}]`, 'latin1'));
 }
+
+/** The `kruise.io/cloneset-volumeclaimtemplate-hash` a revision carries (PatchVCTemplateHash): "" for no claims. */
+export const volumeClaimTemplatesHash = (templates: CloneSet['spec']['volumeClaimTemplates']): string =>
+  templates?.length ? String(volumeClaimTemplatesHashValue(templates)) : '';
 
 /**
  * The ControllerRevision upstream's NewRevision builds for a CloneSet (before a name collision

@@ -147,7 +147,7 @@ function templateErrors(spec: Obj): string[] {
   return [
     ...labelErrors(meta.labels, 'spec.template.labels'),
     ...annotationErrors(meta.annotations, 'spec.template.annotations'),
-    ...mergedPodSpecProblems(podSpec, 'spec.template.spec'),
+    ...mergedPodSpecProblems(podSpec, 'spec.template.spec', { podTemplate: true }),
   ];
 }
 

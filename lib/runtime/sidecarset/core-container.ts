@@ -409,9 +409,18 @@ function lifecycle(c: Obj, at: string, errors: string[]): void {
   }
 }
 
+/** Which object the containers are validated in: a pod (the default) or a pod template. */
+export interface CoreValidationOptions {
+  /**
+   * A pod template (PodValidationOptions.ResourceIsPod false, as upstream's CloneSet webhook): an
+   * image with leading or trailing whitespace passes, as core validation lets it in templates.
+   */
+  readonly podTemplate?: boolean;
+}
+
 /** Checks of one container common to init and regular containers (core validateContainerCommon, and pod-only ones). */
-function common(c: Obj, at: string, errors: string[]): void {
-  if (typeof c.image === 'string' && c.image.trim() !== '' && c.image !== c.image.trim())
+function common(c: Obj, at: string, errors: string[], opts: CoreValidationOptions = {}): void {
+  if (!opts.podTemplate && typeof c.image === 'string' && c.image.trim() !== '' && c.image !== c.image.trim())
     errors.push(`${at}.image: ${JSON.stringify(c.image)} must not have leading or trailing whitespace`);
   if (
     c.terminationMessagePolicy !== undefined &&
@@ -487,14 +496,18 @@ function securityContext(c: Obj, at: string, errors: string[]): void {
  * Every problem core pod validation finds in a SidecarSet's sidecars, as upstream's fake pod
  * meets them: `containers` as the pod's containers, `initContainers` as its init containers.
  */
-export function coreSidecarErrors(containers: unknown, initContainers: unknown): string[] {
+export function coreSidecarErrors(
+  containers: unknown,
+  initContainers: unknown,
+  opts: CoreValidationOptions = {},
+): string[] {
   const errors: string[] = [];
   const list = (x: unknown) => (Array.isArray(x) ? x.filter(isRecord) : []);
   const regular = list(containers);
   (Array.isArray(containers) ? containers : []).forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
     const at = `spec.containers[${i}]`;
-    common(c, at, errors);
+    common(c, at, errors, opts);
     lifecycle(c, at, errors);
     probe(c, 'livenessProbe', at, errors);
     probe(c, 'readinessProbe', at, errors);
@@ -504,7 +517,7 @@ export function coreSidecarErrors(containers: unknown, initContainers: unknown):
   (Array.isArray(initContainers) ? initContainers : []).forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
     const at = `spec.initContainers[${i}]`;
-    common(c, at, errors);
+    common(c, at, errors, opts);
     hostPortConflicts([c], at, errors);
     if (c.restartPolicy !== undefined && c.restartPolicy !== null && c.restartPolicy !== 'Always')
       errors.push(`${at}.restartPolicy: ${JSON.stringify(c.restartPolicy)} must be Always (or unset)`);

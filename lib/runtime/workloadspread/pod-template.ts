@@ -27,7 +27,7 @@ import { isRecord } from '../../contract.js';
 import { isValidLabelKey, isValidLabelValue } from '../../contract/selector.js';
 import { DNS_LABEL, DNS_SUBDOMAIN } from '../../contract/values.js';
 import { tolerationProblems } from '../../contract/workloadspread.js';
-import { coreSidecarErrors, coreVolumeErrors } from '../sidecarset/core-container.js';
+import { coreSidecarErrors, coreVolumeErrors, type CoreValidationOptions } from '../sidecarset/core-container.js';
 
 type Obj = Record<string, unknown>;
 
@@ -195,7 +195,7 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
  * `<at>.<field>: <message>` (`at`: `spec.subsets[i].patch`). The spec is taken as upstream has it
  * after ConvertPod's defaulting: an absent restartPolicy or dnsPolicy is defaulted, not an error.
  */
-export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
+export function mergedPodSpecProblems(podSpec: unknown, at: string, opts: CoreValidationOptions = {}): string[] {
   const spec: Obj = isRecord(podSpec) ? podSpec : {};
   const out: string[] = [];
   const { errors, declared } = volumes(spec, at);
@@ -219,7 +219,7 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
     else if (str(c.name) !== '') names.add(str(c.name));
   });
   // The per-container rules of the SidecarSet port, but its volume devices (a sidecar has no claim to name).
-  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? []))
+  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [], opts))
     if (!/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e)) out.push(`${at}.${e.slice('spec.'.length)}`);
   const restart = spec.restartPolicy;
   if (restart !== undefined && restart !== null && restart !== '' && !RESTART_POLICIES.includes(restart as string))
