@@ -71,7 +71,73 @@ function metadataErrors(meta: Obj): string[] {
   out.push(
     ...labelErrors(meta.labels, 'metadata.labels'),
     ...annotationErrors(meta.annotations, 'metadata.annotations'),
+    ...ownerReferenceErrors(meta.ownerReferences),
+    ...finalizerErrors(meta.finalizers),
   );
+  return out;
+}
+
+/** The finalizers Kubernetes knows without a domain prefix (core helper.IsStandardFinalizerName). */
+const STANDARD_FINALIZERS = ['kubernetes', 'orphan', 'foregroundDeletion'];
+
+/** ValidateFinalizers, then core's validateKubeFinalizerName per finalizer. */
+function finalizerErrors(finalizers: unknown): string[] {
+  const list = (Array.isArray(finalizers) ? finalizers : []).map(String);
+  const out = list
+    .filter((f) => !isValidLabelKey(f))
+    .map((f) =>
+      err('metadata.finalizers', f, 'is not a qualified name', 'use [domain/]name, e.g. example.com/cleanup'),
+    );
+  if (list.includes('orphan') && list.includes('foregroundDeletion'))
+    out.push(err('metadata.finalizers', list, 'may not hold both orphan and foregroundDeletion', 'keep one of them'));
+  list.forEach((f, i) => {
+    if (!f.includes('/') && !STANDARD_FINALIZERS.includes(f))
+      out.push(
+        err(
+          `metadata.finalizers[${i}]`,
+          f,
+          'is neither a standard finalizer nor fully qualified',
+          'prefix it with a domain, e.g. example.com/' + f,
+        ),
+      );
+  });
+  return out;
+}
+
+/** ValidateOwnerReferences: each names a version, kind, name and uid; one controller at most; no Event owners. */
+function ownerReferenceErrors(references: unknown): string[] {
+  const at = 'metadata.ownerReferences';
+  const out: string[] = [];
+  let controller = '';
+  for (const raw of Array.isArray(references) ? references : []) {
+    const ref = isRecord(raw) ? raw : {};
+    const apiVersion = typeof ref.apiVersion === 'string' ? ref.apiVersion : '';
+    const kind = typeof ref.kind === 'string' ? ref.kind : '';
+    const parts = apiVersion.split('/');
+    // schema.FromAPIVersionAndKind: "v1", "group/v1"; more slashes do not parse, so no version.
+    const version = parts.length > 2 ? '' : parts[parts.length - 1];
+    const group = parts.length === 2 ? parts[0] : '';
+    const fix = 'name the owner by apiVersion, kind, name and uid';
+    if (!version) out.push(err(`${at}.apiVersion`, apiVersion, 'has no version', fix));
+    if (!kind) out.push(err(`${at}.kind`, kind, 'must not be empty', fix));
+    if (!ref.name) out.push(err(`${at}.name`, ref.name ?? '', 'must not be empty', fix));
+    if (!ref.uid) out.push(err(`${at}.uid`, ref.uid ?? '', 'must not be empty', fix));
+    if (group === '' && version === 'v1' && kind === 'Event')
+      out.push(err(at, ref, 'names an Event, which may not own objects', 'name another owner'));
+    if (ref.controller === true) {
+      const name = `${kind}/${String(ref.name ?? '')}`;
+      if (controller)
+        out.push(
+          err(
+            at,
+            references,
+            `has two controllers, ${controller} and ${name}`,
+            'set controller: true on one reference only',
+          ),
+        );
+      else controller = name;
+    }
+  }
   return out;
 }
 
