@@ -116,7 +116,27 @@ const templateSpec = fc.record(
   },
   { requiredKeys: ['containers', 'activeDeadlineSeconds'] },
 );
-const intOrPercent = mostly<number | string>([0, 1, 2, 5, '0%', '20%', '50%', '120%', '1.5%'], [-1, '5', 'x%']);
+const INT_OR_PERCENT_VALID: Array<number | string> = [0, 1, 2, 5, '0%', '20%', '50%', '120%', '1.5%'];
+// What Go's ParseFloat reads before the %, or refuses: exponents, hex floats, infinities, out of range.
+const INT_OR_PERCENT_EDGES: Array<number | string> = [
+  -1,
+  '5',
+  'x%',
+  '1e2%',
+  '.5%',
+  '5.%',
+  '+5%',
+  '-5%',
+  '0x1p4%',
+  '0x10%',
+  'Inf%',
+  '-inf%',
+  'NaN%',
+  '1e400%',
+  ' 5%',
+  '5 %',
+];
+const intOrPercent = mostly<number | string>(INT_OR_PERCENT_VALID, INT_OR_PERCENT_EDGES);
 const cloneSet = fc
   .record({
     name: mostly(['web', 'db-1'], ['Bad_Name']),
@@ -377,6 +397,26 @@ describe(`CloneSet core = upstream v1.9.1's code, differentially (seed ${DRAW.se
     });
     // No difference is left: none is listed as intended.
     expect(Object.fromEntries(differences)).toEqual({});
+  });
+
+  it('reads every int-or-percent edge as upstream does, in partition, maxUnavailable and maxSurge', () => {
+    const values = [...INT_OR_PERCENT_VALID, ...INT_OR_PERCENT_EDGES];
+    const cases = (['partition', 'maxUnavailable', 'maxSurge'] as const).flatMap((field) =>
+      [0, 4].flatMap((replicas) =>
+        values.map((value) => {
+          const object = structuredClone(stored.find((cs) => validateCloneSet(cs, { pod: podByName }).length === 0));
+          object.spec.replicas = replicas;
+          object.spec.updateStrategy = { ...object.spec.updateStrategy, type: 'ReCreate', maxSurge: 1, [field]: value };
+          return { field, value, replicas, object };
+        }),
+      ),
+    );
+    const upstream = upstreamCloneSetValidation(cases.map(({ object }) => ({ object, pods: PODS })));
+    const diffs = cases.flatMap((c, i) => {
+      const [ours, theirs] = [fields(validateCloneSet(c.object, { pod: podByName })), fields(upstream[i].errors ?? [])];
+      return JSON.stringify(ours) === JSON.stringify(theirs) ? [] : [{ ...c, object: undefined, ours, theirs }];
+    });
+    expect(diffs).toEqual([]);
   });
 
   it('builds the same ControllerRevision and pod revision labels, byte for byte', () => {

@@ -35,21 +35,36 @@ const MAX_INT32 = 2147483647;
 const UPDATE_TYPES = ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'];
 const ANNOTATIONS_MAX = 256 * 1024;
 
+/** Go's strconv.ParseFloat(text, 64) for what it accepts (no digit-separating underscores): the value, or undefined. */
+function goParseFloat(text: string): number | undefined {
+  if (/^[+-]?(inf|infinity|nan)$/i.test(text))
+    return text.toLowerCase().includes('nan') ? NaN : text.startsWith('-') ? -Infinity : Infinity;
+  const hex = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?[pP]([+-]?\d+)$/.exec(text);
+  if (hex) {
+    const [, sign, whole, fraction = '', exp] = hex;
+    if (whole === '' && fraction === '') return undefined;
+    const mantissa = parseInt(`${whole}${fraction}` || '0', 16) / 16 ** fraction.length;
+    const v = (sign === '-' ? -1 : 1) * mantissa * 2 ** Number(exp);
+    return Number.isFinite(v) ? v : undefined; // out of range: ParseFloat's ErrRange
+  }
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return undefined;
+  const v = Number(text);
+  return Number.isFinite(v) ? v : undefined;
+}
+
 /**
  * upstream util.GetScaledValueFromIntOrPercent(v, total, roundUp=true): a number as is, "N%" scaled
  * and rounded up, anything else an error (undefined: no value). Go's ParseFloat reads the number
- * before the %, so "1.5%" and "1e2%" are percentages, and ±Inf or NaN turn into Go's int of them
- * (math.MinInt64 on the platforms upstream ships for).
+ * before the %, so "1.5%", "1e2%" and "0x1p4%" are percentages, and ±Inf or NaN turn into Go's int
+ * of them (math.MinInt64 on the platforms upstream ships for; here the most negative safe integer).
  */
 export function scaledIntOrPercent(v: unknown, total: number): { value: number } | { error: string } {
   if (v === undefined || v === null) return { error: 'no value' };
   if (typeof v === 'number') return { value: Math.trunc(v) };
   if (typeof v !== 'string' || !v.endsWith('%')) return { error: 'a string must be a percentage like "20%"' };
-  const text = v.slice(0, -1);
-  if (/^[+-]?(inf|infinity|nan)$/i.test(text)) return { value: Number.MIN_SAFE_INTEGER };
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text))
-    return { error: `${JSON.stringify(text)} before the % is not a number` };
-  const scaled = Math.ceil((Number(text) * total) / 100);
+  const percent = goParseFloat(v.slice(0, -1));
+  if (percent === undefined) return { error: `${JSON.stringify(v.slice(0, -1))} before the % is not a number` };
+  const scaled = Math.ceil((percent * total) / 100);
   return { value: Number.isFinite(scaled) ? scaled : Number.MIN_SAFE_INTEGER };
 }
 
