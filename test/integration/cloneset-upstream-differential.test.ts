@@ -461,14 +461,59 @@ describe(`CloneSet core = upstream v1.9.1's code, differentially (seed ${DRAW.se
 });
 
 /** The SidecarSet table's changes that act on containers, init containers and volumes: a pod template's fields. */
-const TEMPLATE_FIELDS = Object.entries(INVALID_FIELDS).filter(
-  ([field]) =>
-    !/^(metadata|selector|updateStrategy|priorityStrategy|scatterStrategy|namespace|revisionHistoryLimit|imagePullSecrets|transferEnv|shareVolumePolicy|podInjectPolicy)/.test(
-      field,
-    ),
-);
+/**
+ * Pod-level fields a template has and a SidecarSet does not: one invalid value each, and a valid one
+ * where the rule has an edge (the change gets the pod spec).
+ */
+const POD_FIELDS: Record<string, (spec: Json) => void> = {
+  'pod sleep hook within the grace period (valid)': (p) =>
+    (p.containers[0].lifecycle = { preStop: { sleep: { seconds: 5 } } }),
+  'pod sleep hook longer than the grace period': (p) => {
+    p.terminationGracePeriodSeconds = 3;
+    p.containers[0].lifecycle = { preStop: { sleep: { seconds: 5 } } };
+  },
+  'pod nodeSelector value invalid': (p) => (p.nodeSelector = { zone: 'bad value!' }),
+  'pod toleration operator unknown': (p) => (p.tolerations = [{ key: 'k', operator: 'Sometimes' }]),
+  'pod serviceAccountName invalid': (p) => (p.serviceAccountName = 'Bad_Name'),
+  'pod affinity node term operator unknown': (p) =>
+    (p.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'Near', values: ['a'] }] }],
+        },
+      },
+    }),
+  'pod topologySpreadConstraint maxSkew 0': (p) =>
+    (p.topologySpreadConstraints = [
+      {
+        maxSkew: 0,
+        topologyKey: 'zone',
+        whenUnsatisfiable: 'DoNotSchedule',
+        labelSelector: { matchLabels: { app: 'web' } },
+      },
+    ]),
+  'pod securityContext sysctl name invalid': (p) =>
+    (p.securityContext = { sysctls: [{ name: 'bad sysctl', value: '1' }] }),
+  'pod dnsConfig with dnsPolicy None and no nameserver': (p) => {
+    p.dnsPolicy = 'None';
+    p.dnsConfig = {};
+  },
+  'pod hostAliases ip invalid': (p) => (p.hostAliases = [{ ip: 'not-an-ip', hostnames: ['a'] }]),
+  'pod readinessGate conditionType invalid': (p) => (p.readinessGates = [{ conditionType: 'bad type!' }]),
+  'pod ephemeralContainers in a template': (p) => (p.ephemeralContainers = [{ name: 'debug', image: 'busybox' }]),
+};
 
-describe(`CloneSet validation of the pod template = upstream v1.9.1's, one change per core field (${TEMPLATE_FIELDS.length} from the SidecarSet table)`, () => {
+const TEMPLATE_FIELDS: Array<[string, (s: Json) => void]> = [
+  ...Object.entries(INVALID_FIELDS).filter(
+    ([field]) =>
+      !/^(metadata|selector|updateStrategy|priorityStrategy|scatterStrategy|namespace|revisionHistoryLimit|imagePullSecrets|transferEnv|shareVolumePolicy|podInjectPolicy)/.test(
+        field,
+      ),
+  ),
+  ...Object.entries(POD_FIELDS).map(([field, change]): [string, (s: Json) => void] => [field, (s) => change(s.spec)]),
+];
+
+describe(`CloneSet validation of the pod template = upstream v1.9.1's, one change per core field (${TEMPLATE_FIELDS.length}: the SidecarSet table's and the pod's own)`, () => {
   const base: Json = {
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'CloneSet',

@@ -228,7 +228,11 @@ function templateErrors(spec: Obj): string[] {
   return [
     ...labelErrors(meta.labels, 'spec.template.labels'),
     ...annotationErrors(meta.annotations, 'spec.template.annotations'),
-    ...mergedPodSpecProblems(podSpec, 'spec.template.spec', { podTemplate: true }),
+    ...mergedPodSpecProblems(podSpec, 'spec.template.spec', {
+      podTemplate: true,
+      terminationGracePeriodSeconds:
+        typeof podSpec.terminationGracePeriodSeconds === 'number' ? podSpec.terminationGracePeriodSeconds : undefined,
+    }),
   ];
 }
 

@@ -347,7 +347,7 @@ function resources(c: Obj, at: string, errors: string[]): void {
 const HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc', 'sleep'];
 
 /** core validation validateHandler: exactly one handler, each valid. */
-function handler(h: Obj, at: string, errors: string[], kinds: string[]): void {
+function handler(h: Obj, at: string, errors: string[], kinds: string[], opts: CoreValidationOptions = {}): void {
   const present = HANDLERS.filter((k) => h[k] !== undefined && h[k] !== null);
   if (present.length === 0) errors.push(`${at}: must specify a handler type (${kinds.join(', ')})`);
   if (present.length > 1) errors.push(`${at}: may not specify more than one handler type (has ${present.join(', ')})`);
@@ -368,8 +368,16 @@ function handler(h: Obj, at: string, errors: string[], kinds: string[]): void {
       });
   }
   if (isRecord(h.tcpSocket)) portNumOrName(h.tcpSocket.port, `${at}.tcpSocket.port`, errors);
+  const grace = opts.terminationGracePeriodSeconds;
+  if (grace !== undefined && isRecord(h.sleep)) {
+    const seconds = typeof h.sleep.seconds === 'number' ? h.sleep.seconds : 0;
+    if (seconds <= 0 || seconds > grace)
+      errors.push(
+        `${at}.sleep: ${seconds} seconds must be greater than 0 and at most terminationGracePeriodSeconds (${grace}); sleep less, or raise the grace period`,
+      );
+  }
   // Upstream's fake pod has no terminationGracePeriodSeconds (0): validateSleepAction refuses every sleep.
-  if (h.sleep !== undefined && h.sleep !== null)
+  else if (h.sleep !== undefined && h.sleep !== null)
     errors.push(
       `${at}.sleep: a sleep action in a SidecarSet is refused by upstream (validated in a pod with terminationGracePeriodSeconds 0); use exec`,
     );
@@ -401,11 +409,11 @@ function probe(c: Obj, kind: 'livenessProbe' | 'readinessProbe' | 'startupProbe'
     errors.push(`${here}.terminationGracePeriodSeconds: must not be set for readinessProbes`);
 }
 
-function lifecycle(c: Obj, at: string, errors: string[]): void {
+function lifecycle(c: Obj, at: string, errors: string[], opts: CoreValidationOptions = {}): void {
   if (!isRecord(c.lifecycle)) return;
   for (const hook of ['postStart', 'preStop']) {
     const h = c.lifecycle[hook];
-    if (isRecord(h)) handler(h, `${at}.lifecycle.${hook}`, errors, ['exec', 'httpGet', 'tcpSocket', 'sleep']);
+    if (isRecord(h)) handler(h, `${at}.lifecycle.${hook}`, errors, ['exec', 'httpGet', 'tcpSocket', 'sleep'], opts);
   }
 }
 
@@ -416,6 +424,12 @@ export interface CoreValidationOptions {
    * image with leading or trailing whitespace passes, as core validation lets it in templates.
    */
   readonly podTemplate?: boolean;
+  /**
+   * The pod's terminationGracePeriodSeconds (after defaulting): a sleep hook is valid for 1 to that
+   * many seconds (validateSleepAction). Unset: every sleep is refused, as in the fake pod
+   * upstream validates a SidecarSet's containers in (grace period 0).
+   */
+  readonly terminationGracePeriodSeconds?: number;
 }
 
 /** Checks of one container common to init and regular containers (core validateContainerCommon, and pod-only ones). */
@@ -508,7 +522,7 @@ export function coreSidecarErrors(
     if (!isRecord(c)) return;
     const at = `spec.containers[${i}]`;
     common(c, at, errors, opts);
-    lifecycle(c, at, errors);
+    lifecycle(c, at, errors, opts);
     probe(c, 'livenessProbe', at, errors);
     probe(c, 'readinessProbe', at, errors);
     probe(c, 'startupProbe', at, errors);
@@ -522,7 +536,7 @@ export function coreSidecarErrors(
     if (c.restartPolicy !== undefined && c.restartPolicy !== null && c.restartPolicy !== 'Always')
       errors.push(`${at}.restartPolicy: ${JSON.stringify(c.restartPolicy)} must be Always (or unset)`);
     if (c.restartPolicy === 'Always') {
-      lifecycle(c, at, errors);
+      lifecycle(c, at, errors, opts);
       probe(c, 'livenessProbe', at, errors);
       probe(c, 'readinessProbe', at, errors);
       probe(c, 'startupProbe', at, errors);

@@ -19,14 +19,20 @@
  * (../sidecarset/core-container.ts), in its own wording. Field paths are upstream's:
  * `spec.subsets[i].patch.containers[0].volumeMounts[0].name: Not found: "data"`.
  *
- * Not covered: affinity, topology spread constraints, DNS config, security context of the pod,
- * host aliases, readiness and scheduling gates, overhead, OS-specific rules, resource claims and
- * the per-source details of the volume sources the SidecarSet port does not check.
+ * Also covered, for pod templates checked whole (CloneSet, ../cloneset/validate.ts): node affinity
+ * terms, topology spread constraints, host aliases, readiness gates, sysctl names, the DNS config
+ * under dnsPolicy None, and with `podTemplate` the template-only rules (no ephemeral containers,
+ * whitespace around images allowed) and sleep hooks judged against the grace period.
+ *
+ * Not covered: pod (anti-)affinity terms, the pod security context beyond sysctls, DNS options
+ * and searches, scheduling gates, overhead, OS-specific rules, resource claims and the per-source
+ * details of the volume sources the SidecarSet port does not check.
  */
 import { isRecord } from '../../contract.js';
 import { isValidLabelKey, isValidLabelValue } from '../../contract/selector.js';
 import { DNS_LABEL, DNS_SUBDOMAIN } from '../../contract/values.js';
-import { tolerationProblems } from '../../contract/workloadspread.js';
+import { isIP } from 'node:net';
+import { nodeSelectorTermProblems, tolerationProblems } from '../../contract/workloadspread.js';
 import { coreSidecarErrors, coreVolumeErrors, type CoreValidationOptions } from '../sidecarset/core-container.js';
 
 type Obj = Record<string, unknown>;
@@ -246,5 +252,103 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string, opts: CoreVa
   const deadline = spec.activeDeadlineSeconds;
   if (typeof deadline === 'number' && (deadline < 1 || deadline > 2147483647))
     out.push(invalid(`${at}.activeDeadlineSeconds`, deadline, 'must be between 1 and 2147483647, inclusive'));
+  out.push(...podLevelProblems(spec, at, opts));
+  return out;
+}
+
+const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
+const WHEN_UNSATISFIABLE = ['DoNotSchedule', 'ScheduleAnyway'];
+
+/**
+ * Pod-level rules of core ValidatePodSpec beyond the ones above: node affinity terms, topology
+ * spread constraints (maxSkew, topologyKey, whenUnsatisfiable, minDomains, duplicates), host
+ * aliases, readiness gates, sysctls, a DNS config under dnsPolicy None, and (in a pod template)
+ * no ephemeral containers.
+ */
+function podLevelProblems(spec: Obj, at: string, opts: CoreValidationOptions): string[] {
+  const out: string[] = [];
+  const node = isRecord(spec.affinity) && isRecord(spec.affinity.nodeAffinity) ? spec.affinity.nodeAffinity : {};
+  const nodeAt = `${at}.affinity.nodeAffinity`;
+  const requiredTerms = node.requiredDuringSchedulingIgnoredDuringExecution;
+  if (isRecord(requiredTerms)) {
+    const terms = list(requiredTerms.nodeSelectorTerms);
+    const reqAt = `${nodeAt}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`;
+    if (terms.length === 0) out.push(`${reqAt}: Required value: must have at least one node selector term`);
+    terms.forEach((t, i) => out.push(...nodeSelectorTermProblems(t, `${reqAt}[${i}]`).map(([f, m]) => `${f}: ${m}`)));
+  }
+  list(node.preferredDuringSchedulingIgnoredDuringExecution).forEach((raw, i) => {
+    const term = isRecord(raw) ? raw : {};
+    const here = `${nodeAt}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
+    if (typeof term.weight !== 'number' || term.weight < 1 || term.weight > 100)
+      out.push(invalid(`${here}.weight`, term.weight, 'must be in the range 1-100'));
+    out.push(...nodeSelectorTermProblems(term.preference ?? {}, `${here}.preference`).map(([f, m]) => `${f}: ${m}`));
+  });
+  const seen = new Set<string>();
+  list(spec.topologySpreadConstraints).forEach((raw, i) => {
+    const c = isRecord(raw) ? raw : {};
+    const here = `${at}.topologySpreadConstraints[${i}]`;
+    if (typeof c.maxSkew !== 'number' || c.maxSkew <= 0)
+      out.push(invalid(`${here}.maxSkew`, c.maxSkew, 'must be greater than zero'));
+    if (str(c.topologyKey) === '') out.push(required(`${here}.topologyKey`));
+    else if (!isValidLabelKey(str(c.topologyKey)))
+      out.push(invalid(`${here}.topologyKey`, c.topologyKey, 'is not a qualified name ([prefix/]name)'));
+    if (!WHEN_UNSATISFIABLE.includes(str(c.whenUnsatisfiable)))
+      out.push(unsupported(`${here}.whenUnsatisfiable`, c.whenUnsatisfiable, WHEN_UNSATISFIABLE));
+    if (c.minDomains !== undefined && c.minDomains !== null) {
+      if (typeof c.minDomains !== 'number' || c.minDomains <= 0)
+        out.push(invalid(`${here}.minDomains`, c.minDomains, 'must be greater than 0'));
+      else if (c.whenUnsatisfiable !== 'DoNotSchedule')
+        out.push(
+          invalid(`${here}.minDomains`, c.minDomains, 'can only use minDomains if whenUnsatisfiable=DoNotSchedule'),
+        );
+    }
+    const pair = `${str(c.topologyKey)}\0${str(c.whenUnsatisfiable)}`;
+    if (seen.has(pair))
+      out.push(
+        duplicate(`${here}.{topologyKey, whenUnsatisfiable}`, `${str(c.topologyKey)}, ${str(c.whenUnsatisfiable)}`),
+      );
+    seen.add(pair);
+  });
+  list(spec.hostAliases).forEach((raw, i) => {
+    const a = isRecord(raw) ? raw : {};
+    if (!isIP(str(a.ip))) out.push(invalid(`${at}.hostAliases[${i}].ip`, str(a.ip), 'must be a valid IP address'));
+    list(a.hostnames).forEach((h, j) =>
+      out.push(...dnsSubdomain(String(h), `${at}.hostAliases[${i}].hostnames[${j}]`)),
+    );
+  });
+  list(spec.readinessGates).forEach((raw, i) => {
+    const type = isRecord(raw) ? str(raw.conditionType) : '';
+    if (!isValidLabelKey(type))
+      out.push(invalid(`${at}.readinessGates[${i}].conditionType`, type, 'is not a qualified name ([prefix/]name)'));
+  });
+  const security = isRecord(spec.securityContext) ? spec.securityContext : {};
+  const sysctls = new Set<string>();
+  list(security.sysctls).forEach((raw, i) => {
+    const name = isRecord(raw) ? str(raw.name) : '';
+    const here = `${at}.securityContext.sysctls[${i}].name`;
+    if (name === '') out.push(required(here));
+    else if (name.length > 253 || !SYSCTL_NAME.test(name)) out.push(invalid(here, name, 'is not a valid sysctl name'));
+    else if (sysctls.has(name)) out.push(duplicate(here, name));
+    sysctls.add(name);
+  });
+  if (spec.dnsPolicy === 'None') {
+    const dns = isRecord(spec.dnsConfig) ? spec.dnsConfig : undefined;
+    if (!dns) out.push(required(`${at}.dnsConfig`));
+    else if (list(dns.nameservers).length === 0)
+      out.push(
+        `${at}.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when \`dnsPolicy\` is None`,
+      );
+  }
+  if (isRecord(spec.dnsConfig)) {
+    const servers = list(spec.dnsConfig.nameservers);
+    if (servers.length > 3)
+      out.push(invalid(`${at}.dnsConfig.nameservers`, servers.length, 'must not have more than 3 nameservers'));
+    servers.forEach((s, i) => {
+      if (!isIP(String(s)))
+        out.push(invalid(`${at}.dnsConfig.nameservers[${i}]`, String(s), 'must be a valid IP address'));
+    });
+  }
+  if (opts.podTemplate && list(spec.ephemeralContainers).length > 0)
+    out.push(`${at}.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template`);
   return out;
 }
