@@ -501,6 +501,24 @@ const POD_FIELDS: Record<string, (spec: Json) => void> = {
   'pod hostAliases ip invalid': (p) => (p.hostAliases = [{ ip: 'not-an-ip', hostnames: ['a'] }]),
   'pod readinessGate conditionType invalid': (p) => (p.readinessGates = [{ conditionType: 'bad type!' }]),
   'pod ephemeralContainers in a template': (p) => (p.ephemeralContainers = [{ name: 'debug', image: 'busybox' }]),
+  'pod podAntiAffinity term without topologyKey': (p) =>
+    (p.affinity = {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } } }],
+      },
+    }),
+  'pod podAffinity preferred weight 0': (p) =>
+    (p.affinity = {
+      podAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 0, podAffinityTerm: { topologyKey: 'zone', labelSelector: { matchLabels: { app: 'web' } } } },
+        ],
+      },
+    }),
+  'pod securityContext runAsUser negative': (p) => (p.securityContext = { runAsUser: -1 }),
+  'pod schedulingGates name invalid': (p) => (p.schedulingGates = [{ name: 'bad gate!' }]),
+  'pod dnsConfig option without name': (p) => (p.dnsConfig = { options: [{ value: '1' }] }),
+  'pod priority set without a class (valid in a template)': (p) => (p.priority = 5),
 };
 
 const TEMPLATE_FIELDS: Array<[string, (s: Json) => void]> = [

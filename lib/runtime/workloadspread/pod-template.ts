@@ -19,17 +19,18 @@
  * (../sidecarset/core-container.ts), in its own wording. Field paths are upstream's:
  * `spec.subsets[i].patch.containers[0].volumeMounts[0].name: Not found: "data"`.
  *
- * Also covered, for pod templates checked whole (CloneSet, ../cloneset/validate.ts): node affinity
- * terms, topology spread constraints, host aliases, readiness gates, sysctl names, the DNS config
- * under dnsPolicy None, and with `podTemplate` the template-only rules (no ephemeral containers,
- * whitespace around images allowed) and sleep hooks judged against the grace period.
+ * Also covered, for pod templates checked whole (CloneSet, ../cloneset/validate.ts): node and pod
+ * (anti-)affinity terms, topology spread constraints, host aliases, readiness and scheduling gates,
+ * the pod security context's ids and sysctl names, the DNS config (nameservers, option names, and
+ * required under dnsPolicy None), and with `podTemplate` the template-only rules (no ephemeral
+ * containers, whitespace around images allowed) and sleep hooks judged against the grace period.
  *
- * Not covered: pod (anti-)affinity terms, the pod security context beyond sysctls, DNS options
- * and searches, scheduling gates, overhead, OS-specific rules, resource claims and the per-source
- * details of the volume sources the SidecarSet port does not check.
+ * Not covered: the pod security context's other fields (seLinux, seccomp, appArmor, windows
+ * options), DNS searches, matchLabelKeys rules, overhead, OS-specific rules, resource claims and the
+ * per-source details of the volume sources the SidecarSet port does not check.
  */
 import { isRecord } from '../../contract.js';
-import { isValidLabelKey, isValidLabelValue } from '../../contract/selector.js';
+import { isValidLabelKey, isValidLabelValue, validateSelector } from '../../contract/selector.js';
 import { DNS_LABEL, DNS_SUBDOMAIN } from '../../contract/values.js';
 import { isIP } from 'node:net';
 import { nodeSelectorTermProblems, tolerationProblems } from '../../contract/workloadspread.js';
@@ -256,6 +257,20 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string, opts: CoreVa
   return out;
 }
 
+/** core validatePodAffinityTerm: a qualified topologyKey, a valid label selector and namespaces. */
+function podAffinityTermProblems(raw: unknown, at: string): string[] {
+  const term = isRecord(raw) ? raw : {};
+  const out: string[] = [];
+  const key = str(term.topologyKey);
+  if (key === '') out.push(`${at}.topologyKey: Required value: can not be empty`);
+  else if (!isValidLabelKey(key))
+    out.push(invalid(`${at}.topologyKey`, key, 'is not a qualified name ([prefix/]name)'));
+  for (const field of ['labelSelector', 'namespaceSelector'])
+    if (term[field] !== undefined && term[field] !== null) out.push(...validateSelector(term[field], `${at}.${field}`));
+  list(term.namespaces).forEach((n, i) => out.push(...dnsLabel(String(n), `${at}.namespaces[${i}]`)));
+  return out;
+}
+
 const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
 const WHEN_UNSATISFIABLE = ['DoNotSchedule', 'ScheduleAnyway'];
 
@@ -283,6 +298,21 @@ function podLevelProblems(spec: Obj, at: string, opts: CoreValidationOptions): s
       out.push(invalid(`${here}.weight`, term.weight, 'must be in the range 1-100'));
     out.push(...nodeSelectorTermProblems(term.preference ?? {}, `${here}.preference`).map(([f, m]) => `${f}: ${m}`));
   });
+  const affinity = isRecord(spec.affinity) ? spec.affinity : {};
+  for (const kind of ['podAffinity', 'podAntiAffinity']) {
+    const a = isRecord(affinity[kind]) ? affinity[kind] : {};
+    const here = `${at}.affinity.${kind}`;
+    list(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) =>
+      out.push(...podAffinityTermProblems(t, `${here}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`)),
+    );
+    list(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((raw, i) => {
+      const w = isRecord(raw) ? raw : {};
+      const termAt = `${here}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
+      if (typeof w.weight !== 'number' || w.weight < 1 || w.weight > 100)
+        out.push(invalid(`${termAt}.weight`, w.weight, 'must be in the range 1-100'));
+      out.push(...podAffinityTermProblems(w.podAffinityTerm, `${termAt}.podAffinityTerm`));
+    });
+  }
   const seen = new Set<string>();
   list(spec.topologySpreadConstraints).forEach((raw, i) => {
     const c = isRecord(raw) ? raw : {};
@@ -322,6 +352,25 @@ function podLevelProblems(spec: Obj, at: string, opts: CoreValidationOptions): s
       out.push(invalid(`${at}.readinessGates[${i}].conditionType`, type, 'is not a qualified name ([prefix/]name)'));
   });
   const security = isRecord(spec.securityContext) ? spec.securityContext : {};
+  for (const id of ['runAsUser', 'runAsGroup', 'fsGroup']) {
+    const v = security[id];
+    if (typeof v === 'number' && (v < 0 || v > 2147483647))
+      out.push(invalid(`${at}.securityContext.${id}`, v, 'must be between 0 and 2147483647, inclusive'));
+  }
+  list(security.supplementalGroups).forEach((g, i) => {
+    if (typeof g === 'number' && (g < 0 || g > 2147483647))
+      out.push(
+        invalid(`${at}.securityContext.supplementalGroups[${i}]`, g, 'must be between 0 and 2147483647, inclusive'),
+      );
+  });
+  const gates = new Set<string>();
+  list(spec.schedulingGates).forEach((raw, i) => {
+    const name = isRecord(raw) ? str(raw.name) : '';
+    if (!isValidLabelKey(name))
+      out.push(invalid(`${at}.schedulingGates[${i}]`, name, 'is not a qualified name ([prefix/]name)'));
+    else if (gates.has(name)) out.push(duplicate(`${at}.schedulingGates[${i}]`, name));
+    gates.add(name);
+  });
   const sysctls = new Set<string>();
   list(security.sysctls).forEach((raw, i) => {
     const name = isRecord(raw) ? str(raw.name) : '';
@@ -346,6 +395,10 @@ function podLevelProblems(spec: Obj, at: string, opts: CoreValidationOptions): s
     servers.forEach((s, i) => {
       if (!isIP(String(s)))
         out.push(invalid(`${at}.dnsConfig.nameservers[${i}]`, String(s), 'must be a valid IP address'));
+    });
+    list(spec.dnsConfig.options).forEach((o, i) => {
+      if (!isRecord(o) || str(o.name) === '')
+        out.push(`${at}.dnsConfig.options[${i}]: Required value: must not be empty`);
     });
   }
   if (opts.podTemplate && list(spec.ephemeralContainers).length > 0)
