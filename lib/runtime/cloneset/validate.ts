@@ -10,12 +10,12 @@ import { CLONESET_GO_TYPES } from './gojson.generated.js';
 
 /**
  * Upstream's CloneSet validating webhook (pkg/webhook/cloneset/validating, v1.9.1), rule for rule,
- * on a CloneSet its defaulting webhook has seen: field paths are upstream's, each message names the
- * bad value and the fix (`field: message (got value). Fix: …`). The pod template is checked with the
- * core pod rules the runtime ports (../workloadspread/pod-template.ts, after upstream's pod
- * defaults, with each volume claim template mounted as a volume of its name), the rest of core
- * ValidatePodTemplateSpec's rules are not ported (see that module). As upstream, `lifecycle` and
- * `scaleStrategy.maxUnavailable` are not validated.
+ * on a CloneSet its defaulting webhook has seen. Field paths are upstream's; the CloneSet's own rules
+ * name the bad value and the fix (`field: message (got value). Fix: …`). The pod template is checked
+ * with the core pod rules the runtime ports (../workloadspread/pod-template.ts, after upstream's pod
+ * defaults, with each volume claim template mounted as a volume of its name), in that port's
+ * wording (core validation's: the field, the value and the rule broken); what it does not port is
+ * listed there. As upstream, `lifecycle` and `scaleStrategy.maxUnavailable` are not validated.
  */
 
 type Obj = Record<string, unknown>;
