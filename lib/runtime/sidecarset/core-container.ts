@@ -347,7 +347,7 @@ function resources(c: Obj, at: string, errors: string[]): void {
 const HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc', 'sleep'];
 
 /** core validation validateHandler: exactly one handler, each valid. */
-function handler(h: Obj, at: string, errors: string[], kinds: string[]): void {
+function handler(h: Obj, at: string, errors: string[], kinds: string[], opts: CoreValidationOptions = {}): void {
   const present = HANDLERS.filter((k) => h[k] !== undefined && h[k] !== null);
   if (present.length === 0) errors.push(`${at}: must specify a handler type (${kinds.join(', ')})`);
   if (present.length > 1) errors.push(`${at}: may not specify more than one handler type (has ${present.join(', ')})`);
@@ -368,8 +368,16 @@ function handler(h: Obj, at: string, errors: string[], kinds: string[]): void {
       });
   }
   if (isRecord(h.tcpSocket)) portNumOrName(h.tcpSocket.port, `${at}.tcpSocket.port`, errors);
+  const grace = opts.terminationGracePeriodSeconds;
+  if (grace !== undefined && isRecord(h.sleep)) {
+    const seconds = typeof h.sleep.seconds === 'number' ? h.sleep.seconds : 0;
+    if (seconds <= 0 || seconds > grace)
+      errors.push(
+        `${at}.sleep: ${seconds} seconds must be greater than 0 and at most terminationGracePeriodSeconds (${grace}); sleep less, or raise the grace period`,
+      );
+  }
   // Upstream's fake pod has no terminationGracePeriodSeconds (0): validateSleepAction refuses every sleep.
-  if (h.sleep !== undefined && h.sleep !== null)
+  else if (h.sleep !== undefined && h.sleep !== null)
     errors.push(
       `${at}.sleep: a sleep action in a SidecarSet is refused by upstream (validated in a pod with terminationGracePeriodSeconds 0); use exec`,
     );
@@ -401,17 +409,32 @@ function probe(c: Obj, kind: 'livenessProbe' | 'readinessProbe' | 'startupProbe'
     errors.push(`${here}.terminationGracePeriodSeconds: must not be set for readinessProbes`);
 }
 
-function lifecycle(c: Obj, at: string, errors: string[]): void {
+function lifecycle(c: Obj, at: string, errors: string[], opts: CoreValidationOptions = {}): void {
   if (!isRecord(c.lifecycle)) return;
   for (const hook of ['postStart', 'preStop']) {
     const h = c.lifecycle[hook];
-    if (isRecord(h)) handler(h, `${at}.lifecycle.${hook}`, errors, ['exec', 'httpGet', 'tcpSocket', 'sleep']);
+    if (isRecord(h)) handler(h, `${at}.lifecycle.${hook}`, errors, ['exec', 'httpGet', 'tcpSocket', 'sleep'], opts);
   }
 }
 
+/** Which object the containers are validated in: a pod (the default) or a pod template. */
+export interface CoreValidationOptions {
+  /**
+   * A pod template (PodValidationOptions.ResourceIsPod false, as upstream's CloneSet webhook): an
+   * image with leading or trailing whitespace passes, as core validation lets it in templates.
+   */
+  readonly podTemplate?: boolean;
+  /**
+   * The pod's terminationGracePeriodSeconds (after defaulting): a sleep hook is valid for 1 to that
+   * many seconds (validateSleepAction). Unset: every sleep is refused, as in the fake pod
+   * upstream validates a SidecarSet's containers in (grace period 0).
+   */
+  readonly terminationGracePeriodSeconds?: number;
+}
+
 /** Checks of one container common to init and regular containers (core validateContainerCommon, and pod-only ones). */
-function common(c: Obj, at: string, errors: string[]): void {
-  if (typeof c.image === 'string' && c.image.trim() !== '' && c.image !== c.image.trim())
+function common(c: Obj, at: string, errors: string[], opts: CoreValidationOptions = {}): void {
+  if (!opts.podTemplate && typeof c.image === 'string' && c.image.trim() !== '' && c.image !== c.image.trim())
     errors.push(`${at}.image: ${JSON.stringify(c.image)} must not have leading or trailing whitespace`);
   if (
     c.terminationMessagePolicy !== undefined &&
@@ -487,15 +510,19 @@ function securityContext(c: Obj, at: string, errors: string[]): void {
  * Every problem core pod validation finds in a SidecarSet's sidecars, as upstream's fake pod
  * meets them: `containers` as the pod's containers, `initContainers` as its init containers.
  */
-export function coreSidecarErrors(containers: unknown, initContainers: unknown): string[] {
+export function coreSidecarErrors(
+  containers: unknown,
+  initContainers: unknown,
+  opts: CoreValidationOptions = {},
+): string[] {
   const errors: string[] = [];
   const list = (x: unknown) => (Array.isArray(x) ? x.filter(isRecord) : []);
   const regular = list(containers);
   (Array.isArray(containers) ? containers : []).forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
     const at = `spec.containers[${i}]`;
-    common(c, at, errors);
-    lifecycle(c, at, errors);
+    common(c, at, errors, opts);
+    lifecycle(c, at, errors, opts);
     probe(c, 'livenessProbe', at, errors);
     probe(c, 'readinessProbe', at, errors);
     probe(c, 'startupProbe', at, errors);
@@ -504,12 +531,12 @@ export function coreSidecarErrors(containers: unknown, initContainers: unknown):
   (Array.isArray(initContainers) ? initContainers : []).forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
     const at = `spec.initContainers[${i}]`;
-    common(c, at, errors);
+    common(c, at, errors, opts);
     hostPortConflicts([c], at, errors);
     if (c.restartPolicy !== undefined && c.restartPolicy !== null && c.restartPolicy !== 'Always')
       errors.push(`${at}.restartPolicy: ${JSON.stringify(c.restartPolicy)} must be Always (or unset)`);
     if (c.restartPolicy === 'Always') {
-      lifecycle(c, at, errors);
+      lifecycle(c, at, errors, opts);
       probe(c, 'livenessProbe', at, errors);
       probe(c, 'readinessProbe', at, errors);
       probe(c, 'startupProbe', at, errors);

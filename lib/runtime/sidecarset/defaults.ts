@@ -69,8 +69,8 @@ function storeAsUpstream(s: SidecarSet): void {
   }
 }
 
-/** core/v1 defaults upstream applies to spec.volumes (apis/apps/defaults/pod.go SetDefaultPodVolumes). */
-function defaultVolume(v: unknown): void {
+/** core/v1 defaults upstream applies to a pod's volumes (apis/apps/defaults/pod.go SetDefaultPodVolumes). */
+export function defaultVolume(v: unknown): void {
   if (!isRecord(v)) return;
   if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {}; // SetDefaults_Volume
   if (isRecord(v.hostPath)) v.hostPath.type ??= '';
@@ -101,6 +101,15 @@ function defaultContainer(c: SidecarContainer, injectPolicy: SidecarContainer['p
   c.terminationMessagePath ||= '/dev/termination-log';
   c.terminationMessagePolicy ||= 'File';
   c.imagePullPolicy ||= pullsAlways(c.image) ? 'Always' : 'IfNotPresent';
+  defaultContainerFields(c);
+}
+
+/**
+ * The core/v1 defaults upstream's SetDefaultPodSpec applies inside any container (init and ephemeral
+ * ones too): port protocols, fieldRef API versions, quantities rounded up to milli units and
+ * written canonically, probe thresholds, HTTP GET path and scheme.
+ */
+export function defaultContainerFields(c: Record<string, unknown>): void {
   if (Array.isArray(c.ports))
     c.ports.forEach((p) => {
       if (isRecord(p)) p.protocol ||= 'TCP';
@@ -143,7 +152,7 @@ function defaultHttpGet(h: unknown): void {
 }
 
 /** Kubernetes' rule: a `latest` tag (or none, and no digest) means Always. */
-function pullsAlways(image: unknown): boolean {
+export function pullsAlways(image: unknown): boolean {
   if (typeof image !== 'string' || !image || image.includes('@')) return false;
   const last = image.slice(image.lastIndexOf('/') + 1);
   return !last.includes(':') || last.endsWith(':latest');

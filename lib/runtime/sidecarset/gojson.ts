@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isRecord } from '../../contract.js';
-import { GO_ROOT, GO_TYPES } from './gojson.generated.js';
+import { GO_ROOT, GO_TYPES, type GoType } from './gojson.generated.js';
 
 /**
  * Upstream's JSON encoding of SidecarSet containers, byte for byte: Go's encoding/json of
@@ -28,21 +28,28 @@ function isEmpty(v: unknown): boolean {
   );
 }
 
-function zero(type: string): string {
+function zero(type: string, types: Record<string, GoType>): string {
   if (type === 'string') return '""';
   if (type === 'int' || type === 'float') return '0';
   if (type === 'bool') return 'false';
   if (type === 'quantity') return '"0"';
-  const t = GO_TYPES[type];
-  return t?.kind === 'struct' ? encode({}, type, '') : 'null';
+  const t = types[type];
+  return t?.kind === 'struct' ? encode({}, type, '', false, types) : 'null';
 }
 
 /**
  * `value` as Go's encoding/json writes it once decoded into `type`. A field the Go type lacks
  * fails by name, unless `dropUnknown`: then it is dropped, as Go's decoding drops it (for fields the
- * CRD stores unpruned, such as volumes, which upstream reads through its typed client).
+ * CRD stores unpruned, such as volumes, which upstream reads through its typed client). `types` is the
+ * layout table: SidecarSet's by default, another generated one (CloneSet's) for other roots.
  */
-export function encode(value: unknown, type: string, path: string, dropUnknown = false): string {
+export function encode(
+  value: unknown,
+  type: string,
+  path: string,
+  dropUnknown = false,
+  types: Record<string, GoType> = GO_TYPES,
+): string {
   switch (type) {
     case 'string':
     case 'time':
@@ -69,18 +76,18 @@ export function encode(value: unknown, type: string, path: string, dropUnknown =
       return JSON.stringify(value);
     default:
   }
-  const t = GO_TYPES[type] ?? (type.startsWith('[]') ? { kind: 'slice', elem: type.slice(2) } : undefined);
+  const t = types[type] ?? (type.startsWith('[]') ? { kind: 'slice', elem: type.slice(2) } : undefined);
   if (!t) throw new GoEncodingError(`${path}: no Go layout for type ${type}`);
-  if (value === null || value === undefined) return t.kind === 'struct' ? encode({}, type, path) : 'null';
+  if (value === null || value === undefined) return t.kind === 'struct' ? encode({}, type, path, false, types) : 'null';
   if (t.kind === 'slice') {
     if (!Array.isArray(value)) throw new GoEncodingError(`${path}: must be a list`);
-    return `[${value.map((v, i) => encode(v, t.elem!, `${path}[${i}]`, dropUnknown)).join(',')}]`;
+    return `[${value.map((v, i) => encode(v, t.elem!, `${path}[${i}]`, dropUnknown, types)).join(',')}]`;
   }
   if (!isRecord(value)) throw new GoEncodingError(`${path}: must be an object`);
   if (t.kind === 'map') {
     return `{${Object.keys(value)
       .sort()
-      .map((k) => `${goString(k)}:${encode(value[k], t.elem!, `${path}[${JSON.stringify(k)}]`, dropUnknown)}`)
+      .map((k) => `${goString(k)}:${encode(value[k], t.elem!, `${path}[${JSON.stringify(k)}]`, dropUnknown, types)}`)
       .join(',')}}`;
   }
   const known = new Set(t.fields!.map((f) => f.json));
@@ -93,12 +100,11 @@ export function encode(value: unknown, type: string, path: string, dropUnknown =
     const at = path ? `${path}.${f.json}` : f.json;
     if (v === undefined || v === null) {
       if (f.omitempty) continue;
-      parts.push(`${goString(f.json)}:${f.pointer ? 'null' : zero(f.type)}`);
+      parts.push(`${goString(f.json)}:${f.pointer ? 'null' : zero(f.type, types)}`);
       continue;
     }
-    if (f.omitempty && !f.pointer && isEmpty(v) && GO_TYPES[f.type]?.kind !== 'struct' && f.type !== 'quantity')
-      continue;
-    parts.push(`${goString(f.json)}:${encode(v, f.type, at, dropUnknown)}`);
+    if (f.omitempty && !f.pointer && isEmpty(v) && types[f.type]?.kind !== 'struct' && f.type !== 'quantity') continue;
+    parts.push(`${goString(f.json)}:${encode(v, f.type, at, dropUnknown, types)}`);
   }
   return `{${parts.join(',')}}`;
 }

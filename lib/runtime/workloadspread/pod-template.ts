@@ -19,15 +19,22 @@
  * (../sidecarset/core-container.ts), in its own wording. Field paths are upstream's:
  * `spec.subsets[i].patch.containers[0].volumeMounts[0].name: Not found: "data"`.
  *
- * Not covered: affinity, topology spread constraints, DNS config, security context of the pod,
- * host aliases, readiness and scheduling gates, overhead, OS-specific rules, resource claims and
- * the per-source details of the volume sources the SidecarSet port does not check.
+ * Also covered, for pod templates checked whole (CloneSet, ../cloneset/validate.ts): node and pod
+ * (anti-)affinity terms, topology spread constraints, host aliases, readiness and scheduling gates,
+ * the pod security context's ids and sysctl names, the DNS config (nameservers, option names, and
+ * required under dnsPolicy None), and with `podTemplate` the template-only rules (no ephemeral
+ * containers, whitespace around images allowed) and sleep hooks judged against the grace period.
+ *
+ * Not covered: the pod security context's other fields (seLinux, seccomp, appArmor, windows
+ * options), DNS searches, matchLabelKeys rules, overhead, OS-specific rules, resource claims and the
+ * per-source details of the volume sources the SidecarSet port does not check.
  */
 import { isRecord } from '../../contract.js';
-import { isValidLabelKey, isValidLabelValue } from '../../contract/selector.js';
+import { isValidLabelKey, isValidLabelValue, validateSelector } from '../../contract/selector.js';
 import { DNS_LABEL, DNS_SUBDOMAIN } from '../../contract/values.js';
-import { tolerationProblems } from '../../contract/workloadspread.js';
-import { coreSidecarErrors, coreVolumeErrors } from '../sidecarset/core-container.js';
+import { isIP } from 'node:net';
+import { nodeSelectorTermProblems, tolerationProblems } from '../../contract/workloadspread.js';
+import { coreSidecarErrors, coreVolumeErrors, type CoreValidationOptions } from '../sidecarset/core-container.js';
 
 type Obj = Record<string, unknown>;
 
@@ -195,7 +202,7 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
  * `<at>.<field>: <message>` (`at`: `spec.subsets[i].patch`). The spec is taken as upstream has it
  * after ConvertPod's defaulting: an absent restartPolicy or dnsPolicy is defaulted, not an error.
  */
-export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
+export function mergedPodSpecProblems(podSpec: unknown, at: string, opts: CoreValidationOptions = {}): string[] {
   const spec: Obj = isRecord(podSpec) ? podSpec : {};
   const out: string[] = [];
   const { errors, declared } = volumes(spec, at);
@@ -219,7 +226,7 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
     else if (str(c.name) !== '') names.add(str(c.name));
   });
   // The per-container rules of the SidecarSet port, but its volume devices (a sidecar has no claim to name).
-  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? []))
+  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [], opts))
     if (!/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e)) out.push(`${at}.${e.slice('spec.'.length)}`);
   const restart = spec.restartPolicy;
   if (restart !== undefined && restart !== null && restart !== '' && !RESTART_POLICIES.includes(restart as string))
@@ -246,5 +253,155 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
   const deadline = spec.activeDeadlineSeconds;
   if (typeof deadline === 'number' && (deadline < 1 || deadline > 2147483647))
     out.push(invalid(`${at}.activeDeadlineSeconds`, deadline, 'must be between 1 and 2147483647, inclusive'));
+  out.push(...podLevelProblems(spec, at, opts));
+  return out;
+}
+
+/** core validatePodAffinityTerm: a qualified topologyKey, a valid label selector and namespaces. */
+function podAffinityTermProblems(raw: unknown, at: string): string[] {
+  const term = isRecord(raw) ? raw : {};
+  const out: string[] = [];
+  const key = str(term.topologyKey);
+  if (key === '') out.push(`${at}.topologyKey: Required value: can not be empty`);
+  else if (!isValidLabelKey(key))
+    out.push(invalid(`${at}.topologyKey`, key, 'is not a qualified name ([prefix/]name)'));
+  for (const field of ['labelSelector', 'namespaceSelector'])
+    if (term[field] !== undefined && term[field] !== null) out.push(...validateSelector(term[field], `${at}.${field}`));
+  list(term.namespaces).forEach((n, i) => out.push(...dnsLabel(String(n), `${at}.namespaces[${i}]`)));
+  return out;
+}
+
+const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
+const WHEN_UNSATISFIABLE = ['DoNotSchedule', 'ScheduleAnyway'];
+
+/**
+ * Pod-level rules of core ValidatePodSpec beyond the ones above: node affinity terms, topology
+ * spread constraints (maxSkew, topologyKey, whenUnsatisfiable, minDomains, duplicates), host
+ * aliases, readiness gates, sysctls, a DNS config under dnsPolicy None, and (in a pod template)
+ * no ephemeral containers.
+ */
+function podLevelProblems(spec: Obj, at: string, opts: CoreValidationOptions): string[] {
+  const out: string[] = [];
+  const node = isRecord(spec.affinity) && isRecord(spec.affinity.nodeAffinity) ? spec.affinity.nodeAffinity : {};
+  const nodeAt = `${at}.affinity.nodeAffinity`;
+  const requiredTerms = node.requiredDuringSchedulingIgnoredDuringExecution;
+  if (isRecord(requiredTerms)) {
+    const terms = list(requiredTerms.nodeSelectorTerms);
+    const reqAt = `${nodeAt}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`;
+    if (terms.length === 0) out.push(`${reqAt}: Required value: must have at least one node selector term`);
+    terms.forEach((t, i) => out.push(...nodeSelectorTermProblems(t, `${reqAt}[${i}]`).map(([f, m]) => `${f}: ${m}`)));
+  }
+  list(node.preferredDuringSchedulingIgnoredDuringExecution).forEach((raw, i) => {
+    const term = isRecord(raw) ? raw : {};
+    const here = `${nodeAt}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
+    if (typeof term.weight !== 'number' || term.weight < 1 || term.weight > 100)
+      out.push(invalid(`${here}.weight`, term.weight, 'must be in the range 1-100'));
+    out.push(...nodeSelectorTermProblems(term.preference ?? {}, `${here}.preference`).map(([f, m]) => `${f}: ${m}`));
+  });
+  const affinity = isRecord(spec.affinity) ? spec.affinity : {};
+  for (const kind of ['podAffinity', 'podAntiAffinity']) {
+    const a = isRecord(affinity[kind]) ? affinity[kind] : {};
+    const here = `${at}.affinity.${kind}`;
+    list(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) =>
+      out.push(...podAffinityTermProblems(t, `${here}.requiredDuringSchedulingIgnoredDuringExecution[${i}]`)),
+    );
+    list(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((raw, i) => {
+      const w = isRecord(raw) ? raw : {};
+      const termAt = `${here}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
+      if (typeof w.weight !== 'number' || w.weight < 1 || w.weight > 100)
+        out.push(invalid(`${termAt}.weight`, w.weight, 'must be in the range 1-100'));
+      out.push(...podAffinityTermProblems(w.podAffinityTerm, `${termAt}.podAffinityTerm`));
+    });
+  }
+  const seen = new Set<string>();
+  list(spec.topologySpreadConstraints).forEach((raw, i) => {
+    const c = isRecord(raw) ? raw : {};
+    const here = `${at}.topologySpreadConstraints[${i}]`;
+    if (typeof c.maxSkew !== 'number' || c.maxSkew <= 0)
+      out.push(invalid(`${here}.maxSkew`, c.maxSkew, 'must be greater than zero'));
+    if (str(c.topologyKey) === '') out.push(required(`${here}.topologyKey`));
+    else if (!isValidLabelKey(str(c.topologyKey)))
+      out.push(invalid(`${here}.topologyKey`, c.topologyKey, 'is not a qualified name ([prefix/]name)'));
+    if (!WHEN_UNSATISFIABLE.includes(str(c.whenUnsatisfiable)))
+      out.push(unsupported(`${here}.whenUnsatisfiable`, c.whenUnsatisfiable, WHEN_UNSATISFIABLE));
+    if (c.minDomains !== undefined && c.minDomains !== null) {
+      if (typeof c.minDomains !== 'number' || c.minDomains <= 0)
+        out.push(invalid(`${here}.minDomains`, c.minDomains, 'must be greater than 0'));
+      else if (c.whenUnsatisfiable !== 'DoNotSchedule')
+        out.push(
+          invalid(`${here}.minDomains`, c.minDomains, 'can only use minDomains if whenUnsatisfiable=DoNotSchedule'),
+        );
+    }
+    const pair = `${str(c.topologyKey)}\0${str(c.whenUnsatisfiable)}`;
+    if (seen.has(pair))
+      out.push(
+        duplicate(`${here}.{topologyKey, whenUnsatisfiable}`, `${str(c.topologyKey)}, ${str(c.whenUnsatisfiable)}`),
+      );
+    seen.add(pair);
+  });
+  list(spec.hostAliases).forEach((raw, i) => {
+    const a = isRecord(raw) ? raw : {};
+    if (!isIP(str(a.ip))) out.push(invalid(`${at}.hostAliases[${i}].ip`, str(a.ip), 'must be a valid IP address'));
+    list(a.hostnames).forEach((h, j) =>
+      out.push(...dnsSubdomain(String(h), `${at}.hostAliases[${i}].hostnames[${j}]`)),
+    );
+  });
+  list(spec.readinessGates).forEach((raw, i) => {
+    const type = isRecord(raw) ? str(raw.conditionType) : '';
+    if (!isValidLabelKey(type))
+      out.push(invalid(`${at}.readinessGates[${i}].conditionType`, type, 'is not a qualified name ([prefix/]name)'));
+  });
+  const security = isRecord(spec.securityContext) ? spec.securityContext : {};
+  for (const id of ['runAsUser', 'runAsGroup', 'fsGroup']) {
+    const v = security[id];
+    if (typeof v === 'number' && (v < 0 || v > 2147483647))
+      out.push(invalid(`${at}.securityContext.${id}`, v, 'must be between 0 and 2147483647, inclusive'));
+  }
+  list(security.supplementalGroups).forEach((g, i) => {
+    if (typeof g === 'number' && (g < 0 || g > 2147483647))
+      out.push(
+        invalid(`${at}.securityContext.supplementalGroups[${i}]`, g, 'must be between 0 and 2147483647, inclusive'),
+      );
+  });
+  const gates = new Set<string>();
+  list(spec.schedulingGates).forEach((raw, i) => {
+    const name = isRecord(raw) ? str(raw.name) : '';
+    if (!isValidLabelKey(name))
+      out.push(invalid(`${at}.schedulingGates[${i}]`, name, 'is not a qualified name ([prefix/]name)'));
+    else if (gates.has(name)) out.push(duplicate(`${at}.schedulingGates[${i}]`, name));
+    gates.add(name);
+  });
+  const sysctls = new Set<string>();
+  list(security.sysctls).forEach((raw, i) => {
+    const name = isRecord(raw) ? str(raw.name) : '';
+    const here = `${at}.securityContext.sysctls[${i}].name`;
+    if (name === '') out.push(required(here));
+    else if (name.length > 253 || !SYSCTL_NAME.test(name)) out.push(invalid(here, name, 'is not a valid sysctl name'));
+    else if (sysctls.has(name)) out.push(duplicate(here, name));
+    sysctls.add(name);
+  });
+  if (spec.dnsPolicy === 'None') {
+    const dns = isRecord(spec.dnsConfig) ? spec.dnsConfig : undefined;
+    if (!dns) out.push(required(`${at}.dnsConfig`));
+    else if (list(dns.nameservers).length === 0)
+      out.push(
+        `${at}.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when \`dnsPolicy\` is None`,
+      );
+  }
+  if (isRecord(spec.dnsConfig)) {
+    const servers = list(spec.dnsConfig.nameservers);
+    if (servers.length > 3)
+      out.push(invalid(`${at}.dnsConfig.nameservers`, servers.length, 'must not have more than 3 nameservers'));
+    servers.forEach((s, i) => {
+      if (!isIP(String(s)))
+        out.push(invalid(`${at}.dnsConfig.nameservers[${i}]`, String(s), 'must be a valid IP address'));
+    });
+    list(spec.dnsConfig.options).forEach((o, i) => {
+      if (!isRecord(o) || str(o.name) === '')
+        out.push(`${at}.dnsConfig.options[${i}]: Required value: must not be empty`);
+    });
+  }
+  if (opts.podTemplate && list(spec.ephemeralContainers).length > 0)
+    out.push(`${at}.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template`);
   return out;
 }

@@ -5,6 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runGoOracle } from './go-oracle.js';
 
 const BUILD = fileURLToPath(new URL('../../../tools/upstream/sidecarset-oracle/build.sh', import.meta.url));
 
@@ -101,22 +102,7 @@ export function upstreamStateOracle(cases: Array<{ sidecarSet: object; pod: obje
 
 /** Runs the oracle's `mode` on one JSON line per case; one `{ errors }` (or `{ error }`) per case. */
 function validationOracle(mode: string, cases: object[]): Array<{ errors?: string[]; error?: string }> {
-  binary ??= execFileSync('bash', [BUILD], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-  const run = spawnSync(binary, [mode], {
-    input: cases.map((c) => JSON.stringify(c)).join('\n') + '\n',
-    encoding: 'utf8',
-    maxBuffer: 256 << 20,
-  });
-  if (run.status !== 0)
-    throw new Error(
-      `sidecarset-oracle ${mode} failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(0, 2000)}`,
-    );
-  const results = run.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { errors?: string[]; error?: string });
-  if (results.length !== cases.length) throw new Error(`oracle answered ${results.length} of ${cases.length} cases`);
-  return results;
+  return runGoOracle(BUILD, mode, cases);
 }
 
 /** Upstream's SidecarSet validation (its validating webhook's checks, conflicts with `existing` included). */
