@@ -7,8 +7,9 @@ import { alive, liveGroupMembers, procStat } from '../../envtest/process.js';
 
 describe('process liveness', () => {
   it('calls a zombie dead, and a group holding only zombies empty, where kill(pid, 0) says alive', async () => {
-    // sh starts a short sleep, prints its PID, then becomes a long sleep that never reaps it: a zombie for 3 s.
-    const parent = spawn('/bin/sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 3'], {
+    // sh starts a sleep, prints its PID, then becomes a sleep that never reaps it; the test kills the child when it has
+    // seen it alive (a timed child died too soon on a loaded machine), and it stays a zombie until the group goes.
+    const parent = spawn('/bin/sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], {
       detached: true,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
@@ -18,6 +19,7 @@ describe('process liveness', () => {
       );
       expect(alive(pid)).toBe(true);
       expect(liveGroupMembers(parent.pid!).sort()).toEqual([parent.pid!, pid].sort());
+      process.kill(pid, 'SIGKILL');
       while (procStat(pid)?.state !== 'Z') await sleep(50);
       expect(() => process.kill(pid, 0)).not.toThrow();
       expect(alive(pid)).toBe(false);
