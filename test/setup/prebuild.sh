@@ -4,7 +4,8 @@
 # caches are cold they then use the core that the type-check, the lint and the single-process
 # test runs leave idle, instead of running one after another in front of the tests that need them:
 #   - the runtime's reference release of kruise-manager and kruise-daemon (RUNTIME_REFERENCE_RELEASE
-#     in test/envtest/binaries.ts), which the integration tests and the upgrade e2e test run,
+#     in test/envtest/binaries.ts), which the integration tests and the upgrade e2e test run, then the
+#     in-process oracles built in upstream's module (tools/upstream/sidecarset-oracle, cloneset-oracle),
 #   - the linters (kube-score, checkov) and promtool, which the lint tests install on their own
 #     (test/setup/ensure-linters.sh, ensure-promtool.sh) when they are not cached yet,
 #   - cert-manager's controller and cainjector (the cert-manager tests),
@@ -36,6 +37,10 @@ build="$root/test/envtest/binaries/build.sh"
   # In the order the steps need them: the integration setup, the lint tests, cert-manager's test, the e2e tier.
   KRUISE_RELEASE="$reference" "${low[@]}" bash "$build" >/dev/null \
     || echo "prebuild: kruise $reference failed; the integration setup builds it"
+  # The in-process oracles link upstream's packages (built just above for the same module, so mostly cached).
+  for oracle in sidecarset-oracle cloneset-oracle; do
+    "${low[@]}" bash "$root/tools/upstream/$oracle/build.sh" >/dev/null || echo "prebuild: $oracle failed; its tests build it"
+  done
   "${low[@]}" bash "$root/test/setup/ensure-linters.sh" >/dev/null || echo "prebuild: the linters failed; their tests install them"
   "${low[@]}" bash "$root/test/setup/ensure-promtool.sh" >/dev/null || echo "prebuild: promtool failed; its test builds it"
   "${low[@]}" bash "$build" cert-manager >/dev/null || echo "prebuild: cert-manager failed; its tests build it"

@@ -20,6 +20,10 @@ got="$(sed -n 's/^[[:space:]]*"Sum": "\([^"]*\)".*/\1/p' <<<"$info")"
 src="$(sed -n 's/^[[:space:]]*"Dir": "\([^"]*\)".*/\1/p' <<<"$info")"
 key="$(cat "$here/main.go" "$here/mutating/oracle_export.go" "$here/validating/oracle_export.go" "$here/wsvalidating/oracle_export.go" "$here/wsutil/oracle_export.go" "$here/wscontroller/oracle_export.go" "$src/go.sum" | sha256sum | cut -c1-12)"
 out="${ENVTEST_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-ts-envtest}/sidecarset-oracle-$version-$key"
+# One build at a time per output (prebuild.sh builds it in the background while a test may need it): the second waits.
+mkdir -p "$(dirname "$out")"
+exec 9>"$out.lock"
+command -v flock >/dev/null 2>&1 && flock 9
 if [[ ! -x "$out/sidecarset-oracle" ]]; then
   rm -rf "$out.tmp" && mkdir -p "$out.tmp" && cp -r "$src" "$out.tmp/src" && chmod -R u+w "$out.tmp/src"
   mkdir -p "$out.tmp/src/cmd/sidecarset-oracle" && cp "$here/main.go" "$out.tmp/src/cmd/sidecarset-oracle/"
