@@ -7,7 +7,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../contract.js';
-import { matchesSelector } from '../../contract/selector.js';
+import { matchesSelector, type SelectorLike } from '../../contract/selector.js';
 import { cloneJson } from '../webhook/jsonpatch.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
 import { applyPodAnnotationPatches, type AnnotationAccess } from './metadata.js';
@@ -19,17 +19,50 @@ import {
   type TransferEnvVar,
 } from './types.js';
 
-/** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector), as upstream. */
+/**
+ * True when `sidecarSet` selects `pod`, as upstream v1.9.1 (sidecarcontrol.PodMatchedSidecarSet): its namespace
+ * selector ({@link namespaceSelectorOf}) must select the pod's Namespace by that Namespace's labels (`namespaceLabels`:
+ * undefined when the Namespace is not in the cache, which selects nothing), then its pod selector the pod.
+ */
 export function sidecarSetMatchesPod(
   s: SidecarSet,
   pod: V1Pod,
   namespaceLabels: Record<string, string> | undefined,
 ): boolean {
-  const ns = pod.metadata?.namespace;
-  if (s.spec.namespace && s.spec.namespace !== ns) return false;
-  if (s.spec.namespaceSelector && !matchesSelector(s.spec.namespaceSelector, namespaceLabels)) return false;
+  const namespaceSelector = namespaceSelectorOf(s.spec);
+  if (namespaceSelector && (namespaceLabels === undefined || !matchesSelector(namespaceSelector, namespaceLabels)))
+    return false;
   // Upstream (sidecarcontrol.PodMatchedSidecarSet): an empty selector matches no pod.
   return !isEmptySelector(s.spec.selector) && matchesSelector(s.spec.selector, pod.metadata?.labels);
+}
+
+/**
+ * The labels of the pod's Namespace as upstream's matching reads them (a Get of Namespace `namespace || "default"`):
+ * undefined when `lookup` has no such Namespace, `{}` when it has no labels.
+ */
+export function podNamespaceLabels(
+  pod: V1Pod,
+  lookup: (ns: string) => { metadata?: { labels?: Record<string, string> } } | undefined,
+): Record<string, string> | undefined {
+  const ns = lookup(pod.metadata?.namespace || 'default');
+  return ns ? (ns.metadata?.labels ?? {}) : undefined;
+}
+
+/** The label the API server sets on every Namespace to its name. */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * The namespace selector upstream v1.9.1 reads from a v1alpha1 SidecarSet (its conversion to v1beta1, ConvertTo):
+ * `spec.namespace: X` becomes `{ matchLabels: { "kubernetes.io/metadata.name": X } }` and wins over any
+ * namespaceSelector; otherwise the namespaceSelector as it is; undefined: every namespace.
+ */
+export function namespaceSelectorOf(spec: {
+  namespace?: unknown;
+  namespaceSelector?: SelectorLike;
+}): SelectorLike | undefined {
+  if (typeof spec.namespace === 'string' && spec.namespace !== '')
+    return { matchLabels: { [NAMESPACE_NAME_LABEL]: spec.namespace } };
+  return spec.namespaceSelector;
 }
 
 /** A pod-ready Container from a sidecar: SidecarSet-only fields stripped. */

@@ -218,9 +218,16 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
     if (names.has(str(c.name))) out.push(duplicate(`${here}.name`, str(c.name)));
     else if (str(c.name) !== '') names.add(str(c.name));
   });
-  // The per-container rules of the SidecarSet port, but its volume devices (a sidecar has no claim to name).
-  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? []))
-    if (!/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e)) out.push(`${at}.${e.slice('spec.'.length)}`);
+  // The per-container rules of the SidecarSet port, but its volume devices and their overlap with mounts, which
+  // containerCommon above checks in upstream's words.
+  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [], spec.volumes ?? []))
+    if (
+      !/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e) &&
+      !/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeMounts\[\d+\]\.\w+: .* is also (in|a devicePath in) volumeDevices/.test(
+        e,
+      )
+    )
+      out.push(`${at}.${e.slice('spec.'.length)}`);
   const restart = spec.restartPolicy;
   if (restart !== undefined && restart !== null && restart !== '' && !RESTART_POLICIES.includes(restart as string))
     out.push(unsupported(`${at}.restartPolicy`, restart, RESTART_POLICIES));
