@@ -1,5 +1,5 @@
 /**
- * WorkloadSpread pod deletion costs = upstream v1.8.3's own controller code, run in-process
+ * WorkloadSpread pod deletion costs = upstream v1.9.1's own controller code, run in-process
  * (tools/upstream/sidecarset-oracle `wscost`: pkg/controller/workloadspread
  * updateDeletionCostBySubset on a fake API holding the pods, which it patches). Generated subsets
  * (limits as numbers, percentages, strings without %, unreadable ones, or none), pods per subset
@@ -70,7 +70,7 @@ function pod(name: string, p: PodShape): Json {
   };
 }
 
-describe('WorkloadSpread deletion costs = upstream v1.8.3, in-process', () => {
+describe('WorkloadSpread deletion costs = upstream v1.9.1, in-process', () => {
   const cases = fc.sample(caseArb, { numRuns: 400, seed: 4242 }).map((g, i) => {
     const subsets = g.subsets.map((s, k) => ({
       name: `s${k}`,

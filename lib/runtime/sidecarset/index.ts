@@ -66,6 +66,7 @@ export function registerSidecarSet(manager: Manager, beforeInjection?: PodCreate
   );
   const source: SidecarSetSource = {
     sidecarSets: () => sidecarSets.store.list(),
+    sortContainersByName: manager.options.featureGates[FeatureGates.sortSidecarContainerByName] === true,
     // An existing Namespace without labels reads {} (a missing one, undefined, selects nothing).
     namespaceLabels: (ns: string) => {
       const found = namespaces.store.getByName(ns);

@@ -81,9 +81,16 @@ function mergeEnv(original: V1EnvVar[], additional: V1EnvVar[]): V1EnvVar[] {
   return [...original, ...additional.filter((e) => !names.has(e.name) && names.add(e.name))];
 }
 
-/** Upstream's util.MergeVolumeMounts: `additional` mounts at a mount path not yet used, appended. */
-function mergeMounts(original: V1VolumeMount[], additional: V1VolumeMount[]): V1VolumeMount[] {
-  const paths = new Set(original.map((m) => m.mountPath));
+/**
+ * Upstream v1.9.1's util.MergeVolumeMounts(container, additional): `additional` mounts at a path neither the
+ * container's own mounts nor its own volumeDevices use, appended.
+ */
+function mergeMounts(container: SidecarContainer, additional: V1VolumeMount[]): V1VolumeMount[] {
+  const original = container.volumeMounts ?? [];
+  const paths = new Set([
+    ...original.map((m) => m.mountPath),
+    ...(container.volumeDevices ?? []).map((d) => d.devicePath),
+  ]);
   return [...original, ...additional.filter((m) => !paths.has(m.mountPath) && paths.add(m.mountPath))];
 }
 
@@ -162,13 +169,35 @@ export interface InjectOptions {
    * copy or walk of its map. Default false: `pod` carries the whole new map.
    */
   annotationsApart?: boolean;
+  /**
+   * Sort the containers injection adds by name (stably) before placing them, as upstream v1.9.1 does under its
+   * EnableSortSidecarContainerByName gate. Default false, upstream's default: SidecarSets' order.
+   */
+  sortContainersByName?: boolean;
 }
 
 /**
- * Upstream's order of matched SidecarSets: those scoped to a namespace, then cluster-wide ones; by name within each.
+ * Upstream v1.9.1's order of matched SidecarSets: those its cache indexes under a namespace, then cluster-wide ones
+ * (fieldindex.IndexSidecarSetV1Beta1); by name within each.
  */
 function injectionOrder(a: SidecarSet, b: SidecarSet): number {
-  return Number(!a.spec.namespace) - Number(!b.spec.namespace) || a.metadata.name.localeCompare(b.metadata.name);
+  return (
+    Number(!indexedUnderNamespace(a)) - Number(!indexedUnderNamespace(b)) ||
+    a.metadata.name.localeCompare(b.metadata.name)
+  );
+}
+
+/**
+ * Whether upstream v1.9.1 indexes a SidecarSet under namespaces rather than cluster-wide: its namespace selector
+ * ({@link namespaceSelectorOf}) names them by kubernetes.io/metadata.name, in matchLabels or an `In` expression.
+ */
+function indexedUnderNamespace(s: SidecarSet): boolean {
+  const selector = namespaceSelectorOf(s.spec);
+  return (
+    selector !== undefined &&
+    (selector.matchLabels?.[NAMESPACE_NAME_LABEL] !== undefined ||
+      (selector.matchExpressions ?? []).some((e) => e.key === NAMESPACE_NAME_LABEL && e.operator === 'In'))
+  );
 }
 
 /**
@@ -229,11 +258,12 @@ export function injectSidecars(
     const prepare = (c: SidecarContainer): SidecarContainer => {
       const out = cloneJson(c);
       const shared = sharedMountsAndEnv(c, pod);
-      for (const m of c.volumeMounts ?? []) {
+      // The SidecarSet volumes its mounts and (v1.9.1) its own volumeDevices name; a missing one is skipped.
+      for (const m of [...(c.volumeMounts ?? []), ...(c.volumeDevices ?? [])]) {
         const v = (s.spec.volumes ?? []).find((x) => x.name === m.name);
         if (v) volumes.push(cloneJson(v));
       }
-      out.volumeMounts = mergeMounts(out.volumeMounts ?? [], shared.mounts);
+      out.volumeMounts = mergeMounts(out, shared.mounts);
       if (out.volumeMounts.length === 0) delete out.volumeMounts;
       out.env = mergeEnv(
         [...(out.env ?? []), { name: SIDECAR_INJECTED_ENV, value: 'true' }],
@@ -277,6 +307,7 @@ export function injectSidecars(
   inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   spec.initContainers = mergeSidecarContainers(spec.initContainers ?? [], inits);
   if (spec.initContainers.length === 0) delete spec.initContainers;
+  if (options.sortContainersByName) containers.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   spec.containers = mergeSidecarContainers(spec.containers, containers);
   const volumeNames = new Set((spec.volumes ?? []).map((v) => v.name));
   const newVolumes = volumes.filter((v) => !volumeNames.has(v.name) && volumeNames.add(v.name));

@@ -27,6 +27,8 @@ import { findConflicts, unservableReason, validateSidecarSet } from './validate.
 /** What the webhooks read: the informer caches of SidecarSets and Namespaces. */
 export interface SidecarSetSource {
   sidecarSets(): SidecarSet[];
+  /** --feature-gates=EnableSortSidecarContainerByName=true: injected containers sorted by name. */
+  sortContainersByName?: boolean;
   /** The labels of Namespace `namespace`: undefined when it is not in the cache, {} when it has none. */
   namespaceLabels(namespace: string): Record<string, string> | undefined;
   /**
@@ -174,7 +176,10 @@ export function podInjectionWebhook(
         // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream
         // (500).
         const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
-        injection = injectSidecars(base, chosen, new Date(clock.now()), { annotationsApart: !changedBefore });
+        injection = injectSidecars(base, chosen, new Date(clock.now()), {
+          annotationsApart: !changedBefore,
+          sortContainersByName: source.sortContainersByName,
+        });
       } catch (err) {
         if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
         return deny(`SidecarSet injection failed: ${err.message}`, 500);

@@ -1,5 +1,5 @@
 /**
- * One change per field that upstream v1.8.3's SidecarSet validation reads, most making it invalid,
+ * One change per field that upstream v1.9.1's SidecarSet validation reads, most making it invalid,
  * some at the edge of valid (so over-refusal shows too). Walked from upstream's code, in its order:
  * pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go validateSidecarSet
  * (ValidateObjectMeta with validateSidecarSetName, validateSidecarSetSpec: selector,

@@ -28,6 +28,40 @@ const sidecarSet = (name: string, spec: Partial<SidecarSet['spec']> = {}): Sidec
   },
 });
 
+describe('EnableSortSidecarContainerByName (upstream v1.9.1 gate)', () => {
+  const sets = [
+    sidecarSet('b', {
+      containers: [
+        { name: 'zeta', image: 'z:1', podInjectPolicy: 'BeforeAppContainer' },
+        { name: 'alpha', image: 'a:1', podInjectPolicy: 'AfterAppContainer' },
+        { name: 'mid', image: 'm:1', podInjectPolicy: 'BeforeAppContainer' },
+      ],
+    }),
+  ];
+  const names = (p: V1Pod) => p.spec!.containers.map((c) => c.name);
+
+  it("off, upstream's default: the SidecarSet's order", () => {
+    expect(names(injectSidecars(pod(), sets, now).pod)).toEqual(['zeta', 'mid', 'app', 'alpha']);
+  });
+
+  it('on: sorted by name before placing, each still before or after the app by its podInjectPolicy', () => {
+    expect(names(injectSidecars(pod(), sets, now, { sortContainersByName: true }).pod)).toEqual([
+      'mid',
+      'zeta',
+      'app',
+      'alpha',
+    ]);
+  });
+
+  it('on: a sidecar the pod already has keeps its place', () => {
+    const p = pod();
+    p.spec!.containers.push({ name: 'mid', image: 'old:1' });
+    const out = injectSidecars(p, sets, now, { sortContainersByName: true }).pod;
+    expect(names(out)).toEqual(['zeta', 'app', 'mid', 'alpha']);
+    expect(out.spec!.containers[2].image).toBe('m:1');
+  });
+});
+
 describe('sidecarSetMatchesPod', () => {
   it('checks selector, namespace and namespaceSelector', () => {
     expect(sidecarSetMatchesPod(sidecarSet('a'), pod(), {})).toBe(true);
