@@ -360,7 +360,7 @@ function resources(c: Obj, at: string, errors: string[]): void {
 const HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc', 'sleep'];
 
 /** core validation validateHandler: exactly one handler, each valid. */
-function handler(h: Obj, at: string, errors: string[], kinds: string[]): void {
+function handler(h: Obj, at: string, errors: string[], kinds: string[], graceSeconds?: number): void {
   const present = HANDLERS.filter((k) => h[k] !== undefined && h[k] !== null);
   if (present.length === 0) errors.push(`${at}: must specify a handler type (${kinds.join(', ')})`);
   if (present.length > 1) errors.push(`${at}: may not specify more than one handler type (has ${present.join(', ')})`);
@@ -381,11 +381,15 @@ function handler(h: Obj, at: string, errors: string[], kinds: string[]): void {
       });
   }
   if (isRecord(h.tcpSocket)) portNumOrName(h.tcpSocket.port, `${at}.tcpSocket.port`, errors);
-  // Upstream's fake pod has no terminationGracePeriodSeconds (0): validateSleepAction refuses every sleep.
-  if (h.sleep !== undefined && h.sleep !== null)
-    errors.push(
-      `${at}.sleep: a sleep action in a SidecarSet is refused by upstream (validated in a pod with terminationGracePeriodSeconds 0); use exec`,
-    );
+  // core validateSleepAction: 1 to the pod's terminationGracePeriodSeconds (zero only behind a gate upstream leaves
+  // off); no bound when the pod has none.
+  if (isRecord(h.sleep) && graceSeconds !== undefined) {
+    const seconds = h.sleep.seconds;
+    if (typeof seconds !== 'number' || seconds <= 0 || seconds > graceSeconds)
+      errors.push(
+        `${at}.sleep.seconds: ${JSON.stringify(seconds)} must be greater than 0 and at most terminationGracePeriodSeconds (${graceSeconds}); sleep fewer seconds`,
+      );
+  }
   if (isRecord(h.grpc)) portNumOrName(h.grpc.port, `${at}.grpc.port`, errors);
 }
 
@@ -414,11 +418,12 @@ function probe(c: Obj, kind: 'livenessProbe' | 'readinessProbe' | 'startupProbe'
     errors.push(`${here}.terminationGracePeriodSeconds: must not be set for readinessProbes`);
 }
 
-function lifecycle(c: Obj, at: string, errors: string[]): void {
+function lifecycle(c: Obj, at: string, errors: string[], graceSeconds?: number): void {
   if (!isRecord(c.lifecycle)) return;
   for (const hook of ['postStart', 'preStop']) {
     const h = c.lifecycle[hook];
-    if (isRecord(h)) handler(h, `${at}.lifecycle.${hook}`, errors, ['exec', 'httpGet', 'tcpSocket', 'sleep']);
+    if (isRecord(h))
+      handler(h, `${at}.lifecycle.${hook}`, errors, ['exec', 'httpGet', 'tcpSocket', 'sleep'], graceSeconds);
   }
 }
 
@@ -543,9 +548,15 @@ function securityContext(c: Obj, at: string, errors: string[]): void {
 /**
  * Every problem core pod validation finds in a SidecarSet's sidecars, as upstream's fake pod
  * meets them: `containers` as the pod's containers, `initContainers` as its init containers,
- * `volumes` as its volumes (what volumeDevices may name).
+ * `volumes` as its volumes (what volumeDevices may name), `graceSeconds` as its terminationGracePeriodSeconds (what
+ * a sleep hook may last; upstream v1.9.1's fake pod has 30, v1.8.3's had none set, 0, refusing every sleep).
  */
-export function coreSidecarErrors(containers: unknown, initContainers: unknown, volumes: unknown): string[] {
+export function coreSidecarErrors(
+  containers: unknown,
+  initContainers: unknown,
+  volumes: unknown,
+  graceSeconds: number | undefined,
+): string[] {
   const errors: string[] = [];
   const volumesByName = new Map<string, Obj>();
   for (const v of Array.isArray(volumes) ? volumes : [])
@@ -556,7 +567,7 @@ export function coreSidecarErrors(containers: unknown, initContainers: unknown, 
     if (!isRecord(c)) return;
     const at = `spec.containers[${i}]`;
     common(c, at, errors, volumesByName);
-    lifecycle(c, at, errors);
+    lifecycle(c, at, errors, graceSeconds);
     probe(c, 'livenessProbe', at, errors);
     probe(c, 'readinessProbe', at, errors);
     probe(c, 'startupProbe', at, errors);
@@ -570,7 +581,7 @@ export function coreSidecarErrors(containers: unknown, initContainers: unknown, 
     if (c.restartPolicy !== undefined && c.restartPolicy !== null && c.restartPolicy !== 'Always')
       errors.push(`${at}.restartPolicy: ${JSON.stringify(c.restartPolicy)} must be Always (or unset)`);
     if (c.restartPolicy === 'Always') {
-      lifecycle(c, at, errors);
+      lifecycle(c, at, errors, graceSeconds);
       probe(c, 'livenessProbe', at, errors);
       probe(c, 'readinessProbe', at, errors);
       probe(c, 'startupProbe', at, errors);

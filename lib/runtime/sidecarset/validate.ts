@@ -294,7 +294,7 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
   const names = new Map<string, string>();
   checkContainers(spec.containers, 'spec.containers', names, errors);
   checkContainers(spec.initContainers, 'spec.initContainers', names, errors);
-  errors.push(...coreSidecarErrors(spec.containers, spec.initContainers, spec.volumes));
+  errors.push(...coreSidecarErrors(spec.containers, spec.initContainers, spec.volumes, FAKE_POD_GRACE_SECONDS));
   errors.push(...coreVolumeErrors(spec.volumes));
   if (names.size === 0 && !errors.some((e) => e.startsWith('spec.containers') || e.startsWith('spec.initContainers'))) {
     errors.push('spec.containers: at least one container or init container is required');
@@ -439,6 +439,9 @@ function injectionError(s: SidecarSet): string | undefined {
     return `spec: injecting this SidecarSet fails (${(err as Error).message})`;
   }
 }
+
+/** The grace period (s) of the pod upstream v1.9.1 validates sidecars in (DefaultTerminationGracePeriodSeconds). */
+const FAKE_POD_GRACE_SECONDS = 30;
 
 const unservable = new WeakMap<object, string | false>();
 

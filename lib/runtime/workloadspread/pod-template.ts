@@ -1,6 +1,6 @@
 /**
- * The pod-level rules of Kubernetes' core ValidatePodSpec (k8s.io/kubernetes v1.30
- * pkg/apis/core/validation, the release upstream OpenKruise v1.8.3 links) that upstream's
+ * The pod-level rules of Kubernetes' core ValidatePodSpec (k8s.io/kubernetes v1.32
+ * pkg/apis/core/validation, the release upstream OpenKruise v1.9.1 links) that upstream's
  * WorkloadSpread webhook reaches when it validates a subset patch merged into the target's pod
  * template (pkg/webhook/workloadspread/validating validateWorkloadSpreadSubsets: strategic merge,
  * then convertor.ConvertPod, which applies the pod defaults, then ValidatePodSpec). A merged
@@ -220,7 +220,12 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string): string[] {
   });
   // The per-container rules of the SidecarSet port, but its volume devices and their overlap with mounts, which
   // containerCommon above checks in upstream's words.
-  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [], spec.volumes ?? []))
+  for (const e of coreSidecarErrors(
+    spec.containers ?? [],
+    spec.initContainers ?? [],
+    spec.volumes ?? [],
+    typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : undefined,
+  ))
     if (
       !/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e) &&
       !/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeMounts\[\d+\]\.\w+: .* is also (in|a devicePath in) volumeDevices/.test(

@@ -255,6 +255,10 @@ export const INVALID_FIELDS: Record<string, (s: Json) => void> = {
   'lifecycle preStop without handler': (s) => (c0(s).lifecycle = { preStop: {} }),
   'lifecycle postStart exec without command': (s) => (c0(s).lifecycle = { postStart: { exec: { command: [] } } }),
   'lifecycle preStop sleep negative': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: -1 } } }),
+  // v1.9.1 validates in a pod with terminationGracePeriodSeconds 30 (v1.8.3's had none, refusing every sleep).
+  'lifecycle preStop sleep 5 (valid)': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: 5 } } }),
+  'lifecycle preStop sleep 0': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: 0 } } }),
+  'lifecycle preStop sleep 31': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: 31 } } }),
   // securityContext
   'securityContext runAsUser negative': (s) => (c0(s).securityContext = { runAsUser: -1 }),
   'securityContext privileged without privilege escalation': (s) =>
