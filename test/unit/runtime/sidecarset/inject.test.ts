@@ -28,6 +28,46 @@ const sidecarSet = (name: string, spec: Partial<SidecarSet['spec']> = {}): Sidec
   },
 });
 
+describe("a sidecar's own volumeDevices (upstream v1.9.1 buildSidecars, MergeVolumeMounts)", () => {
+  it("adds the devices' volumes and shares no mount at a device path (as upstream v1.9.1's own code, oracle inject)", () => {
+    const p: V1Pod = {
+      metadata: { name: 'p', namespace: 'apps', labels: { app: 'web' } },
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            image: 'web:1',
+            volumeMounts: [
+              { name: 'data', mountPath: '/data' },
+              { name: 'logs', mountPath: '/logs' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'data', emptyDir: {} },
+          { name: 'logs', emptyDir: {} },
+        ],
+      },
+    };
+    const s = sidecarSet('s', {
+      containers: [
+        {
+          name: 'proxy',
+          image: 'proxy:1',
+          podInjectPolicy: 'BeforeAppContainer',
+          shareVolumePolicy: { type: 'enabled' },
+          volumeDevices: [{ name: 'disk', devicePath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: 'c' } }],
+    });
+    const out = injectSidecars(p, [s], now).pod.spec!;
+    expect(out.volumes!.map((v) => v.name)).toEqual(['data', 'logs', 'disk']);
+    expect(out.containers[0].volumeMounts).toEqual([{ name: 'logs', mountPath: '/logs' }]);
+    expect(out.containers[0].volumeDevices).toEqual([{ name: 'disk', devicePath: '/data' }]);
+  });
+});
+
 describe('EnableSortSidecarContainerByName (upstream v1.9.1 gate)', () => {
   const sets = [
     sidecarSet('b', {
