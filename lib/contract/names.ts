@@ -212,6 +212,11 @@ export const KRUISE_APPS_GROUP = 'apps.kruise.io';
 export const FeatureGates = {
   /** true: cert-manager provides the serving certificate (the runtime: as --cert-mode=external). */
   enableExternalCerts: 'EnableExternalCerts',
+  /**
+   * true: the containers a SidecarSet injection adds are sorted by name before they are placed (upstream v1.9.1's
+   * alpha gate, off by default; init containers are always sorted).
+   */
+  sortSidecarContainerByName: 'EnableSortSidecarContainerByName',
   /** false: no pod webhook is served (the runtime: no mpod.kb.io, so SidecarSets inject nothing). */
   podWebhook: 'PodWebhook',
   /** true: patchPodMetadata is allowed where no whitelist applies (off by default, as upstream). */

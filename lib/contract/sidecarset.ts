@@ -1,6 +1,6 @@
 /**
  * When upstream's SidecarSet validating webhook considers two SidecarSets to select the same pods,
- * ported from OpenKruise v1.8.3 (pkg/util/selector.go IsSelectorOverlapping and
+ * ported from OpenKruise v1.9.1 (pkg/util/selector.go IsSelectorOverlapping and
  * pkg/webhook/sidecarset/validating/utils.go isSidecarSetNamespaceOverlapping), quirks included:
  * these decide which SidecarSets upstream admits, and the construct and the runtime must admit the
  * same ones. Below them, the SidecarSet names and rules the construct and the runtime's webhook
@@ -48,37 +48,23 @@ export interface NamespaceScope {
   namespaceSelector?: SelectorLike;
 }
 
-/**
- * Whether namespace `ns` exists and `selector` selects it (upstream sidecarcontrol
- * IsSelectorNamespace: no selector selects nothing, an empty one everything). Without a cluster
- * to ask (the construct at synth time), assume it does, so a possible conflict is reported.
- */
-export type NamespaceSelected = (ns: string, selector: SelectorLike) => boolean;
+/** The label the API server sets on every Namespace to its name. */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 /**
- * Upstream's isSidecarSetNamespaceOverlapping(candidate, existing). Upstream checks the existing
- * SidecarSet's namespace against the EXISTING one's own namespaceSelector (not the candidate's);
- * a SidecarSet with a namespace has none, so a candidate with a namespaceSelector never overlaps
- * one pinned to a namespace. Kept as upstream has it: it decides what upstream admits.
+ * Upstream v1.9.1's isSidecarSetNamespaceOverlapping(candidate, existing), on the v1beta1 form both are converted to
+ * first (ConvertTo: `namespace: X` becomes the selector `kubernetes.io/metadata.name: X` and wins over any
+ * namespaceSelector): they do not overlap only when both have a namespace selector and those are disjoint by
+ * {@link upstreamSelectorsOverlap}, a syntactic reading that fetches no Namespace. So `namespace: a` and
+ * `namespace: b` do not overlap, while `namespace: a` and `namespaceSelector: { env: prod }` do (different keys).
+ * v1.8.3 compared the names and looked the Namespace up for a name against a selector.
  */
-export function upstreamNamespacesOverlap(
-  candidate: NamespaceScope,
-  existing: NamespaceScope,
-  selected: NamespaceSelected = () => true,
-): boolean {
-  const matches = (ns: string, selector: SelectorLike | undefined) => selector !== undefined && selected(ns, selector);
-  if (candidate.namespace && existing.namespace && candidate.namespace !== existing.namespace) return false;
-  if (
-    candidate.namespaceSelector &&
-    existing.namespaceSelector &&
-    !upstreamSelectorsOverlap(candidate.namespaceSelector, existing.namespaceSelector)
-  )
-    return false;
-  if (candidate.namespace && existing.namespaceSelector && !matches(candidate.namespace, existing.namespaceSelector))
-    return false;
-  if (existing.namespace && candidate.namespaceSelector && !matches(existing.namespace, existing.namespaceSelector))
-    return false;
-  return true;
+export function upstreamNamespacesOverlap(candidate: NamespaceScope, existing: NamespaceScope): boolean {
+  const selector = (s: NamespaceScope): SelectorLike | undefined =>
+    s.namespace ? { matchLabels: { [NAMESPACE_NAME_LABEL]: s.namespace } } : s.namespaceSelector;
+  const a = selector(candidate);
+  const b = selector(existing);
+  return !(a && b && !upstreamSelectorsOverlap(a, b));
 }
 
 /**
@@ -305,11 +291,10 @@ export function sourceContainerFieldRefProblem(fieldRef: {
 export function sidecarSetConflicts(
   a: SidecarSetConflictView,
   b: SidecarSetConflictView,
-  namespaceSelected?: NamespaceSelected,
 ): Array<{ field: SidecarSetConflictField; names: string[] }> {
   // Upstream's own overlap rules (lib/contract/sidecarset.ts), not selectorsMayOverlap: they decide what upstream
   // admits.
-  if (!upstreamNamespacesOverlap(a, b, namespaceSelected)) return [];
+  if (!upstreamNamespacesOverlap(a, b)) return [];
   if (!a.selector || !b.selector || !upstreamSelectorsOverlap(a.selector, b.selector)) return [];
   const out: Array<{ field: SidecarSetConflictField; names: string[] }> = [];
   for (const field of ['containers', 'initContainers'] as const) {

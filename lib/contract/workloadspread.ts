@@ -1,8 +1,8 @@
 /**
- * WorkloadSpread rules upstream's validating webhook enforces (OpenKruise v1.8.3
+ * WorkloadSpread rules upstream's validating webhook enforces (OpenKruise v1.9.1
  * pkg/webhook/workloadspread/validating/workloadspread_validation.go, with the core/v1 rules it
  * reaches: ValidateNodeSelectorTerm, ValidatePreferredSchedulingTerms, ValidateTolerations of
- * k8s.io/kubernetes v1.30), written once for the construct (synth-time errors) and the runtime
+ * k8s.io/kubernetes v1.32), written once for the construct (synth-time errors) and the runtime
  * (admission denials). Pure: problems as `[field, message]`, fields from `spec`.
  *
  * Not here: the check of each subset's patch merged into the target's pod template (it needs the
@@ -113,8 +113,12 @@ type Problems = Array<[string, string]>;
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => String(x)) : []);
 
-/** core ValidateNodeSelectorTerm (v1.30): expressions on labels, fields on metadata.name. */
-export function nodeSelectorTermProblems(term: unknown, at: string): Problems {
+/**
+ * core ValidateNodeSelectorTerm (Kubernetes 1.32, which upstream v1.9.1 links): expressions on labels, fields on
+ * metadata.name. `labelValues`: In/NotIn/Gt/Lt values must be label values too, as upstream checks a required term
+ * (allowInvalidLabelValueInRequiredNodeAffinity false; v1.8.3's 1.30 library checked no value), not a preferred one.
+ */
+export function nodeSelectorTermProblems(term: unknown, at: string, labelValues = false): Problems {
   const out: Problems = [];
   if (!isRecord(term)) return [[at, 'must be an object with matchExpressions and/or matchFields']];
   (Array.isArray(term.matchExpressions) ? term.matchExpressions : []).forEach((rq: unknown, j) => {
@@ -144,6 +148,14 @@ export function nodeSelectorTermProblems(term: unknown, at: string): Problems {
     }
     if (typeof r.key !== 'string' || !isQualifiedName(r.key))
       out.push([`${here}.key`, `${JSON.stringify(r.key)} is not a valid label key ([prefix/]name)`]);
+    if (labelValues)
+      values.forEach((v, i) => {
+        if (!isLabelValue(v))
+          out.push([
+            `${here}.values[${i}]`,
+            `${JSON.stringify(v)} is not a valid label value (at most 63 characters: alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric); a required term matches node labels`,
+          ]);
+      });
   });
   (Array.isArray(term.matchFields) ? term.matchFields : []).forEach((rq: unknown, j) => {
     const here = `${at}.matchFields[${j}]`;
@@ -166,7 +178,7 @@ export function nodeSelectorTermProblems(term: unknown, at: string): Problems {
 
 const EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
-/** core ValidateTolerations (v1.30). */
+/** core ValidateTolerations (v1.32). */
 export function tolerationProblems(tolerations: unknown, at: string): Problems {
   const out: Problems = [];
   (Array.isArray(tolerations) ? tolerations : []).forEach((t: unknown, i) => {
@@ -311,7 +323,7 @@ function subsetProblems(spec: Record<string, unknown>): Problems {
       names.add(name);
     }
     if (s.requiredNodeSelectorTerm !== undefined && s.requiredNodeSelectorTerm !== null)
-      out.push(...nodeSelectorTermProblems(s.requiredNodeSelectorTerm, `${at}.requiredNodeSelectorTerm`));
+      out.push(...nodeSelectorTermProblems(s.requiredNodeSelectorTerm, `${at}.requiredNodeSelectorTerm`, true));
     if (Array.isArray(s.preferredNodeSelectorTerms))
       s.preferredNodeSelectorTerms.forEach((t: unknown, j) => {
         const here = `${at}.preferredNodeSelectorTerms[${j}]`;

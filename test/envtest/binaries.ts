@@ -29,7 +29,7 @@ export interface Binaries {
  * The upstream release the runtime's SidecarSet/WorkloadSpread behaviour is written against:
  * the differential tests run this release's binary whatever the constructs' default is.
  */
-export const RUNTIME_REFERENCE_RELEASE = 'v1.8.3';
+export const RUNTIME_REFERENCE_RELEASE = 'v1.9.1';
 
 export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'binaries', 'build.sh');
 

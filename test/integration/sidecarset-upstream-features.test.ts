@@ -1,6 +1,6 @@
 /**
  * Differential test of the injection features patchPodMetadata and
- * transferEnv.sourceContainerNameFrom against upstream's own pod webhook code (v1.8.3
+ * transferEnv.sourceContainerNameFrom against upstream's own pod webhook code (v1.9.1
  * pkg/webhook/pod/mutating/sidecarset.go, run by tools/upstream/sidecarset-oracle): generated
  * pods (labels and annotations naming source containers, annotations holding JSON or not) and
  * SidecarSets patching annotations with every policy. The pod annotations (but the hash ones,
@@ -15,7 +15,7 @@ import { defaultSidecarSet } from '../../lib/runtime/sidecarset/defaults.js';
 import { injectSidecars, sidecarSetMatchesPod } from '../../lib/runtime/sidecarset/inject.js';
 import { PatchPodMetadataError } from '../../lib/runtime/sidecarset/metadata.js';
 import type { SidecarSet } from '../../lib/runtime/sidecarset/types.js';
-import { upstreamInjectionOracle } from './support/sidecarset-oracle.js';
+import { upstreamInjectionOracle, APPS_NAMESPACE_LABELS, APPS_NAMESPACE } from './support/sidecarset-oracle.js';
 
 const CASES = 300;
 const APP_ENV = ['APP_NAME', 'TZ'];
@@ -102,7 +102,7 @@ function features(pod: V1Pod | Record<string, unknown> | undefined): unknown {
   };
 }
 
-describe('patchPodMetadata and sourceContainerNameFrom = upstream v1.8.3 pod webhook, differentially', () => {
+describe('patchPodMetadata and sourceContainerNameFrom = upstream v1.9.1 pod webhook, differentially', () => {
   const now = new Date('2026-11-23T00:00:00Z');
   const samples = fc
     .sample(
@@ -114,7 +114,7 @@ describe('patchPodMetadata and sourceContainerNameFrom = upstream v1.8.3 pod web
       { numRuns: CASES, seed: 2311 },
     )
     .map(({ a, b, pod }) => ({ sets: b ? [a, b] : [a], pod }));
-  const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
+  const namespaces = [APPS_NAMESPACE];
   const upstream = upstreamInjectionOracle(samples.map(({ sets, pod }) => ({ sidecarSets: sets, namespaces, pod })));
 
   it(`reaches both outcomes: injected pods, and pods upstream refuses (${CASES} cases)`, () => {
@@ -129,7 +129,7 @@ describe('patchPodMetadata and sourceContainerNameFrom = upstream v1.8.3 pod web
         ours = features(
           injectSidecars(
             pod,
-            sets.filter((s) => sidecarSetMatchesPod(s, pod, {})),
+            sets.filter((s) => sidecarSetMatchesPod(s, pod, APPS_NAMESPACE_LABELS)),
             now,
           ).pod,
         );

@@ -1,6 +1,6 @@
 /**
  * Differential test of SidecarSet defaulting and revision hashing against upstream's own code
- * (github.com/openkruise/kruise v1.8.3: apis/apps/defaults/v1alpha1.go SetDefaultsSidecarSet,
+ * (github.com/openkruise/kruise v1.9.1: apis/apps/defaults/v1alpha1.go SetDefaultsSidecarSet,
  * pkg/control/sidecarcontrol/hash.go, as its mutating webhook pkg/webhook/sidecarset/mutating
  * runs them). Generated SidecarSets cover the container fields the runtime supports; for each,
  * the defaulted containers, the two revision annotations the defaulting webhook records, and
@@ -223,7 +223,7 @@ function firstDifference(a: unknown, b: unknown, path = ''): string | undefined 
 const asGo = (containers: unknown) =>
   JSON.parse(encode(containers ?? [], `[]${GO_ROOT}`, 'spec.containers')) as unknown;
 
-describe('SidecarSet defaulting and revision hash = upstream v1.8.3, differentially', () => {
+describe('SidecarSet defaulting and revision hash = upstream v1.9.1, differentially', () => {
   const samples = fc.sample(sidecarSet, { numRuns: CASES, seed: 20261123 });
   const oracle = upstreamSidecarSetOracle(samples);
 

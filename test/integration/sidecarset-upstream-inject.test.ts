@@ -1,6 +1,6 @@
 /**
  * Differential test of pod injection against upstream's own pod webhook code
- * (github.com/openkruise/kruise v1.8.3 pkg/webhook/pod/mutating/sidecarset.go, run in-process by
+ * (github.com/openkruise/kruise v1.9.1 pkg/webhook/pod/mutating/sidecarset.go, run in-process by
  * tools/upstream/sidecarset-oracle on a fake client holding the same SidecarSets and Namespaces).
  * Generated SidecarSets (defaulted by this runtime, which test/integration/
  * sidecarset-upstream-hash.test.ts proves equal to upstream's defaulting) and pods over the
@@ -16,7 +16,13 @@ import { inPlaceUpdatePatch } from '../../lib/runtime/sidecarset/podupdate.js';
 import { podState } from '../../lib/runtime/sidecarset/rollout.js';
 import type { SidecarSet } from '../../lib/runtime/sidecarset/types.js';
 import { findConflicts, validateSidecarSet } from '../../lib/runtime/sidecarset/validate.js';
-import { upstreamInjectionOracle, upstreamStateOracle, upstreamValidationOracle } from './support/sidecarset-oracle.js';
+import {
+  upstreamInjectionOracle,
+  upstreamStateOracle,
+  upstreamValidationOracle,
+  APPS_NAMESPACE_LABELS,
+  APPS_NAMESPACE,
+} from './support/sidecarset-oracle.js';
 import { draw } from '../support/draw.js';
 
 // The injection draw: full 400, and the budget is the same 400: measured, 150 cases saved only
@@ -198,12 +204,12 @@ function firstDifference(a: unknown, b: unknown, path = ''): string | undefined 
   return `${path}: ours ${JSON.stringify(a)}, upstream ${JSON.stringify(b)}`;
 }
 
-describe(`pod injection = upstream v1.8.3 pod webhook, differentially (${INJECT_DRAW.replay})`, () => {
+describe(`pod injection = upstream v1.9.1 pod webhook, differentially (${INJECT_DRAW.replay})`, () => {
   const now = new Date('2026-11-23T00:00:00Z');
   const samples = fc
     .sample(caseArb, { numRuns: CASES, seed: INJECT_DRAW.seed })
     .map(({ sets, pod }) => ({ sets: sets.filter((s): s is SidecarSet => !!s), pod }));
-  const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
+  const namespaces = [APPS_NAMESPACE];
   const upstream = upstreamInjectionOracle(samples.map(({ sets, pod }) => ({ sidecarSets: sets, namespaces, pod })));
 
   it(`generates ${CASES} cases whose SidecarSets the runtime admits, and upstream answers each`, () => {
@@ -221,13 +227,13 @@ describe(`pod injection = upstream v1.8.3 pod webhook, differentially (${INJECT_
     const pod = samples[0].pod;
     const [answer] = upstreamInjectionOracle([{ sidecarSets: [empty], namespaces, pod }]);
     expect(answer.skip).toBe(true);
-    expect(sidecarSetMatchesPod(empty, pod, {})).toBe(false);
+    expect(sidecarSetMatchesPod(empty, pod, APPS_NAMESPACE_LABELS)).toBe(false);
     expect(validateSidecarSet(empty)).toEqual([expect.stringMatching(/^spec\.selector: is empty; /)]);
   });
 
   it('injects exactly what upstream injects', () => {
     const diffs = samples.flatMap(({ sets, pod }, i) => {
-      const matching = sets.filter((s) => sidecarSetMatchesPod(s, pod, {}));
+      const matching = sets.filter((s) => sidecarSetMatchesPod(s, pod, APPS_NAMESPACE_LABELS));
       const ours = injectSidecars(pod, matching, now).pod;
       const d = firstDifference(normalize(ours), normalize({ ...upstream[i].pod, apiVersion: 'v1', kind: 'Pod' }));
       return d ? [`case ${i}: ${d}`] : [];
@@ -256,16 +262,22 @@ function applyPatch<T>(doc: T, ops: object[]): T {
   return out as T;
 }
 
-describe('interoperability with upstream v1.8.3: pods injected by either are updated in place by the other', () => {
+describe('interoperability with upstream v1.9.1: pods injected by either are updated in place by the other', () => {
   const now = new Date('2026-11-23T00:00:00Z');
-  const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
+  const namespaces = [APPS_NAMESPACE];
   // One SidecarSet selecting the pod, then a new revision that changes only images.
   const samples = fc
     .sample(fc.record({ set: sidecarSetArb('s'), pod: podArb }), { numRuns: 300, seed: 42 })
     .map(({ set, pod }) => ({
       set: {
         ...set,
-        spec: { ...set.spec, selector: { matchLabels: { app: pod.metadata!.labels!.app } }, namespace: undefined },
+        // Every namespace: the generated one is stored as a namespaceSelector (defaultSidecarSet, as v1.9.1 reads it).
+        spec: {
+          ...set.spec,
+          selector: { matchLabels: { app: pod.metadata!.labels!.app } },
+          namespace: undefined,
+          namespaceSelector: undefined,
+        },
       },
       pod,
     }))
@@ -426,8 +438,8 @@ const CONFLICTS: Record<string, (s: SidecarSet, existing: SidecarSet) => void> =
 // does, now that the rollout rounds and uses them as upstream (test/unit/runtime/sidecarset/upstream-strategy.test.ts).
 const KNOWN_VALIDATION_DIFFERENCES: Record<string, string> = {};
 
-describe('SidecarSet validation = upstream v1.8.3 validating webhook, differentially', () => {
-  const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
+describe('SidecarSet validation = upstream v1.9.1 validating webhook, differentially', () => {
+  const namespaces = [APPS_NAMESPACE];
   const samples = fc
     .sample(
       fc.record({

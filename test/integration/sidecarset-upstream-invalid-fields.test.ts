@@ -1,5 +1,5 @@
 /**
- * SidecarSet validation = upstream v1.8.3's, field by field: every change of
+ * SidecarSet validation = upstream v1.9.1's, field by field: every change of
  * support/sidecarset-invalid-fields.ts (one per field upstream's webhook and the core pod
  * validation it reaches read) applied to several valid SidecarSets, defaulted as stored, judged by
  * this runtime and by upstream's own validation run in-process (tools/upstream/sidecarset-oracle
@@ -10,7 +10,7 @@ import { defaultSidecarSet } from '../../lib/runtime/sidecarset/defaults.js';
 import type { SidecarSet } from '../../lib/runtime/sidecarset/types.js';
 import { validateSidecarSet } from '../../lib/runtime/sidecarset/validate.js';
 import { INVALID_FIELDS } from './support/sidecarset-invalid-fields.js';
-import { upstreamValidationOracle } from './support/sidecarset-oracle.js';
+import { upstreamValidationOracle, APPS_NAMESPACE } from './support/sidecarset-oracle.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -48,9 +48,9 @@ const BASES: Json[] = [
  */
 const KNOWN: Record<string, string> = {};
 
-const namespaces = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }];
+const namespaces = [APPS_NAMESPACE];
 
-describe('SidecarSet validation = upstream v1.8.3, one generated change per validated field', () => {
+describe('SidecarSet validation = upstream v1.9.1, one generated change per validated field', () => {
   const cases = Object.entries(INVALID_FIELDS).flatMap(([field, change]) =>
     BASES.map((spec, b) => {
       const raw: Json = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: `s${b}` } };

@@ -1,6 +1,6 @@
 /**
  * Differential test of the rollout decisions against upstream's own SidecarSet controller
- * (github.com/openkruise/kruise v1.8.3 pkg/controller/sidecarset Processor.UpdateSidecarSet, one
+ * (github.com/openkruise/kruise v1.9.1 pkg/controller/sidecarset Processor.UpdateSidecarSet, one
  * reconcile run in-process by tools/upstream/sidecarset-oracle `rollout` on a fake client). For
  * generated SidecarSet update strategies and pod fleets (ready or not, Pending or Running, updated
  * and restarted or not, an earlier update in flight, changed beyond images, not selected, not
@@ -24,6 +24,7 @@ import {
 } from '../../lib/runtime/sidecarset/rollout.js';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/runtime/sidecarset/types.js';
 import { applyPatch } from '../unit/runtime/sidecarset/upstream-fixtures.js';
+import { APPS_NAMESPACE, APPS_NAMESPACE_LABELS } from './support/sidecarset-oracle.js';
 
 /**
  * Upstream also writes a `SidecarSetUpgradable` pod condition (True on every pod it updates,
@@ -310,7 +311,7 @@ describe("SidecarSet rollout decisions: this runtime against upstream's controll
     return {
       sidecarSet: s,
       pods: pods.map((p, i) => makePod(i, p, s)).sort((a, b) => key(a).localeCompare(key(b))),
-      namespaces: [{ metadata: { name: 'apps' } }],
+      namespaces: [APPS_NAMESPACE],
     };
   });
   const upstream = upstreamRollout(cases);
@@ -324,7 +325,9 @@ describe("SidecarSet rollout decisions: this runtime against upstream's controll
         problems.push(`case ${i}: upstream failed: ${up.error}`);
         return;
       }
-      const matched = pods.filter((p) => isPodInjectedAndConsistent(s, p) && sidecarSetMatchesPod(s, p, {}));
+      const matched = pods.filter(
+        (p) => isPodInjectedAndConsistent(s, p) && sidecarSetMatchesPod(s, p, APPS_NAMESPACE_LABELS),
+      );
       const states = matched.map((p) => podState(s, p));
       const revision = newRevision(s, REVISION_NS, 1, 0);
       const status = computeStatus(s, states, revision.metadata!.name!);

@@ -1,4 +1,4 @@
-// WorkloadSpread validation against the REAL upstream kruise-manager v1.8.3 (built from the pinned
+// WorkloadSpread validation against the REAL upstream kruise-manager v1.9.1 (built from the pinned
 // module by test/envtest/binaries/build.sh), through the real API server: the synthesized default
 // output installs upstream's CRDs and webhooks (vworkloadspread.kb.io), upstream's manager serves
 // them, and the generated WorkloadSpreads (support/workloadspread-cases.ts: one change per

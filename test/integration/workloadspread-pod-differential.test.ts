@@ -1,4 +1,4 @@
-// WorkloadSpread's pod path against the REAL upstream kruise-manager v1.8.3 (built from the pinned
+// WorkloadSpread's pod path against the REAL upstream kruise-manager v1.9.1 (built from the pinned
 // module by test/envtest/binaries/build.sh) on the same envtest API server: the same generated
 // cases go first to upstream (its default output installed: CRDs, mpod.kb.io, vpod.kb.io,
 // vpodeviction.kb.io, its controllers leading), then to this runtime (the runtime flavour installed,
@@ -39,8 +39,7 @@ const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const OURS_NS = 'kruise-it-wspod';
 const api = new ApiClient();
 const runDir = mkdtempSync(join(tmpdir(), 'wspod-'));
-// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is (v1.9.1
-// reads a StatefulSet's template for the patch check; v1.8.3, which this runtime follows, does not).
+// The runtime's reference release (test/envtest/binaries.ts), whatever the constructs' default is.
 const reference = new ReferenceUpstream({
   release: RUNTIME_REFERENCE_RELEASE,
   suffix: 'wspod',

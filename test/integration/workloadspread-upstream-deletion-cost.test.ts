@@ -1,5 +1,5 @@
 /**
- * WorkloadSpread pod deletion costs = upstream v1.8.3's own controller code, run in-process
+ * WorkloadSpread pod deletion costs = upstream v1.9.1's own controller code, run in-process
  * (tools/upstream/sidecarset-oracle `wscost`: pkg/controller/workloadspread
  * updateDeletionCostBySubset on a fake API holding the pods, which it patches). Generated subsets
  * (limits as numbers, percentages, strings without %, unreadable ones, or none), pods per subset
@@ -31,6 +31,9 @@ const podArb = fc.record({
   ready: fc.boolean(),
   readyAt: time,
   restarts: fc.integer({ min: 0, max: 2 }),
+  // A native sidecar (an init container with restartPolicy Always) and its restarts, or none (Kubernetes 1.32's
+  // ActivePods breaks a tie in restarts by them).
+  sidecarRestarts: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
   created: time,
   deleting: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
   cost: fc.constantFrom(undefined, '100', '-100', '200', '0', 'x'),
@@ -59,18 +62,31 @@ function pod(name: string, p: PodShape): Json {
       ...(p.cost !== undefined ? { annotations: { [POD_DELETION_COST]: p.cost } } : {}),
       ...(p.deleting ? { deletionTimestamp: '2026-01-03T00:00:00Z', finalizers: ['example.com/keep'] } : {}),
     },
-    spec: { containers: [{ name: 'main', image: 'web:1' }], ...(p.node ? { nodeName: p.node } : {}) },
+    spec: {
+      containers: [{ name: 'main', image: 'web:1' }],
+      ...(p.sidecarRestarts !== undefined
+        ? { initContainers: [{ name: 'proxy', image: 'proxy:1', restartPolicy: 'Always' }] }
+        : {}),
+      ...(p.node ? { nodeName: p.node } : {}),
+    },
     status: {
       ...(p.phase ? { phase: p.phase } : {}),
       conditions: [
         { type: 'Ready', status: p.ready ? 'True' : 'False', ...(p.readyAt ? { lastTransitionTime: p.readyAt } : {}) },
       ],
       containerStatuses: [{ name: 'main', restartCount: p.restarts, ready: p.ready, image: 'web:1', imageID: '' }],
+      ...(p.sidecarRestarts !== undefined
+        ? {
+            initContainerStatuses: [
+              { name: 'proxy', restartCount: p.sidecarRestarts, ready: p.ready, image: 'proxy:1', imageID: '' },
+            ],
+          }
+        : {}),
     },
   };
 }
 
-describe('WorkloadSpread deletion costs = upstream v1.8.3, in-process', () => {
+describe('WorkloadSpread deletion costs = upstream v1.9.1, in-process', () => {
   const cases = fc.sample(caseArb, { numRuns: 400, seed: 4242 }).map((g, i) => {
     const subsets = g.subsets.map((s, k) => ({
       name: `s${k}`,

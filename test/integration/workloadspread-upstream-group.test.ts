@@ -1,5 +1,5 @@
 /**
- * How the WorkloadSpread controller puts pods into subsets = upstream v1.8.3's own code, run
+ * How the WorkloadSpread controller puts pods into subsets = upstream v1.9.1's own code, run
  * in-process (tools/upstream/sidecarset-oracle `wsgroup`: pkg/controller/workloadspread
  * groupPodBySubset on a fake API holding the pods and nodes, which it patches). Generated nodes
  * (zone and pool labels, numeric labels for Gt/Lt, taints of every effect), subsets (required terms
@@ -187,7 +187,7 @@ function applyMetadata(pod: Json, patch: Json): { labels: Json; annotations: Jso
 
 const orEmpty = (m: Json) => (m && Object.keys(m).length ? m : {});
 
-describe('WorkloadSpread pod grouping = upstream v1.8.3, in-process', () => {
+describe('WorkloadSpread pod grouping = upstream v1.9.1, in-process', () => {
   const cases = fc.sample(caseArb, { numRuns: 400, seed: 2626 }).map(build);
   const upstream = upstreamWorkloadSpreadGroupOracle(cases);
 

@@ -1,5 +1,5 @@
 /**
- * WorkloadSpread subset statuses = upstream v1.8.3's own controller code, run in-process
+ * WorkloadSpread subset statuses = upstream v1.9.1's own controller code, run in-process
  * (tools/upstream/sidecarset-oracle `wsstatus`: pkg/controller/workloadspread
  * calculateWorkloadSpreadSubsetStatuses). Generated subsets (limits as numbers, percentages,
  * unreadable, none), pods per subset (active or not, booked by a UID or a name, pending and
@@ -141,7 +141,7 @@ function shape(statuses: Json[] | null | undefined): unknown {
   }));
 }
 
-describe('WorkloadSpread subset statuses = upstream v1.8.3, in-process', () => {
+describe('WorkloadSpread subset statuses = upstream v1.9.1, in-process', () => {
   const cases = fc.sample(caseArb, { numRuns: 400, seed: 2525 }).map(build);
   const upstream = upstreamWorkloadSpreadStatusOracle(cases);
 

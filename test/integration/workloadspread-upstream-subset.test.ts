@@ -1,5 +1,5 @@
 /**
- * WorkloadSpread's pod-webhook steps = upstream v1.8.3's own code, run in-process
+ * WorkloadSpread's pod-webhook steps = upstream v1.9.1's own code, run in-process
  * (tools/upstream/sidecarset-oracle `wssubset`: pkg/util/workloadspread acquireSuitableSubset's
  * StatefulSet branch or updateSubsetForPod, then injectWorkloadSpreadIntoPod). Generated
  * WorkloadSpreads (limits as numbers, percentages or none; unschedulable subsets; statuses with
@@ -253,7 +253,7 @@ function podShape(pod: Json): unknown {
   return normal(p);
 }
 
-describe('WorkloadSpread pod webhook steps = upstream v1.8.3, in-process', () => {
+describe('WorkloadSpread pod webhook steps = upstream v1.9.1, in-process', () => {
   const cases = fc.sample(caseArb, { numRuns: 500, seed: 2424 }).map(build);
   const upstream = upstreamWorkloadSpreadSubsetOracle(cases);
 

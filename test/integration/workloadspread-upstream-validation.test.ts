@@ -1,9 +1,9 @@
 /**
- * WorkloadSpread validation = upstream v1.8.3's, run in-process (tools/upstream/sidecarset-oracle
+ * WorkloadSpread validation = upstream v1.9.1's, run in-process (tools/upstream/sidecarset-oracle
  * `wsvalidate`: pkg/webhook/workloadspread/validating validatingWorkloadSpreadFn and, on UPDATE,
  * validateWorkloadSpreadUpdate, on a fake API). Two generators: one change per field upstream's
  * validation reads (walked from its code and the core rules it reaches: ValidateNodeSelectorTerm,
- * ValidatePreferredSchedulingTerms, ValidateTolerations of k8s.io/kubernetes v1.30) applied to
+ * ValidatePreferredSchedulingTerms, ValidateTolerations of k8s.io/kubernetes v1.32) applied to
  * valid WorkloadSpreads, and random WorkloadSpreads (fast-check) mixing valid and invalid values,
  * with conflicts and updates. Both sides must accept or both refuse.
  *
@@ -17,7 +17,7 @@ import { validateWorkloadSpread } from '../../lib/runtime/workloadspread/validat
 import { upstreamWorkloadSpreadValidationOracle } from './support/sidecarset-oracle.js';
 import { generateWorkloadSpreadCases } from './support/workloadspread-cases.js';
 
-describe('WorkloadSpread validation = upstream v1.8.3, in-process', () => {
+describe('WorkloadSpread validation = upstream v1.9.1, in-process', () => {
   const { fieldCases, pairCases, randomCases, patchCases } = generateWorkloadSpreadCases();
   const cases = [...fieldCases, ...pairCases, ...patchCases, ...randomCases];
   const upstream = upstreamWorkloadSpreadValidationOracle(cases);

@@ -112,16 +112,11 @@ export function sidecarSetCrd(): CrdManifest {
                 spec: obj(
                   {
                     selector: labelSelector,
+                    // As upstream's v1alpha1: the runtime's defaulting webhook stores `namespace` as upstream
+                    // v1.9.1 reads it back, a namespaceSelector on kubernetes.io/metadata.name (defaults.ts).
                     namespace: { type: 'string' },
-                    // Upstream's newer namespaceSelector also takes a `namespaces` list: kept and rejected.
-                    namespaceSelector: {
-                      ...labelSelector,
-                      properties: {
-                        ...labelSelector.properties,
-                        namespaces: { type: 'array', items: { type: 'string' } },
-                      },
-                      'x-kubernetes-validations': [unsupported('spec.namespaceSelector', 'namespaces')],
-                    },
+                    // A plain metav1.LabelSelector, as upstream's (unknown members are pruned, as there).
+                    namespaceSelector: labelSelector,
                     containers: { type: 'array', items: sidecarContainer },
                     initContainers: { type: 'array', items: sidecarContainer },
                     volumes: {
@@ -159,12 +154,6 @@ export function sidecarSetCrd(): CrdManifest {
                     // Unknown spec fields are kept, not pruned, so the validating webhook can reject
                     // them by name: an upstream manifest never silently loses a field.
                     'x-kubernetes-preserve-unknown-fields': true,
-                    'x-kubernetes-validations': [
-                      {
-                        rule: '!(has(self.namespace) && has(self.namespaceSelector))',
-                        message: 'spec.namespace and spec.namespaceSelector are mutually exclusive; set one',
-                      },
-                    ],
                   },
                 ),
                 status: obj({
@@ -186,7 +175,7 @@ export function sidecarSetCrd(): CrdManifest {
 }
 
 /** The upstream release whose SidecarSet and WorkloadSpread behaviour the runtime carries (and is judged against). */
-const RUNTIME_PARITY_RELEASE = 'v1.8.3';
+const RUNTIME_PARITY_RELEASE = 'v1.9.1';
 
 /**
  * The WorkloadSpread CRD (apps.kruise.io/v1alpha1) exactly as upstream's, from the data generated

@@ -118,7 +118,8 @@ export interface SidecarSetProps {
    */
   readonly namespace?: string;
   /**
-   * Only pods in namespaces with these labels. Cannot be combined with `namespace`.
+   * Only pods in namespaces with these labels. Cannot be combined with `namespace` (upstream v1.8.3 refuses the
+   * pair; v1.9.1 and the runtime keep `namespace` and drop this selector).
    * @default - every namespace but kube-system and the manager's own
    */
   readonly namespaceSelector?: k8s.LabelSelector;
@@ -295,7 +296,7 @@ function checkProps(props: SidecarSetProps): string[] {
       throw propError(
         'namespaceSelector',
         props.namespaceSelector,
-        'cannot be combined with namespace',
+        'cannot be combined with namespace: upstream v1.8.3 refuses the pair, v1.9.1 and the runtime keep namespace and silently drop namespaceSelector',
         'set either namespace or namespaceSelector',
       );
     }

@@ -7,7 +7,7 @@ import { PatchTypes, type CoreV1Client, type CustomObjectsClient } from '../kube
 import type { Logger } from '../log.js';
 import { podSidecarSetHash, sidecarSetHash } from './hash.js';
 import { registerLatestRevision, type HistoryDeps, type LatestRevision } from './history.js';
-import { sidecarSetMatchesPod } from './inject.js';
+import { podNamespaceLabels, sidecarSetMatchesPod } from './inject.js';
 import { inPlaceUpdatePatch } from './podupdate.js';
 import { newRevision } from './revisions.js';
 import { computeStatus, isPodInjectedAndConsistent, planUpdates, podState } from './rollout.js';
@@ -194,12 +194,11 @@ async function latestRevision(
  * getMatchingPods).
  */
 export function matchedPods(deps: Pick<SidecarSetControllerDeps, 'pods' | 'namespaces'>, s: SidecarSet): V1Pod[] {
+  const namespace = (name: string) => deps.namespaces.store.getByName(name);
   const pods = s.spec.namespace ? deps.pods.store.listNamespace(s.spec.namespace) : deps.pods.store.list();
   return pods
     .filter(
-      (pod) =>
-        isPodInjectedAndConsistent(s, pod) &&
-        sidecarSetMatchesPod(s, pod, deps.namespaces.store.getByName(pod.metadata?.namespace ?? '')?.metadata?.labels),
+      (pod) => isPodInjectedAndConsistent(s, pod) && sidecarSetMatchesPod(s, pod, podNamespaceLabels(pod, namespace)),
     )
     .sort((a, b) =>
       compareKeys(`${a.metadata?.namespace}/${a.metadata?.name}`, `${b.metadata?.namespace}/${b.metadata?.name}`),
@@ -217,7 +216,7 @@ export function sidecarSetsForPod(
   const injected = new Set(
     (pod.metadata?.annotations?.[SidecarSetAnnotations.injectedList] ?? '').split(',').filter(Boolean),
   );
-  const labels = deps.namespaces.store.getByName(pod.metadata?.namespace ?? '')?.metadata?.labels;
+  const labels = podNamespaceLabels(pod, (name) => deps.namespaces.store.getByName(name));
   return deps.sidecarSets.store
     .list()
     .filter((s) => injected.has(s.metadata.name) || sidecarSetMatchesPod(s, pod, labels))

@@ -217,6 +217,8 @@ const PROPAGATION = ['None', 'HostToContainer', 'Bidirectional'];
 function volumeMounts(c: Obj, at: string, errors: string[]): void {
   if (!Array.isArray(c.volumeMounts)) return;
   const paths = new Set<string>();
+  const devices = pathsByName(c.volumeDevices, 'devicePath');
+  const devicePaths = new Set(devices.values());
   c.volumeMounts.forEach((m: unknown, i) => {
     if (!isRecord(m)) return;
     const here = `${at}.volumeMounts[${i}]`;
@@ -227,6 +229,17 @@ function volumeMounts(c: Obj, at: string, errors: string[]): void {
         errors.push(`${here}.mountPath: ${JSON.stringify(m.mountPath)} must be unique in a container`);
       paths.add(m.mountPath);
     }
+    // core ValidateVolumeMounts: no overlap with the container's volumeDevices.
+    const name = typeof m.name === 'string' ? m.name : '';
+    if (devices.has(name))
+      errors.push(
+        `${here}.name: ${JSON.stringify(name)} is also in volumeDevices; a volume is either mounted or a device`,
+      );
+    const mountPath = typeof m.mountPath === 'string' ? m.mountPath : '';
+    if (devicePaths.has(mountPath))
+      errors.push(
+        `${here}.mountPath: ${JSON.stringify(mountPath)} is also a devicePath in volumeDevices; use another path`,
+      );
     if (typeof m.subPath === 'string' && m.subPath !== '') localDescendingPath(m.subPath, `${here}.subPath`, errors);
     if (typeof m.subPathExpr === 'string' && m.subPathExpr !== '') {
       if (typeof m.subPath === 'string' && m.subPath !== '')
@@ -368,19 +381,16 @@ function handler(h: Obj, at: string, errors: string[], kinds: string[], opts: Co
       });
   }
   if (isRecord(h.tcpSocket)) portNumOrName(h.tcpSocket.port, `${at}.tcpSocket.port`, errors);
-  const grace = opts.terminationGracePeriodSeconds;
-  if (grace !== undefined && isRecord(h.sleep)) {
-    const seconds = typeof h.sleep.seconds === 'number' ? h.sleep.seconds : 0;
-    if (seconds <= 0 || seconds > grace)
+  // core validateSleepAction: 1 to the pod's terminationGracePeriodSeconds (zero only behind a gate upstream leaves
+  // off); no bound when the pod has none.
+  const graceSeconds = opts.terminationGracePeriodSeconds;
+  if (isRecord(h.sleep) && graceSeconds !== undefined) {
+    const seconds = h.sleep.seconds;
+    if (typeof seconds !== 'number' || seconds <= 0 || seconds > graceSeconds)
       errors.push(
-        `${at}.sleep: ${seconds} seconds must be greater than 0 and at most terminationGracePeriodSeconds (${grace}); sleep less, or raise the grace period`,
+        `${at}.sleep.seconds: ${JSON.stringify(seconds)} must be greater than 0 and at most terminationGracePeriodSeconds (${graceSeconds}); sleep fewer seconds`,
       );
   }
-  // Upstream's fake pod has no terminationGracePeriodSeconds (0): validateSleepAction refuses every sleep.
-  else if (h.sleep !== undefined && h.sleep !== null)
-    errors.push(
-      `${at}.sleep: a sleep action in a SidecarSet is refused by upstream (validated in a pod with terminationGracePeriodSeconds 0); use exec`,
-    );
   if (isRecord(h.grpc)) portNumOrName(h.grpc.port, `${at}.grpc.port`, errors);
 }
 
@@ -426,14 +436,16 @@ export interface CoreValidationOptions {
   readonly podTemplate?: boolean;
   /**
    * The pod's terminationGracePeriodSeconds (after defaulting): a sleep hook is valid for 1 to that
-   * many seconds (validateSleepAction). Unset: every sleep is refused, as in the fake pod
-   * upstream validates a SidecarSet's containers in (grace period 0).
+   * many seconds (validateSleepAction). Unset: no bound, as core validation with a nil grace period
+   * (upstream v1.9.1 validates a SidecarSet's containers in a fake pod with 30).
    */
   readonly terminationGracePeriodSeconds?: number;
+  /** The pod's volumes, which the containers' volumeDevices and volumeMounts are checked against. */
+  readonly volumes?: unknown;
 }
 
 /** Checks of one container common to init and regular containers (core validateContainerCommon, and pod-only ones). */
-function common(c: Obj, at: string, errors: string[], opts: CoreValidationOptions = {}): void {
+function common(c: Obj, at: string, errors: string[], volumes: Map<string, Obj>, opts: CoreValidationOptions): void {
   if (!opts.podTemplate && typeof c.image === 'string' && c.image.trim() !== '' && c.image !== c.image.trim())
     errors.push(`${at}.image: ${JSON.stringify(c.image)} must not have leading or trailing whitespace`);
   if (
@@ -449,20 +461,64 @@ function common(c: Obj, at: string, errors: string[], opts: CoreValidationOption
   env(c, at, errors);
   envFrom(c, at, errors);
   volumeMounts(c, at, errors);
-  volumeDevices(c, at, errors);
+  volumeDevices(c, at, errors, volumes);
   resources(c, at, errors);
   resizePolicy(c, at, errors);
   securityContext(c, at, errors);
 }
 
-/** core ValidateVolumeDevices: sidecars have no PVC volume to name (upstream's fake pod has only the SidecarSet's). */
-function volumeDevices(c: Obj, at: string, errors: string[]): void {
+/** A container's volumeMounts or volumeDevices as core's GetVolumeMountMap/GetVolumeDeviceMap: name to path. */
+function pathsByName(list: unknown, pathField: 'mountPath' | 'devicePath'): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const x of Array.isArray(list) ? list : [])
+    if (isRecord(x))
+      out.set(typeof x.name === 'string' ? x.name : '', typeof x[pathField] === 'string' ? x[pathField] : '');
+  return out;
+}
+
+/**
+ * core ValidateVolumeDevices against the SidecarSet's volumes (upstream's fake pod has exactly those): each device
+ * names a persistentVolumeClaim or ephemeral volume, once, at a unique path without '..', neither of them used by the
+ * container's volumeMounts.
+ */
+function volumeDevices(c: Obj, at: string, errors: string[], volumes: Map<string, Obj>): void {
   if (!Array.isArray(c.volumeDevices)) return;
+  const mounts = pathsByName(c.volumeMounts, 'mountPath');
+  const mountPaths = new Set(mounts.values());
+  const names = new Set<string>();
+  const paths = new Set<string>();
   c.volumeDevices.forEach((d: unknown, i) => {
-    const name = isRecord(d) ? d.name : undefined;
-    errors.push(
-      `${at}.volumeDevices[${i}].name: ${JSON.stringify(name)} must name a persistentVolumeClaim volume; a SidecarSet has none to name`,
-    );
+    const dev = isRecord(d) ? d : {};
+    const here = `${at}.volumeDevices[${i}]`;
+    const name = typeof dev.name === 'string' ? dev.name : '';
+    const path = typeof dev.devicePath === 'string' ? dev.devicePath : '';
+    const volume = volumes.get(name);
+    if (name === '') errors.push(`${here}.name: is required; name a persistentVolumeClaim volume of spec.volumes`);
+    if (names.has(name))
+      errors.push(`${here}.name: ${JSON.stringify(name)} is used by another volumeDevice; use each once`);
+    if (volume === undefined)
+      errors.push(
+        `${here}.name: ${JSON.stringify(name)} names no volume of spec.volumes; add a persistentVolumeClaim volume of that name`,
+      );
+    else if (volume.persistentVolumeClaim == null && volume.ephemeral == null)
+      errors.push(
+        `${here}.name: ${JSON.stringify(name)} is not a persistentVolumeClaim or ephemeral volume, the only sources of a block device; mount it with volumeMounts instead`,
+      );
+    if (path === '') errors.push(`${here}.devicePath: is required, e.g. "/dev/xvda"`);
+    if (paths.has(path))
+      errors.push(`${here}.devicePath: ${JSON.stringify(path)} is used by another volumeDevice; use each once`);
+    if (path !== '' && path.split('/').includes('..'))
+      errors.push(
+        `${here}.devicePath: ${JSON.stringify(path)} must not contain '..'; give an absolute path without it`,
+      );
+    else paths.add(path);
+    if (mounts.has(name))
+      errors.push(
+        `${here}.name: ${JSON.stringify(name)} is also in volumeMounts; a volume is either mounted or a device`,
+      );
+    if (mountPaths.has(path))
+      errors.push(`${here}.devicePath: ${JSON.stringify(path)} is also a mountPath in volumeMounts; use another path`);
+    if (name !== '') names.add(name);
   });
 }
 
@@ -508,7 +564,9 @@ function securityContext(c: Obj, at: string, errors: string[]): void {
 
 /**
  * Every problem core pod validation finds in a SidecarSet's sidecars, as upstream's fake pod
- * meets them: `containers` as the pod's containers, `initContainers` as its init containers.
+ * meets them: `containers` as the pod's containers, `initContainers` as its init containers,
+ * `volumes` as its volumes (what volumeDevices may name), `graceSeconds` as its terminationGracePeriodSeconds (what
+ * a sleep hook may last; upstream v1.9.1's fake pod has 30, v1.8.3's had none set, 0, refusing every sleep).
  */
 export function coreSidecarErrors(
   containers: unknown,
@@ -516,12 +574,15 @@ export function coreSidecarErrors(
   opts: CoreValidationOptions = {},
 ): string[] {
   const errors: string[] = [];
+  const volumesByName = new Map<string, Obj>();
+  for (const v of Array.isArray(opts.volumes) ? opts.volumes : [])
+    if (isRecord(v) && typeof v.name === 'string' && !volumesByName.has(v.name)) volumesByName.set(v.name, v);
   const list = (x: unknown) => (Array.isArray(x) ? x.filter(isRecord) : []);
   const regular = list(containers);
   (Array.isArray(containers) ? containers : []).forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
     const at = `spec.containers[${i}]`;
-    common(c, at, errors, opts);
+    common(c, at, errors, volumesByName, opts);
     lifecycle(c, at, errors, opts);
     probe(c, 'livenessProbe', at, errors);
     probe(c, 'readinessProbe', at, errors);
@@ -531,7 +592,7 @@ export function coreSidecarErrors(
   (Array.isArray(initContainers) ? initContainers : []).forEach((c: unknown, i) => {
     if (!isRecord(c)) return;
     const at = `spec.initContainers[${i}]`;
-    common(c, at, errors, opts);
+    common(c, at, errors, volumesByName, opts);
     hostPortConflicts([c], at, errors);
     if (c.restartPolicy !== undefined && c.restartPolicy !== null && c.restartPolicy !== 'Always')
       errors.push(`${at}.restartPolicy: ${JSON.stringify(c.restartPolicy)} must be Always (or unset)`);

@@ -1,4 +1,5 @@
-import { isRecord, SidecarSetAnnotations } from '../../contract.js';
+import { isRecord, SidecarSetAnnotations, SidecarSetLabels } from '../../contract.js';
+import { NAMESPACE_NAME_LABEL } from './inject.js';
 import { canonicalQuantity, encode, GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { GO_ROOT } from './gojson.generated.js';
 import type { SidecarContainer, SidecarSet } from './types.js';
@@ -51,6 +52,19 @@ export function defaultSidecarSet(original: SidecarSet): SidecarSet {
  */
 function storeAsUpstream(s: SidecarSet): void {
   const spec = s.spec as Record<string, unknown>;
+  // Upstream v1.9.1 stores a SidecarSet as v1beta1 and serves v1alpha1 through its conversion (ConvertTo, then
+  // ConvertFrom), so a v1alpha1 client reads back `namespace` as the namespace selector
+  // `kubernetes.io/metadata.name: <namespace>` (replacing any namespaceSelector beside it), and the custom-version
+  // label only when it is not empty. The runtime stores v1alpha1, written here as upstream reads it back.
+  if (typeof spec.namespace === 'string') {
+    if (spec.namespace !== '') spec.namespaceSelector = { matchLabels: { [NAMESPACE_NAME_LABEL]: spec.namespace } };
+    delete spec.namespace;
+  }
+  const labels = s.metadata.labels;
+  if (isRecord(labels) && labels[SidecarSetLabels.customVersion] === '') {
+    delete labels[SidecarSetLabels.customVersion];
+    if (Object.keys(labels).length === 0) delete s.metadata.labels;
+  }
   for (const list of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
     if (Array.isArray(spec[list]) && (spec[list] as unknown[]).length === 0) delete spec[list];
   }

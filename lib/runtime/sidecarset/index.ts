@@ -66,7 +66,12 @@ export function registerSidecarSet(manager: Manager, beforeInjection?: PodCreate
   );
   const source: SidecarSetSource = {
     sidecarSets: () => sidecarSets.store.list(),
-    namespaceLabels: (ns: string) => namespaces.store.getByName(ns)?.metadata?.labels,
+    sortContainersByName: manager.options.featureGates[FeatureGates.sortSidecarContainerByName] === true,
+    // An existing Namespace without labels reads {} (a missing one, undefined, selects nothing).
+    namespaceLabels: (ns: string) => {
+      const found = namespaces.store.getByName(ns);
+      return found ? (found.metadata?.labels ?? {}) : undefined;
+    },
     assertFresh: async (signal) => {
       await Promise.all([sidecarSets, namespaces, revisions].map((i) => i.awaitFresh(signal)));
     },

@@ -7,7 +7,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { isEmptySelector, isValidLabelKey, SidecarSetAnnotations } from '../../contract.js';
-import { matchesSelector } from '../../contract/selector.js';
+import { matchesSelector, type SelectorLike } from '../../contract/selector.js';
 import { cloneJson } from '../webhook/jsonpatch.js';
 import { readHashAnnotation, sidecarSetHash, sidecarSetHashWithoutImage } from './hash.js';
 import { applyPodAnnotationPatches, type AnnotationAccess } from './metadata.js';
@@ -19,17 +19,50 @@ import {
   type TransferEnvVar,
 } from './types.js';
 
-/** True when `sidecarSet` selects `pod` (selector, namespace, namespaceSelector), as upstream. */
+/**
+ * True when `sidecarSet` selects `pod`, as upstream v1.9.1 (sidecarcontrol.PodMatchedSidecarSet): its namespace
+ * selector ({@link namespaceSelectorOf}) must select the pod's Namespace by that Namespace's labels (`namespaceLabels`:
+ * undefined when the Namespace is not in the cache, which selects nothing), then its pod selector the pod.
+ */
 export function sidecarSetMatchesPod(
   s: SidecarSet,
   pod: V1Pod,
   namespaceLabels: Record<string, string> | undefined,
 ): boolean {
-  const ns = pod.metadata?.namespace;
-  if (s.spec.namespace && s.spec.namespace !== ns) return false;
-  if (s.spec.namespaceSelector && !matchesSelector(s.spec.namespaceSelector, namespaceLabels)) return false;
+  const namespaceSelector = namespaceSelectorOf(s.spec);
+  if (namespaceSelector && (namespaceLabels === undefined || !matchesSelector(namespaceSelector, namespaceLabels)))
+    return false;
   // Upstream (sidecarcontrol.PodMatchedSidecarSet): an empty selector matches no pod.
   return !isEmptySelector(s.spec.selector) && matchesSelector(s.spec.selector, pod.metadata?.labels);
+}
+
+/**
+ * The labels of the pod's Namespace as upstream's matching reads them (a Get of Namespace `namespace || "default"`):
+ * undefined when `lookup` has no such Namespace, `{}` when it has no labels.
+ */
+export function podNamespaceLabels(
+  pod: V1Pod,
+  lookup: (ns: string) => { metadata?: { labels?: Record<string, string> } } | undefined,
+): Record<string, string> | undefined {
+  const ns = lookup(pod.metadata?.namespace || 'default');
+  return ns ? (ns.metadata?.labels ?? {}) : undefined;
+}
+
+/** The label the API server sets on every Namespace to its name. */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * The namespace selector upstream v1.9.1 reads from a v1alpha1 SidecarSet (its conversion to v1beta1, ConvertTo):
+ * `spec.namespace: X` becomes `{ matchLabels: { "kubernetes.io/metadata.name": X } }` and wins over any
+ * namespaceSelector; otherwise the namespaceSelector as it is; undefined: every namespace.
+ */
+export function namespaceSelectorOf(spec: {
+  namespace?: unknown;
+  namespaceSelector?: SelectorLike;
+}): SelectorLike | undefined {
+  if (typeof spec.namespace === 'string' && spec.namespace !== '')
+    return { matchLabels: { [NAMESPACE_NAME_LABEL]: spec.namespace } };
+  return spec.namespaceSelector;
 }
 
 /** A pod-ready Container from a sidecar: SidecarSet-only fields stripped. */
@@ -48,9 +81,16 @@ function mergeEnv(original: V1EnvVar[], additional: V1EnvVar[]): V1EnvVar[] {
   return [...original, ...additional.filter((e) => !names.has(e.name) && names.add(e.name))];
 }
 
-/** Upstream's util.MergeVolumeMounts: `additional` mounts at a mount path not yet used, appended. */
-function mergeMounts(original: V1VolumeMount[], additional: V1VolumeMount[]): V1VolumeMount[] {
-  const paths = new Set(original.map((m) => m.mountPath));
+/**
+ * Upstream v1.9.1's util.MergeVolumeMounts(container, additional): `additional` mounts at a path neither the
+ * container's own mounts nor its own volumeDevices use, appended.
+ */
+function mergeMounts(container: SidecarContainer, additional: V1VolumeMount[]): V1VolumeMount[] {
+  const original = container.volumeMounts ?? [];
+  const paths = new Set([
+    ...original.map((m) => m.mountPath),
+    ...(container.volumeDevices ?? []).map((d) => d.devicePath),
+  ]);
   return [...original, ...additional.filter((m) => !paths.has(m.mountPath) && paths.add(m.mountPath))];
 }
 
@@ -129,13 +169,35 @@ export interface InjectOptions {
    * copy or walk of its map. Default false: `pod` carries the whole new map.
    */
   annotationsApart?: boolean;
+  /**
+   * Sort the containers injection adds by name (stably) before placing them, as upstream v1.9.1 does under its
+   * EnableSortSidecarContainerByName gate. Default false, upstream's default: SidecarSets' order.
+   */
+  sortContainersByName?: boolean;
 }
 
 /**
- * Upstream's order of matched SidecarSets: those scoped to a namespace, then cluster-wide ones; by name within each.
+ * Upstream v1.9.1's order of matched SidecarSets: those its cache indexes under a namespace, then cluster-wide ones
+ * (fieldindex.IndexSidecarSetV1Beta1); by name within each.
  */
 function injectionOrder(a: SidecarSet, b: SidecarSet): number {
-  return Number(!a.spec.namespace) - Number(!b.spec.namespace) || a.metadata.name.localeCompare(b.metadata.name);
+  return (
+    Number(!indexedUnderNamespace(a)) - Number(!indexedUnderNamespace(b)) ||
+    a.metadata.name.localeCompare(b.metadata.name)
+  );
+}
+
+/**
+ * Whether upstream v1.9.1 indexes a SidecarSet under namespaces rather than cluster-wide: its namespace selector
+ * ({@link namespaceSelectorOf}) names them by kubernetes.io/metadata.name, in matchLabels or an `In` expression.
+ */
+function indexedUnderNamespace(s: SidecarSet): boolean {
+  const selector = namespaceSelectorOf(s.spec);
+  return (
+    selector !== undefined &&
+    (selector.matchLabels?.[NAMESPACE_NAME_LABEL] !== undefined ||
+      (selector.matchExpressions ?? []).some((e) => e.key === NAMESPACE_NAME_LABEL && e.operator === 'In'))
+  );
 }
 
 /**
@@ -196,11 +258,12 @@ export function injectSidecars(
     const prepare = (c: SidecarContainer): SidecarContainer => {
       const out = cloneJson(c);
       const shared = sharedMountsAndEnv(c, pod);
-      for (const m of c.volumeMounts ?? []) {
+      // The SidecarSet volumes its mounts and (v1.9.1) its own volumeDevices name; a missing one is skipped.
+      for (const m of [...(c.volumeMounts ?? []), ...(c.volumeDevices ?? [])]) {
         const v = (s.spec.volumes ?? []).find((x) => x.name === m.name);
         if (v) volumes.push(cloneJson(v));
       }
-      out.volumeMounts = mergeMounts(out.volumeMounts ?? [], shared.mounts);
+      out.volumeMounts = mergeMounts(out, shared.mounts);
       if (out.volumeMounts.length === 0) delete out.volumeMounts;
       out.env = mergeEnv(
         [...(out.env ?? []), { name: SIDECAR_INJECTED_ENV, value: 'true' }],
@@ -244,6 +307,7 @@ export function injectSidecars(
   inits.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   spec.initContainers = mergeSidecarContainers(spec.initContainers ?? [], inits);
   if (spec.initContainers.length === 0) delete spec.initContainers;
+  if (options.sortContainersByName) containers.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   spec.containers = mergeSidecarContainers(spec.containers, containers);
   const volumeNames = new Set((spec.volumes ?? []).map((v) => v.name));
   const newVolumes = volumes.filter((v) => !volumeNames.has(v.name) && volumeNames.add(v.name));

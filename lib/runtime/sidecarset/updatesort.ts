@@ -106,9 +106,10 @@ export function prioritySort(strategy: UpdatePriorityStrategy, pods: V1Pod[], in
     return level < 0 ? [-1, 0] : [level, -trailingNumber(labels[orders[level].orderedKey])];
   };
   const keys = new Map(indexes.map((i) => [i, key(pods[i].metadata?.labels ?? {})]));
-  // Upstream breaks ties by the position in the pod list, later first (its compare's defaultVal),
-  // not by the order sorted so far.
-  return [...indexes].sort((i, j) => keys.get(i)![0] - keys.get(j)![0] || keys.get(i)![1] - keys.get(j)![1] || j - i);
+  // Upstream v1.9.1 sorts stably and its compare's default (`i < j` over positions in the slice being
+  // sorted) is false whenever its stable sort asks, so ties keep the order they came in (v1.8.3 put the
+  // later position in the pod list first). Array.prototype.sort is stable.
+  return [...indexes].sort((i, j) => keys.get(i)![0] - keys.get(j)![0] || keys.get(i)![1] - keys.get(j)![1]);
 }
 
 type Term = { key: string; value: string };

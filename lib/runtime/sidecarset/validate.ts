@@ -10,15 +10,14 @@ import {
   sourceContainerFieldRefProblem,
   updateOrderProblems,
   volumeSourceProblem,
-  type SelectorLike,
   type SidecarSetConflictView,
 } from '../../contract.js';
-import { matchesSelector, validateSelector } from '../../contract/selector.js';
+import { isValidLabelValue, validateSelector } from '../../contract/selector.js';
 import { checkJsonShape, createPatch, validatePatch } from '../webhook/index.js';
 import { coreSidecarErrors, coreVolumeErrors } from './core-container.js';
 import { GoEncodingError, upstreamSidecarSetHash } from './gojson.js';
 import { injectionStrategyErrors, type SidecarSetRevisionSource } from './injection-revision.js';
-import { injectSidecars } from './inject.js';
+import { injectSidecars, NAMESPACE_NAME_LABEL } from './inject.js';
 import { patchMetadataWhitelistError, type PatchMetadataPolicy } from './metadata.js';
 import type { SidecarSet } from './types.js';
 
@@ -272,34 +271,35 @@ export function validateSidecarSet(s: unknown, context: SidecarSetValidationCont
     if (isRecord(spec.selector) && isEmptySelector(spec.selector))
       errors.push(`spec.selector: is empty; ${SIDECARSET_SELECTOR_FIX}`);
   }
-  if (spec.namespaceSelector !== undefined) {
+  // Upstream v1.9.1 validates the v1beta1 form of a v1alpha1 SidecarSet (ConvertTo): a non-empty `namespace` becomes
+  // the namespace selector `kubernetes.io/metadata.name: <namespace>` and wins, so a namespaceSelector beside it is
+  // dropped unread (v1.8.3 refused the pair); the name must then be a valid label value.
+  if (spec.namespace !== undefined && typeof spec.namespace !== 'string')
+    errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} must be a string`);
+  else if (typeof spec.namespace === 'string' && spec.namespace !== '') {
+    if (!isValidLabelValue(spec.namespace))
+      errors.push(
+        `spec.namespace: ${JSON.stringify(spec.namespace)} is not a valid label value, which upstream requires of it ` +
+          `(it matches the namespace by its ${NAMESPACE_NAME_LABEL} label); use the name of an existing namespace`,
+      );
+  } else if (spec.namespaceSelector !== undefined) {
     errors.push(...validateSelector(spec.namespaceSelector, 'spec.namespaceSelector'));
-    // Upstream's validateSelector refuses an empty one ({} would select every namespace).
-    const ns = spec.namespaceSelector;
-    if (
-      spec.namespace === undefined &&
-      isRecord(ns) &&
-      isEmptySelector(ns) &&
-      Object.keys(ns).every((k) => k === 'matchLabels' || k === 'matchExpressions')
-    )
+    // Upstream's validateSelector refuses an empty one ({} would select every namespace). A member a label selector
+    // does not have counts as absent, as in upstream's decoding (and the CRD prunes it before).
+    if (isRecord(spec.namespaceSelector) && isEmptySelector(spec.namespaceSelector))
       errors.push(
         'spec.namespaceSelector: is empty; upstream refuses an empty selector. Fix: remove it to inject in every namespace, or give it matchLabels',
       );
   }
-  if (isRecord(spec.namespaceSelector) && spec.namespaceSelector.namespaces !== undefined) {
-    errors.push(
-      'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
-    );
-  }
-  if (spec.namespace !== undefined && spec.namespaceSelector !== undefined)
-    errors.push('spec.namespace: cannot be combined with spec.namespaceSelector; set one');
-  // Upstream does not check that spec.namespace is a valid name (one that is not selects no pod); only its type.
-  if (spec.namespace !== undefined && typeof spec.namespace !== 'string')
-    errors.push(`spec.namespace: ${JSON.stringify(spec.namespace)} must be a string`);
   const names = new Map<string, string>();
   checkContainers(spec.containers, 'spec.containers', names, errors);
   checkContainers(spec.initContainers, 'spec.initContainers', names, errors);
-  errors.push(...coreSidecarErrors(spec.containers, spec.initContainers));
+  errors.push(
+    ...coreSidecarErrors(spec.containers, spec.initContainers, {
+      volumes: spec.volumes,
+      terminationGracePeriodSeconds: FAKE_POD_GRACE_SECONDS,
+    }),
+  );
   errors.push(...coreVolumeErrors(spec.volumes));
   if (names.size === 0 && !errors.some((e) => e.startsWith('spec.containers') || e.startsWith('spec.initContainers'))) {
     errors.push('spec.containers: at least one container or init container is required');
@@ -445,6 +445,9 @@ function injectionError(s: SidecarSet): string | undefined {
   }
 }
 
+/** The grace period (s) of the pod upstream v1.9.1 validates sidecars in (DefaultTerminationGracePeriodSeconds). */
+const FAKE_POD_GRACE_SECONDS = 30;
+
 const unservable = new WeakMap<object, string | false>();
 
 /**
@@ -479,23 +482,11 @@ export function conflictView(s: SidecarSet): SidecarSetConflictView {
 /**
  * Conflicts with existing SidecarSets whose pods may overlap (upstream validateSidecarConflict; rules in the contract).
  */
-export function findConflicts(
-  candidate: SidecarSet,
-  others: SidecarSet[],
-  namespaceLabels?: (ns: string) => Record<string, string> | undefined,
-): string[] {
-  // Upstream reads the namespace from its cache: one that does not exist is selected by nothing.
-  const selected =
-    namespaceLabels &&
-    ((ns: string, selector: SelectorLike) => {
-      const labels = namespaceLabels(ns);
-      const s = selector as SelectorLike;
-      return labels !== undefined && (isEmptySelector(s) || matchesSelector(s, labels));
-    });
+export function findConflicts(candidate: SidecarSet, others: SidecarSet[]): string[] {
   return others
     .filter((o) => o.metadata.name !== candidate.metadata.name)
     .flatMap((other) =>
-      sidecarSetConflicts(conflictView(candidate), conflictView(other), selected).map(({ field, names }) => {
+      sidecarSetConflicts(conflictView(candidate), conflictView(other)).map(({ field, names }) => {
         const list = names.map((n) => `"${n}"`).join(', ');
         if (field === 'patchPodMetadata')
           return `spec.patchPodMetadata: annotation ${list} is also patched by SidecarSet "${other.metadata.name}" in pods both select, one of them with Overwrite; ${SidecarSetRules.patchConflictFix}`;

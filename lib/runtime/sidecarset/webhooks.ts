@@ -27,6 +27,9 @@ import { findConflicts, unservableReason, validateSidecarSet } from './validate.
 /** What the webhooks read: the informer caches of SidecarSets and Namespaces. */
 export interface SidecarSetSource {
   sidecarSets(): SidecarSet[];
+  /** --feature-gates=EnableSortSidecarContainerByName=true: injected containers sorted by name. */
+  sortContainersByName?: boolean;
+  /** The labels of Namespace `namespace`: undefined when it is not in the cache, {} when it has none. */
   namespaceLabels(namespace: string): Record<string, string> | undefined;
   /**
    * Settles once the caches are current enough to answer from (Informer.awaitFresh: at once within
@@ -154,7 +157,7 @@ export function podInjectionWebhook(
       if (injectionIgnored(pod)) return beforeOnly();
       const stale = await freshnessDenial(source, ctx?.signal);
       if (stale) return stale;
-      const labels = source.namespaceLabels(pod.metadata!.namespace ?? '');
+      const labels = source.namespaceLabels(pod.metadata!.namespace || 'default');
       const warnings: string[] = [];
       const matching = source.sidecarSets().filter((s) => {
         if (s.spec.injectionStrategy?.paused || s.metadata.deletionTimestamp || !sidecarSetMatchesPod(s, pod, labels))
@@ -173,7 +176,10 @@ export function podInjectionWebhook(
         // A pinned revision that cannot be read, or patchPodMetadata that cannot merge, fails the pod as upstream
         // (500).
         const chosen = matching.map((s) => revisionToInject(s, pod, source.revisions, random));
-        injection = injectSidecars(base, chosen, new Date(clock.now()), { annotationsApart: !changedBefore });
+        injection = injectSidecars(base, chosen, new Date(clock.now()), {
+          annotationsApart: !changedBefore,
+          sortContainersByName: source.sortContainersByName,
+        });
       } catch (err) {
         if (!(err instanceof InjectionRevisionError) && !(err instanceof PatchPodMetadataError)) throw err;
         return deny(`SidecarSet injection failed: ${err.message}`, 500);
@@ -236,11 +242,7 @@ export function sidecarSetValidatingWebhook(source: SidecarSetSource): Validatin
       // Conflicts are judged against the cache: a stale one could let a conflicting SidecarSet in.
       const stale = await freshnessDenial(source, ctx?.signal);
       if (stale) return stale;
-      errors.push(
-        ...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets(), (ns) =>
-          source.namespaceLabels(ns),
-        ),
-      );
+      errors.push(...findConflicts(request.object as unknown as SidecarSet, source.sidecarSets()));
     }
     return errors.length === 0
       ? allow()

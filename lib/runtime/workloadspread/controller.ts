@@ -1,5 +1,5 @@
 /**
- * The WorkloadSpread controller, as upstream OpenKruise v1.8.3's (pkg/controller/workloadspread
+ * The WorkloadSpread controller, as upstream OpenKruise v1.9.1's (pkg/controller/workloadspread
  * syncWorkloadSpread): finds the target's pods, groups them by version and subset (patching the
  * subset's metadata onto pods created before the WorkloadSpread, by their node), sets pod deletion
  * costs so that a scale-in removes pods from the right subsets, writes status.subsetStatuses and

@@ -1,5 +1,5 @@
 /**
- * The pod deletion costs upstream OpenKruise v1.8.3's WorkloadSpread controller sets so that a
+ * The pod deletion costs upstream OpenKruise v1.9.1's WorkloadSpread controller sets so that a
  * scale-in removes pods from the right subsets (pkg/controller/workloadspread/
  * update_pod_deletion_cost.go updateDeletionCostBySubset): per subset, in order, the pods within
  * its limit get +100 x (subsets - index), those over it (the first to delete by
@@ -28,10 +28,20 @@ const isReady = (p: Json) => readyCondition(p) !== undefined;
 const seconds = (t: unknown) => (typeof t === 'string' && t ? Math.floor(Date.parse(t) / 1000) : 0);
 /** afterOrZero: a zero time sorts first, else the later one. */
 const afterOrZero = (a: number, b: number) => (a === 0 || b === 0 ? a === 0 : a > b);
-const maxRestarts = (p: Json) =>
-  Math.max(0, ...(p?.status?.containerStatuses ?? []).map((c: Json) => Number(c?.restartCount ?? 0)));
+const maxRestarts = (statuses: Json[] | undefined) =>
+  Math.max(0, ...(statuses ?? []).map((c: Json) => Number(c?.restartCount ?? 0)));
+/** The most restarts of a pod's native sidecars (init containers with restartPolicy Always). */
+const maxSidecarRestarts = (p: Json) => {
+  const sidecars = new Set(
+    (p?.spec?.initContainers ?? []).filter((c: Json) => c?.restartPolicy === 'Always').map((c: Json) => c?.name),
+  );
+  return maxRestarts((p?.status?.initContainerStatuses ?? []).filter((c: Json) => sidecars.has(c?.name)));
+};
 
-/** kubecontroller.ActivePods.Less (v1.30): whether `a` is deleted before `b`. */
+/**
+ * kubecontroller.ActivePods.Less (Kubernetes 1.32, which upstream v1.9.1 links): whether `a` is deleted before `b`.
+ * 1.32 breaks a tie in container restarts by the native sidecars' restarts (1.30, v1.8.3's, did not).
+ */
 export function deletedBefore(a: Json, b: Json): boolean {
   const na = a?.spec?.nodeName ?? '';
   const nb = b?.spec?.nodeName ?? '';
@@ -45,7 +55,9 @@ export function deletedBefore(a: Json, b: Json): boolean {
     const rb = seconds(readyCondition(b)?.lastTransitionTime);
     if (ra !== rb) return afterOrZero(ra, rb);
   }
-  if (maxRestarts(a) !== maxRestarts(b)) return maxRestarts(a) > maxRestarts(b);
+  const [restartsA, restartsB] = [maxRestarts(a?.status?.containerStatuses), maxRestarts(b?.status?.containerStatuses)];
+  if (restartsA !== restartsB) return restartsA > restartsB;
+  if (maxSidecarRestarts(a) !== maxSidecarRestarts(b)) return maxSidecarRestarts(a) > maxSidecarRestarts(b);
   const ca = seconds(a?.metadata?.creationTimestamp);
   const cb = seconds(b?.metadata?.creationTimestamp);
   if (ca !== cb) return afterOrZero(ca, cb);

@@ -1,5 +1,5 @@
 /**
- * How upstream OpenKruise v1.8.3's WorkloadSpread controller puts pods into subsets
+ * How upstream OpenKruise v1.9.1's WorkloadSpread controller puts pods into subsets
  * (pkg/controller/workloadspread groupPodBySubset, getSuitableSubsetNameForPod, matchesSubset):
  * a pod whose annotation names this WorkloadSpread and one of its subsets belongs there; another
  * pod on a node goes to the subset whose required term and tolerations its node satisfies with the

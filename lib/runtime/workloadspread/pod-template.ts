@@ -1,6 +1,6 @@
 /**
- * The pod-level rules of Kubernetes' core ValidatePodSpec (k8s.io/kubernetes v1.30
- * pkg/apis/core/validation, the release upstream OpenKruise v1.8.3 links) that upstream's
+ * The pod-level rules of Kubernetes' core ValidatePodSpec (k8s.io/kubernetes v1.32
+ * pkg/apis/core/validation, the release upstream OpenKruise v1.9.1 links) that upstream's
  * WorkloadSpread webhook reaches when it validates a subset patch merged into the target's pod
  * template (pkg/webhook/workloadspread/validating validateWorkloadSpreadSubsets: strategic merge,
  * then convertor.ConvertPod, which applies the pod defaults, then ValidatePodSpec). A merged
@@ -225,9 +225,23 @@ export function mergedPodSpecProblems(podSpec: unknown, at: string, opts: CoreVa
     if (names.has(str(c.name))) out.push(duplicate(`${here}.name`, str(c.name)));
     else if (str(c.name) !== '') names.add(str(c.name));
   });
-  // The per-container rules of the SidecarSet port, but its volume devices (a sidecar has no claim to name).
-  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [], opts))
-    if (!/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e)) out.push(`${at}.${e.slice('spec.'.length)}`);
+  // The per-container rules of the SidecarSet port, but its volume devices and their overlap with mounts, which
+  // containerCommon above checks in upstream's words.
+  const core: CoreValidationOptions = {
+    ...opts,
+    volumes: spec.volumes ?? [],
+    terminationGracePeriodSeconds:
+      opts.terminationGracePeriodSeconds ??
+      (typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : undefined),
+  };
+  for (const e of coreSidecarErrors(spec.containers ?? [], spec.initContainers ?? [], core))
+    if (
+      !/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeDevices\[/.test(e) &&
+      !/^spec\.(init)?[cC]ontainers\[\d+\]\.volumeMounts\[\d+\]\.\w+: .* is also (in|a devicePath in) volumeDevices/.test(
+        e,
+      )
+    )
+      out.push(`${at}.${e.slice('spec.'.length)}`);
   const restart = spec.restartPolicy;
   if (restart !== undefined && restart !== null && restart !== '' && !RESTART_POLICIES.includes(restart as string))
     out.push(unsupported(`${at}.restartPolicy`, restart, RESTART_POLICIES));

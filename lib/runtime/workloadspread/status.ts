@@ -1,5 +1,5 @@
 /**
- * The subset statuses upstream OpenKruise v1.8.3's WorkloadSpread controller computes from the
+ * The subset statuses upstream OpenKruise v1.9.1's WorkloadSpread controller computes from the
  * pods of each subset (pkg/controller/workloadspread calculateWorkloadSpreadSubsetStatuses,
  * calculateWorkloadSpreadSubsetStatus, rescheduleSubset): replicas, missing replicas,
  * creatingPods kept for 30 s and deletingPods for 15 s after the webhook booked them, and under

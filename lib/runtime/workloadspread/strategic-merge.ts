@@ -1,6 +1,6 @@
 /**
  * Strategic merge of a patch into a pod, with the semantics of k8s.io/apimachinery v0.30's
- * strategicpatch.StrategicMergePatch(original, patch, &corev1.Pod{}) as upstream OpenKruise v1.8.3's
+ * strategicpatch.StrategicMergePatch(original, patch, &corev1.Pod{}) as upstream OpenKruise v1.9.1's
  * WorkloadSpread webhook calls it (merge options: parallel deletion lists merged, unmatched nulls
  * ignored): maps merge, `null` deletes, lists with a `merge` strategy merge by their key (or as a
  * set of scalars), every other list is replaced; the directives `$patch` (replace, delete),

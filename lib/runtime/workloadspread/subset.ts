@@ -1,5 +1,5 @@
 /**
- * What upstream OpenKruise v1.8.3's pod webhook does for a WorkloadSpread when a pod of its
+ * What upstream OpenKruise v1.9.1's pod webhook does for a WorkloadSpread when a pod of its
  * workload is created or deleted (pkg/util/workloadspread/workloadspread.go): pick the subset
  * (acquireSuitableSubset: by ordinal for a StatefulSet, else the first schedulable subset with
  * missing replicas, in order), book it in the status (updateSubsetForPod: creatingPods /

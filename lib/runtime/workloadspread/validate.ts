@@ -1,5 +1,5 @@
 /**
- * WorkloadSpread admission checks as upstream OpenKruise v1.8.3's validating webhook
+ * WorkloadSpread admission checks as upstream OpenKruise v1.9.1's validating webhook
  * (pkg/webhook/workloadspread/validating): the spec rules of the contract
  * (lib/contract/workloadspread.ts, shared with the construct), the conflict with another
  * WorkloadSpread of the namespace on the same workload, and on UPDATE the immutable target.
@@ -40,17 +40,19 @@ export interface WorkloadSpreadValidationContext {
 }
 
 /**
- * The target whose pod template upstream v1.8.3 checks each subset patch against: a built-in kind
- * of its group, but a StatefulSet (v1.8.3 reads it into a nil object and so never has its template;
- * v1.9.1 reads it). Undefined when there is none to read.
+ * The target whose pod template upstream v1.9.1 checks each subset patch against: a built-in kind of its group, read
+ * as that kind; a StatefulSet of any of its groups is read as an apps/v1 StatefulSet of that name (so an Advanced
+ * StatefulSet is found only when an apps/v1 one shares its name). v1.8.3 never read a StatefulSet's template (its Get
+ * went into a nil object). Undefined when there is none to read.
  */
 export function patchCheckTarget(ws: unknown): { apiVersion: string; kind: string; name: string } | undefined {
   const spec = isRecord(ws) && isRecord(ws.spec) ? ws.spec : undefined;
   const ref = spec && isRecord(spec.targetRef) ? spec.targetRef : undefined;
-  if (!ref || !ref.apiVersion || !ref.kind || !ref.name || ref.kind === 'StatefulSet') return undefined;
+  if (!ref || !ref.apiVersion || !ref.kind || !ref.name) return undefined;
   const groups = WORKLOADSPREAD_TARGETS[String(ref.kind)];
   const group = apiGroupOf(String(ref.apiVersion));
   if (!groups || group === undefined || !groups.includes(group)) return undefined;
+  if (ref.kind === 'StatefulSet') return { apiVersion: 'apps/v1', kind: 'StatefulSet', name: String(ref.name) };
   return { apiVersion: String(ref.apiVersion), kind: String(ref.kind), name: String(ref.name) };
 }
 

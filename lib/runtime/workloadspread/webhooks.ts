@@ -1,5 +1,5 @@
 /**
- * WorkloadSpread's admission paths, as upstream OpenKruise v1.8.3's webhooks:
+ * WorkloadSpread's admission paths, as upstream OpenKruise v1.9.1's webhooks:
  * - pod CREATE (pkg/webhook/pod/mutating/workloadspread.go, pkg/util/workloadspread HandlePodCreation):
  *   the pod's owner chain is matched against the namespace's WorkloadSpreads, a subset is chosen
  *   and booked in the WorkloadSpread's status (optimistic concurrency, retried on conflict), and the

@@ -1,5 +1,5 @@
 /**
- * One change per field that upstream v1.8.3's SidecarSet validation reads, most making it invalid,
+ * One change per field that upstream v1.9.1's SidecarSet validation reads, most making it invalid,
  * some at the edge of valid (so over-refusal shows too). Walked from upstream's code, in its order:
  * pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go validateSidecarSet
  * (ValidateObjectMeta with validateSidecarSetName, validateSidecarSetSpec: selector,
@@ -255,6 +255,10 @@ export const INVALID_FIELDS: Record<string, (s: Json) => void> = {
   'lifecycle preStop without handler': (s) => (c0(s).lifecycle = { preStop: {} }),
   'lifecycle postStart exec without command': (s) => (c0(s).lifecycle = { postStart: { exec: { command: [] } } }),
   'lifecycle preStop sleep negative': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: -1 } } }),
+  // v1.9.1 validates in a pod with terminationGracePeriodSeconds 30 (v1.8.3's had none, refusing every sleep).
+  'lifecycle preStop sleep 5 (valid)': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: 5 } } }),
+  'lifecycle preStop sleep 0': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: 0 } } }),
+  'lifecycle preStop sleep 31': (s) => (c0(s).lifecycle = { preStop: { sleep: { seconds: 31 } } }),
   // securityContext
   'securityContext runAsUser negative': (s) => (c0(s).securityContext = { runAsUser: -1 }),
   'securityContext privileged without privilege escalation': (s) =>

@@ -9,6 +9,17 @@ import { runGoOracle } from './go-oracle.js';
 
 const BUILD = fileURLToPath(new URL('../../../tools/upstream/sidecarset-oracle/build.sh', import.meta.url));
 
+/**
+ * The labels the API server gives Namespace "apps" (kubernetes.io/metadata.name, set on every Namespace), which
+ * upstream v1.9.1 matches a SidecarSet's `namespace` through; and that Namespace, for the oracle's fake cluster.
+ */
+export const APPS_NAMESPACE_LABELS: Record<string, string> = { 'kubernetes.io/metadata.name': 'apps' };
+export const APPS_NAMESPACE = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name: 'apps', labels: APPS_NAMESPACE_LABELS },
+};
+
 export interface OracleHashes {
   hash: string;
   withoutImage: string;

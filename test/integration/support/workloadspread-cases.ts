@@ -4,7 +4,7 @@
  * test/integration/workloadspread-differential.test.ts): one change per field upstream's
  * validation reads (walked from pkg/webhook/workloadspread/validating and the core rules it
  * reaches: ValidateNodeSelectorTerm, ValidatePreferredSchedulingTerms, ValidateTolerations of
- * k8s.io/kubernetes v1.30) applied to valid WorkloadSpreads, conflicts and updates on them,
+ * k8s.io/kubernetes v1.32) applied to valid WorkloadSpreads, conflicts and updates on them,
  * subset patches judged against the target's pod template (the case carries the target workload:
  * upstream merges each patch into its template and runs core ValidatePodSpec on the result), and
  * random WorkloadSpreads (fast-check) mixing valid and invalid values, patches included, most with
@@ -91,8 +91,8 @@ const FIELDS: Record<string, (s: Json) => void> = {
   'required term operator unknown': (s) => (s0(s).requiredNodeSelectorTerm = zone('Near', ['x'])),
   'required term key invalid': (s) =>
     (s0(s).requiredNodeSelectorTerm = { matchExpressions: [{ key: 'bad key', operator: 'Exists' }] }),
-  'required term value not a label value (valid in v1.30)': (s) =>
-    (s0(s).requiredNodeSelectorTerm = zone('In', ['not a label!'])),
+  // Valid in v1.8.3 (Kubernetes 1.30 checked no value); v1.9.1 checks a required term's values, not a preferred one's.
+  'required term value not a label value': (s) => (s0(s).requiredNodeSelectorTerm = zone('In', ['not a label!'])),
   'required term matchFields metadata.name (valid)': (s) =>
     (s0(s).requiredNodeSelectorTerm = { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-1'] }] }),
   'required term matchFields other key': (s) =>
@@ -112,6 +112,8 @@ const FIELDS: Record<string, (s: Json) => void> = {
   'preferred weight 101': (s) => (s0(s).preferredNodeSelectorTerms = [{ weight: 101, preference: zone('In', ['a']) }]),
   'preferred weight 100 (valid)': (s) =>
     (s0(s).preferredNodeSelectorTerms = [{ weight: 100, preference: zone('In', ['a']) }]),
+  'preferred term value not a label value (valid)': (s) =>
+    (s0(s).preferredNodeSelectorTerms = [{ weight: 5, preference: zone('In', ['not a label!']) }]),
   'preferred term invalid': (s) => (s0(s).preferredNodeSelectorTerms = [{ weight: 5, preference: zone('In', []) }]),
   'toleration key invalid': (s) => (s0(s).tolerations = [{ key: 'bad key', operator: 'Exists' }]),
   'toleration empty key with Equal': (s) => (s0(s).tolerations = [{ operator: 'Equal', value: 'x' }]),

@@ -101,7 +101,7 @@ describe('manager flavours', () => {
 
   it('refuse a gate the runtime does not read (it would refuse to start), naming it', () => {
     expect(() => synthManager({ image: runtime, featureGates: { ImagePullJobGate: true } })).toThrow(
-      /^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed and WorkloadSpread \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/,
+      /^featureGates\.ImagePullJobGate: is not a gate of this project's runtime, which reads only EnableExternalCerts and EnableSortSidecarContainerByName and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed and WorkloadSpread \(got true\)\. Fix: remove ImagePullJobGate, or use ManagerImage.upstream\(\)/,
     );
   });
 

@@ -75,7 +75,7 @@ describe('parseOptions', () => {
       /--cert-mode: "self-managed" contradicts --feature-gates=EnableExternalCerts=true/,
     );
     expect(() => parse(['--feature-gates=PodWebhook=true,ImagePullJobGate=true'])).toThrow(
-      /--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed/,
+      /--feature-gates: "ImagePullJobGate" is not a feature gate of this runtime, which reads only EnableExternalCerts and EnableSortSidecarContainerByName and PodWebhook and SidecarSetPatchPodMetadataDefaultsAllowed/,
     );
     expect(() => parse(['--feature-gates=pod-webhook=true'])).toThrow(
       /--feature-gates: "pod-webhook" is not a feature gate name/,

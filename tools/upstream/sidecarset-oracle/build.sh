@@ -7,9 +7,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 go="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 pin="$here/../pin.json"
-# The runtime's SidecarSet/WorkloadSpread behaviour is pinned to upstream v1.8.3 (the release its
-# differential tests were written against), whatever the constructs' default release is.
-version="${ORACLE_KRUISE_VERSION:-v1.8.3}"
+# The runtime's SidecarSet/WorkloadSpread behaviour is pinned to upstream v1.9.1 (the release its
+# differential tests run), whatever the constructs' default release is. The oracle reads v1alpha1
+# inputs and hands upstream's code v1beta1 where v1.9.1 reads it (main.go), so an older release
+# does not build with these files.
+version="${ORACLE_KRUISE_VERSION:-v1.9.1}"
 sum="$(node -e "const p = require('$pin'); if (!p.releases['$version']) { console.error('sidecarset-oracle: $pin pins no $version'); process.exit(1); } process.stdout.write(p.releases['$version'])")"
 module="$(node -e "process.stdout.write(require('$pin').module)")"
 # The module (checksum-verified against the pin), then its dependencies, from the module proxy.

@@ -53,6 +53,7 @@ import (
 
 	"github.com/openkruise/kruise/apis/apps/defaults"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/openkruise/kruise/apis/apps/v1beta1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
 	"github.com/openkruise/kruise/pkg/controller/sidecarset"
 	wscontroller "github.com/openkruise/kruise/pkg/controller/workloadspread"
@@ -273,9 +274,10 @@ func main() {
 		})
 	case "state":
 		eachCase(func(c *input) (interface{}, error) {
-			canUpgrade, consistent := sidecarcontrol.New(c.SidecarSet).IsSidecarSetUpgradable(c.Pod)
+			set := beta(c.SidecarSet)
+			canUpgrade, consistent := sidecarcontrol.New(set).IsSidecarSetUpgradable(c.Pod)
 			return map[string]bool{
-				"updated":    sidecarcontrol.IsPodSidecarUpdated(c.SidecarSet, c.Pod),
+				"updated":    sidecarcontrol.IsPodSidecarUpdated(set, c.Pod),
 				"upgradable": canUpgrade,
 				"consistent": consistent,
 			}, nil
@@ -284,7 +286,7 @@ func main() {
 		eachCase(func(c *input) (interface{}, error) { return rollout(c) })
 	case "validate":
 		eachCase(func(c *input) (interface{}, error) {
-			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), c.Object, c.Older)}, nil
+			return map[string][]string{"errors": validating.OracleValidateSidecarSet(c.cluster(c.Existing), beta(c.Object), betaOrNil(c.Older))}, nil
 		})
 	case "wsvalidate":
 		eachCase(func(c *input) (interface{}, error) {
@@ -383,28 +385,30 @@ func (c *input) wsCluster() client.Client {
 func rollout(c *input) (interface{}, error) {
 	// Upstream's manager registers its types in client-go's scheme, which its revision codec uses.
 	_ = appsv1alpha1.AddToScheme(clientgoscheme.Scheme)
+	_ = appsv1beta1.AddToScheme(clientgoscheme.Scheme)
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = appsv1alpha1.AddToScheme(scheme)
-	objects := []client.Object{c.SidecarSet}
+	_ = appsv1beta1.AddToScheme(scheme)
+	objects := []client.Object{beta(c.SidecarSet)}
 	for i := range c.Pods {
 		objects = append(objects, &c.Pods[i])
 	}
 	for i := range c.Namespaces {
-		objects = append(objects, &c.Namespaces[i])
+		objects = append(objects, labelled(&c.Namespaces[i]))
 	}
-	cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithStatusSubresource(&appsv1alpha1.SidecarSet{}).
-		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).Build()
+	cli := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithStatusSubresource(&appsv1beta1.SidecarSet{}).
+		WithIndex(&appsv1beta1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSetV1Beta1).Build()
 	// Expectations are process-global upstream: each case starts from none.
 	sidecarcontrol.UpdateExpectations.DeleteExpectations(c.SidecarSet.Name)
-	set := &appsv1alpha1.SidecarSet{}
+	set := &appsv1beta1.SidecarSet{}
 	if err := cli.Get(context.TODO(), client.ObjectKeyFromObject(c.SidecarSet), set); err != nil {
 		return nil, err
 	}
 	if _, err := sidecarset.NewSidecarSetProcessor(cli, record.NewFakeRecorder(1000)).UpdateSidecarSet(set); err != nil {
 		return nil, err
 	}
-	after := &appsv1alpha1.SidecarSet{}
+	after := &appsv1beta1.SidecarSet{}
 	pods := &corev1.PodList{}
 	revisions := &appsv1.ControllerRevisionList{}
 	for _, err := range []error{cli.Get(context.TODO(), client.ObjectKeyFromObject(c.SidecarSet), after), cli.List(context.TODO(), pods), cli.List(context.TODO(), revisions)} {
@@ -416,20 +420,51 @@ func rollout(c *input) (interface{}, error) {
 }
 
 // cluster is a fake API holding sidecarSets and the input's namespaces, indexed as upstream's
-// manager indexes SidecarSets (by namespace).
+// manager indexes SidecarSets (by namespace). The SidecarSets are held as v1beta1, the version
+// upstream's CRD stores and its webhooks and controller read, converted from the v1alpha1 input
+// by upstream's own conversion (what the API server's conversion webhook call does).
 func (c *input) cluster(sidecarSets []appsv1alpha1.SidecarSet) client.Client {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = appsv1alpha1.AddToScheme(scheme)
+	_ = appsv1beta1.AddToScheme(scheme)
 	objects := make([]client.Object, 0, len(sidecarSets)+len(c.Namespaces))
 	for i := range sidecarSets {
-		objects = append(objects, &sidecarSets[i])
+		objects = append(objects, beta(&sidecarSets[i]))
 	}
 	for i := range c.Namespaces {
-		objects = append(objects, &c.Namespaces[i])
+		objects = append(objects, labelled(&c.Namespaces[i]))
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
-		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).Build()
+		WithIndex(&appsv1beta1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSetV1Beta1).Build()
+}
+
+// beta converts a v1alpha1 SidecarSet (a test input) to v1beta1 with upstream's own ConvertTo,
+// on a deep copy (ConvertTo shares the source's label map and deletes from it).
+func beta(s *appsv1alpha1.SidecarSet) *appsv1beta1.SidecarSet {
+	out := &appsv1beta1.SidecarSet{}
+	if err := s.DeepCopy().ConvertTo(out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func betaOrNil(s *appsv1alpha1.SidecarSet) *appsv1beta1.SidecarSet {
+	if s == nil {
+		return nil
+	}
+	return beta(s)
+}
+
+// labelled is the namespace as a real API server stores it: with the kubernetes.io/metadata.name
+// label it sets on every Namespace (which upstream v1.9.1's namespace matching reads).
+func labelled(ns *corev1.Namespace) *corev1.Namespace {
+	out := ns.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	out.Labels[appsv1alpha1.LabelMetadataName] = out.Name
+	return out
 }
 
 // eachCase decodes each stdin line as an input and answers it like eachLine.

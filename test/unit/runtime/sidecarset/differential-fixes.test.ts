@@ -179,35 +179,46 @@ describe('which SidecarSets upstream deems overlapping (lib/contract/sidecarset.
     expect(upstreamSelectorsOverlap(a, b)).toBe(overlap);
   });
 
-  // pkg/webhook/sidecarset/validating/utils.go isSidecarSetNamespaceOverlapping.
-  it("reads namespaces as upstream does, including its check of the existing set's own selector", () => {
+  // pkg/webhook/sidecarset/validating/utils.go isSidecarSetNamespaceOverlapping, v1.9.1: on the v1beta1 forms.
+  it('reads namespaces as upstream v1.9.1 does: a namespace is a metadata.name selector, overlap is syntax alone', () => {
     const teamA = { matchLabels: { team: 'a' } };
-    const labels: Record<string, Record<string, string>> = { apps: { team: 'a' }, other: { team: 'b' } };
-    const selected = (ns: string, s: { matchLabels?: Record<string, string> }) =>
-      !!labels[ns] && Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[ns][k] === v);
-    expect(upstreamNamespacesOverlap({ namespace: 'apps' }, { namespace: 'other' }, selected)).toBe(false);
-    expect(upstreamNamespacesOverlap({ namespace: 'apps' }, { namespaceSelector: teamA }, selected)).toBe(true);
-    expect(upstreamNamespacesOverlap({ namespace: 'other' }, { namespaceSelector: teamA }, selected)).toBe(false);
-    // A candidate with a namespaceSelector never overlaps an existing set pinned to a namespace upstream.
-    expect(upstreamNamespacesOverlap({ namespaceSelector: teamA }, { namespace: 'apps' }, selected)).toBe(false);
-    expect(upstreamNamespacesOverlap({}, { namespace: 'apps' }, selected)).toBe(true);
+    const teamB = { matchLabels: { team: 'b' } };
+    expect(upstreamNamespacesOverlap({ namespace: 'apps' }, { namespace: 'other' })).toBe(false);
+    expect(upstreamNamespacesOverlap({ namespace: 'apps' }, { namespace: 'apps' })).toBe(true);
+    // Different keys are never disjoint, whatever the namespaces' labels (v1.8.3 looked the namespace up).
+    expect(upstreamNamespacesOverlap({ namespace: 'other' }, { namespaceSelector: teamA })).toBe(true);
+    expect(upstreamNamespacesOverlap({ namespaceSelector: teamA }, { namespace: 'apps' })).toBe(true);
+    expect(upstreamNamespacesOverlap({ namespaceSelector: teamA }, { namespaceSelector: teamB })).toBe(false);
+    expect(upstreamNamespacesOverlap({}, { namespace: 'apps' })).toBe(true);
+    // The namespace wins over a namespaceSelector beside it (ConvertTo).
+    expect(
+      upstreamNamespacesOverlap({ namespace: 'apps', namespaceSelector: teamA }, { namespaceSelector: teamB }),
+    ).toBe(true);
+    expect(upstreamNamespacesOverlap({ namespace: 'apps', namespaceSelector: teamA }, { namespace: 'other' })).toBe(
+      false,
+    );
+    const byName = { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } };
+    expect(upstreamNamespacesOverlap({ namespaceSelector: byName }, { namespace: 'other' })).toBe(false);
+    expect(upstreamNamespacesOverlap({ namespaceSelector: byName }, { namespace: 'apps' })).toBe(true);
   });
 
-  it("the runtime's conflict check uses them: no conflict where upstream sees none", () => {
+  it("the runtime's conflict check uses them: conflicts exactly where upstream v1.9.1 sees overlapping namespaces", () => {
     const a = defaultSidecarSet(base({ namespace: 'apps', volumes: [{ name: 'v', emptyDir: {} }] }));
     const b = defaultSidecarSet({
       ...base({
-        namespaceSelector: { matchLabels: { team: 'a' } },
+        namespaceSelector: { matchLabels: { team: 'b' } },
         volumes: [{ name: 'v', configMap: { name: 'x' } }],
       }),
       metadata: { name: 'b' },
     });
-    expect(findConflicts(b, [a], () => ({ team: 'a' }))).toEqual([]);
-    expect(findConflicts(a, [b], () => ({ team: 'a' }))).toEqual([
+    const c = defaultSidecarSet({ ...base({ namespace: 'other' }), metadata: { name: 'c' } });
+    const conflicts = [
       expect.stringMatching(/^spec\.containers: container "proxy"/),
       expect.stringMatching(/^spec\.volumes: volume "v" differs/),
-    ]);
-    expect(findConflicts(a, [b], () => undefined)).toEqual([]); // the namespace does not exist: selected by nothing
+    ];
+    expect(findConflicts(b, [a])).toEqual(conflicts);
+    expect(findConflicts(a, [b])).toEqual(conflicts);
+    expect(findConflicts(c, [a])).toEqual([]);
   });
 });
 

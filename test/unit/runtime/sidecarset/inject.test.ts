@@ -28,6 +28,80 @@ const sidecarSet = (name: string, spec: Partial<SidecarSet['spec']> = {}): Sidec
   },
 });
 
+describe("a sidecar's own volumeDevices (upstream v1.9.1 buildSidecars, MergeVolumeMounts)", () => {
+  it("adds the devices' volumes and shares no mount at a device path (as upstream v1.9.1's own code, oracle inject)", () => {
+    const p: V1Pod = {
+      metadata: { name: 'p', namespace: 'apps', labels: { app: 'web' } },
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            image: 'web:1',
+            volumeMounts: [
+              { name: 'data', mountPath: '/data' },
+              { name: 'logs', mountPath: '/logs' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'data', emptyDir: {} },
+          { name: 'logs', emptyDir: {} },
+        ],
+      },
+    };
+    const s = sidecarSet('s', {
+      containers: [
+        {
+          name: 'proxy',
+          image: 'proxy:1',
+          podInjectPolicy: 'BeforeAppContainer',
+          shareVolumePolicy: { type: 'enabled' },
+          volumeDevices: [{ name: 'disk', devicePath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'disk', persistentVolumeClaim: { claimName: 'c' } }],
+    });
+    const out = injectSidecars(p, [s], now).pod.spec!;
+    expect(out.volumes!.map((v) => v.name)).toEqual(['data', 'logs', 'disk']);
+    expect(out.containers[0].volumeMounts).toEqual([{ name: 'logs', mountPath: '/logs' }]);
+    expect(out.containers[0].volumeDevices).toEqual([{ name: 'disk', devicePath: '/data' }]);
+  });
+});
+
+describe('EnableSortSidecarContainerByName (upstream v1.9.1 gate)', () => {
+  const sets = [
+    sidecarSet('b', {
+      containers: [
+        { name: 'zeta', image: 'z:1', podInjectPolicy: 'BeforeAppContainer' },
+        { name: 'alpha', image: 'a:1', podInjectPolicy: 'AfterAppContainer' },
+        { name: 'mid', image: 'm:1', podInjectPolicy: 'BeforeAppContainer' },
+      ],
+    }),
+  ];
+  const names = (p: V1Pod) => p.spec!.containers.map((c) => c.name);
+
+  it("off, upstream's default: the SidecarSet's order", () => {
+    expect(names(injectSidecars(pod(), sets, now).pod)).toEqual(['zeta', 'mid', 'app', 'alpha']);
+  });
+
+  it('on: sorted by name before placing, each still before or after the app by its podInjectPolicy', () => {
+    expect(names(injectSidecars(pod(), sets, now, { sortContainersByName: true }).pod)).toEqual([
+      'mid',
+      'zeta',
+      'app',
+      'alpha',
+    ]);
+  });
+
+  it('on: a sidecar the pod already has keeps its place', () => {
+    const p = pod();
+    p.spec!.containers.push({ name: 'mid', image: 'old:1' });
+    const out = injectSidecars(p, sets, now, { sortContainersByName: true }).pod;
+    expect(names(out)).toEqual(['zeta', 'app', 'mid', 'alpha']);
+    expect(out.spec!.containers[2].image).toBe('m:1');
+  });
+});
+
 describe('sidecarSetMatchesPod', () => {
   it('checks selector, namespace and namespaceSelector', () => {
     expect(sidecarSetMatchesPod(sidecarSet('a'), pod(), {})).toBe(true);

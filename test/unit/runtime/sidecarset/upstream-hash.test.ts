@@ -1,6 +1,6 @@
 /**
  * Upstream's SidecarSet hash, ported as facts from its own test tables. Each case cites the
- * upstream file (github.com/openkruise/kruise v1.8.3) it comes from; the differential test
+ * upstream file (github.com/openkruise/kruise v1.9.1, whose tables are v1.8.3's) it comes from; the differential test
  * against upstream's own code is test/integration/sidecarset-upstream-hash.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -59,6 +59,39 @@ describe('upstreamSidecarSetHash (upstream hash_test.go)', () => {
       initContainers: spec.initContainers.map((c) => ({ ...c, image: 'new-image' })),
     };
     expect(upstreamSidecarSetHash(images, true)).toBe(want);
+  });
+  // v1.9.1's two new SidecarContainer pointers: absent, the hash is v1.8.3's (above); set, even to {}, it changes.
+  // The values are what upstream v1.9.1's own SidecarSetHash and SidecarSetHashWithoutImage give (sidecarset-oracle
+  // hash, 2026-11-29); this runtime refuses both fields at admission but hashes them as upstream does.
+  it.each([
+    [
+      'shareVolumeDevicePolicy enabled',
+      { shareVolumeDevicePolicy: { type: 'enabled' } },
+      'd4f44vdd6db928c2844x45v48f96427d4d44v5569967dd7w8fc694fb8wwbv494',
+      '6z5cdxw55dzc42b964d68w68wz9cv2zxw77c9z4894v7x4w6z4x89c6x7298zcxc',
+    ],
+    [
+      'shareVolumeDevicePolicy {}',
+      { shareVolumeDevicePolicy: {} },
+      'fb4fzc6w2cxcvwdddbzzbzxx864c44fcc464f544vwzvb29vvfw9x6vzd42xwcfc',
+      'ff4bz4d952d28z77w4zdc848v4w9w44xx9xfwd8c98v84782zwv62z8bx62f9c5d',
+    ],
+    [
+      'resourcesPolicy',
+      {
+        resourcesPolicy: {
+          targetContainersMode: 'sum',
+          targetContainersNameRegex: '.*',
+          resourcesExpr: { limits: { cpu: 'cpu*50%' } },
+        },
+      },
+      'bd8644d7ddz67cv8bzzwwzw2z2f87w5zf44w674x8bc47z2xc27z4zz489f85w25',
+      '494wz4224ccfc4d46wx9w866ff42854xfdx79c549d8vfb4c95xvd7xx98w25b4b',
+    ],
+  ])('v1.9.1 field %s changes both hashes', (_name, extra, hash, withoutImage) => {
+    const spec = { containers: [{ ...c1, ...extra }] };
+    expect(upstreamSidecarSetHash(spec)).toBe(hash);
+    expect(upstreamSidecarSetHash(spec, true)).toBe(withoutImage);
   });
   it('names a field upstream does not have instead of hashing it', () => {
     expect(() => upstreamSidecarSetHash({ containers: [{ ...c1, bogus: 1 }] })).toThrow(

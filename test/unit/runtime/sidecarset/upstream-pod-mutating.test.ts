@@ -1,6 +1,8 @@
 /**
- * Upstream OpenKruise v1.8.3's pod webhook tests, ported as facts (inputs and expected outputs):
- * pkg/webhook/pod/mutating/sidecarset_test.go. Each `describe` names the upstream test function.
+ * Upstream OpenKruise's pod webhook tests, ported as facts (inputs and expected outputs):
+ * pkg/webhook/pod/mutating/sidecarset_test.go, v1.8.3's and the one v1.9.1 adds for sidecar volumes
+ * (TestBuildSidecarVolumes_WithDifferentVolumeScenarios). Each `describe` names the upstream test function.
+ * Of v1.9.1's TestPodVolumeDevicesAppend only the case without shareVolumeDevicePolicy (refused by this runtime).
  * Out of this runtime's subset, with the reason:
  * - TestInjectInitContainer: its second SidecarSet is a HotUpgrade native sidecar (HotUpgrade is refused).
  * - sidecarset_hotupgrade_test.go (TestInjectHotUpgradeSidecar): HotUpgrade is refused.
@@ -82,6 +84,60 @@ describe('TestSidecarVolumesAppend', () => {
       'volume-b',
       'volume-1',
     ]);
+  });
+});
+
+describe('TestBuildSidecarVolumes_WithDifferentVolumeScenarios (v1.9.1)', () => {
+  it('missing volume in sidecarSet: nothing added (v1.8.3 dereferenced the missing volume)', () => {
+    const s = sidecarSetWithStaragent();
+    s.spec.volumes = [{ name: 'volume-a1' }, { name: 'volume-b2' }, { name: 'volume-c3' }];
+    s.spec.initContainers![0].volumeDevices = [{ name: 'disk0', devicePath: '/dev/nvme0' }];
+    s.spec.containers![0].volumeDevices = [{ name: 'disk0', devicePath: '/dev/nvme1' }];
+    expect(names(mutate(pod1(), [s]).spec!.volumes)).toEqual(['volume-a', 'volume-b']);
+  });
+  it("existing volumes in sidecarSet: each sidecar's mounts' volumes, then its devices', init containers first", () => {
+    const s = sidecarSetWithStaragent();
+    s.spec.initContainers![0].volumeMounts = [
+      { name: 'volume-1', mountPath: '/a/b' },
+      { name: 'volume-2', mountPath: '/c/d' },
+    ];
+    s.spec.containers![0].volumeMounts = [
+      { name: 'volume-3', mountPath: '/a/b' },
+      { name: 'volume-4', mountPath: '/c/d' },
+    ];
+    s.spec.initContainers![0].volumeDevices = [{ name: 'disk0', devicePath: '/dev/nvme0' }];
+    s.spec.containers![0].volumeDevices = [{ name: 'disk1', devicePath: '/dev/nvme1' }];
+    s.spec.volumes!.push({ name: 'disk0' }, { name: 'disk1' });
+    // Upstream's volumesInSidecars, merged after the pod's own.
+    const sidecarVolumes = ['volume-1', 'volume-2', 'disk0', 'volume-3', 'volume-4', 'disk1'];
+    expect(names(mutate(pod1(), [s]).spec!.volumes)).toEqual(['volume-a', 'volume-b', ...sidecarVolumes]);
+  });
+});
+
+describe('TestPodVolumeDevicesAppend (v1.9.1), ShareVolumeDevicePolicy=disable', () => {
+  it("keeps each sidecar's own devices, shares none of the pod's, adds the devices' volume once", () => {
+    const pod = podWithStaragent();
+    pod.spec!.containers[0].volumeDevices = [
+      { name: 'origin-pvc-1', devicePath: '/origin-1' },
+      { name: 'origin-pvc-share', devicePath: '/share' },
+    ];
+    pod.spec!.volumes!.push({ name: 'origin-pvc-1' }, { name: 'origin-pvc-share' });
+    const s = sidecarSetWithStaragent();
+    s.spec.containers = s.spec.containers!.slice(0, 1);
+    for (const [c, path] of [
+      [s.spec.initContainers![0], '/dev/nvme0'],
+      [s.spec.containers[0], '/dev/nvme1'],
+    ] as const) {
+      c.volumeDevices = [{ name: 'disk0', devicePath: path }];
+      delete c.volumeMounts;
+      c.shareVolumePolicy = {} as SidecarContainer['shareVolumePolicy'];
+    }
+    s.spec.volumes = [{ name: 'disk0' }];
+    const out = mutate(pod, [s]).spec!;
+    expect(out.initContainers![0].volumeDevices).toEqual([{ name: 'disk0', devicePath: '/dev/nvme0' }]);
+    expect(out.containers[1].volumeDevices).toEqual([{ name: 'disk0', devicePath: '/dev/nvme1' }]);
+    const podVolumes = ['volume-a', 'volume-b', 'volume-staragent', 'origin-pvc-1', 'origin-pvc-share'];
+    expect(names(out.volumes)).toEqual([...podVolumes, 'disk0']);
   });
 });
 

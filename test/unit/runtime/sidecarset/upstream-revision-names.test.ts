@@ -1,5 +1,5 @@
 /**
- * ControllerRevision names computed by upstream itself: OpenKruise v1.8.3's SidecarSet controller
+ * ControllerRevision names computed by upstream itself: OpenKruise v1.9.1's SidecarSet controller
  * (pkg/controller/sidecarset Processor.UpdateSidecarSet, run by `tools/upstream/sidecarset-oracle
  * rollout` on each SidecarSet below with no pods) named its revision as in the table. Upstream
  * records (pkg/control/sidecarcontrol/history_control.go getPatch) the Go encoding of the typed
@@ -83,14 +83,15 @@ const UPSTREAM: Array<[SidecarSet, string]> = [
   ],
   [
     sidecarSet('unknown-fields', {
-      // Upstream's CRD keeps unknown fields in volumes; its typed client drops them (here a newer `image` source).
+      // Upstream's CRD keeps unknown fields in volumes; its typed client drops them. The `image` source is known to
+      // v1.9.1's types (k8s 1.32), not to v1.8.3's, whose revision was named unknown-fields-7fc885b7cb.
       volumes: [
         { name: 'cache', emptyDir: {}, bogus: 1 },
         { name: 'img', image: { reference: 'data:1', pullPolicy: 'IfNotPresent' } },
         { name: 'cm', configMap: { name: 'x', future: true } },
       ] as never,
     }),
-    'unknown-fields-7fc885b7cb',
+    'unknown-fields-888df54df',
   ],
   [
     sidecarSet('everything', {

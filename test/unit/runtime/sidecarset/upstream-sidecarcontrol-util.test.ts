@@ -1,5 +1,5 @@
 /**
- * Upstream OpenKruise v1.8.3's pkg/control/sidecarcontrol/util_test.go, the injection side, ported
+ * Upstream OpenKruise v1.9.1's pkg/control/sidecarcontrol/util_test.go, the injection side, ported
  * as facts (the feature tables of that file are in upstream-injection-features.test.ts). Out of
  * this runtime's injection scope: TestIsSidecarContainerUpdateCompleted and TestUpdatePodSidecarSetHash
  * (the controller side, owned by the rollout work) and their HotUpgrade cases (HotUpgrade is refused).
@@ -35,20 +35,44 @@ describe('TestGetPodSidecarSetRevision', () => {
   });
 });
 
-describe('TestPodMatchedSidecarSet', () => {
-  const namespaceLabels: Record<string, Record<string, string>> = { app1: { app: 'app1' }, app2: { app: 'app2' } };
+describe('TestPodMatchedSidecarSet (v1.9.1: namespaces matched by their labels only)', () => {
   const pod: V1Pod = { metadata: { name: 'test-pod', labels: { app: 'nginx' }, namespace: 'app1' } };
   const set = (spec: Partial<SidecarSet['spec']>): SidecarSet => ({
     metadata: { name: 'sidecarset-test' },
     spec: { selector: { matchLabels: { app: 'nginx' } }, ...spec },
   });
-  it.each<[string, SidecarSet, boolean]>([
-    ['test1', set({}), true],
-    ['test2', set({ namespace: 'app1' }), true],
-    ['test3', set({ namespace: 'app2' }), false],
-    ['test4', set({ namespaceSelector: { matchLabels: { app: 'app1' } } }), true],
-    ['test5', set({ namespaceSelector: { matchLabels: { app: 'app2' } } }), false],
-  ])('%s', (_name, s, expected) => {
-    expect(sidecarSetMatchesPod(s, pod, namespaceLabels[pod.metadata!.namespace!])).toBe(expected);
+  // Each case's Namespace objects (getNs), by name; a Namespace not listed does not exist.
+  it.each<[string, SidecarSet, Record<string, Record<string, string>>, boolean]>([
+    ['test1', set({}), {}, true],
+    ['test2', set({ namespaceSelector: { matchLabels: { ns: 'app1' } } }), { app1: { ns: 'app1' } }, true],
+    ['test3', set({ namespaceSelector: { matchLabels: { ns: 'app2' } } }), { app1: { ns: 'app1' } }, false],
+    [
+      'test4',
+      set({ namespaceSelector: { matchLabels: { app: 'app1' } } }),
+      { app1: { app: 'app1' }, app2: { app: 'app2' } },
+      true,
+    ],
+    [
+      'test5',
+      set({ namespaceSelector: { matchLabels: { app: 'app2' } } }),
+      { app1: { app: 'app1' }, app2: { app: 'app2' } },
+      false,
+    ],
+  ])('%s', (_name, s, namespaces, expected) => {
+    expect(sidecarSetMatchesPod(s, pod, namespaces[pod.metadata!.namespace!])).toBe(expected);
+  });
+
+  it("matches a v1alpha1 spec.namespace as upstream's conversion does: by the namespace's metadata.name label", () => {
+    const labelled = { 'kubernetes.io/metadata.name': 'app1' };
+    expect(sidecarSetMatchesPod(set({ namespace: 'app1' }), pod, labelled)).toBe(true);
+    expect(sidecarSetMatchesPod(set({ namespace: 'app2' }), pod, labelled)).toBe(false);
+    // The namespace wins over a namespaceSelector beside it.
+    expect(
+      sidecarSetMatchesPod(set({ namespace: 'app1', namespaceSelector: { matchLabels: { x: 'y' } } }), pod, labelled),
+    ).toBe(true);
+    // A Namespace without the label, or not in the cache, is selected by nothing (v1.8.3 compared the names).
+    expect(sidecarSetMatchesPod(set({ namespace: 'app1' }), pod, {})).toBe(false);
+    expect(sidecarSetMatchesPod(set({ namespace: 'app1' }), pod, undefined)).toBe(false);
+    expect(sidecarSetMatchesPod(set({ namespaceSelector: { matchLabels: {} } }), pod, undefined)).toBe(false);
   });
 });

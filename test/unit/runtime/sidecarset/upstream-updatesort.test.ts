@@ -1,6 +1,7 @@
 /**
- * Upstream's update-order tables, ported as facts: pkg/util/updatesort/priority_sort_test.go (TestCompare)
- * and scatter_sort_test.go (TestGenerateRules, TestScatterPodsByRule, TestSort), OpenKruise v1.8.3.
+ * Upstream's update-order tables, ported as facts: pkg/util/updatesort/priority_sort_test.go (TestCompare, and
+ * Test_prioritySort_Sort, new in v1.9.1) and scatter_sort_test.go (TestGenerateRules, TestScatterPodsByRule,
+ * TestSort), OpenKruise v1.9.1.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -66,9 +67,45 @@ describe('TestCompare (priority_sort_test.go)', () => {
     [orders, { key2: 'o-20' }, { key2: 'o-10' }, true],
   ];
   it.each(cases.map((c, i) => [i, ...c] as const))('case #%i', (_i, strategy, podI, podJ, iFirst) => {
-    // Upstream's compare(podI, podJ, true): ties keep I first. Ties go to the later list position, so I is listed
-    // second.
-    expect(prioritySort(strategy, [pod(podJ, 0)!, pod(podI, 1)!], [0, 1])[0] === 1).toBe(iFirst);
+    // Upstream's compare(podI, podJ, true): ties keep I first. v1.9.1's Sort keeps a tie in the order it came in,
+    // so I is listed first.
+    expect(prioritySort(strategy, [pod(podI, 0)!, pod(podJ, 1)!], [0, 1])[0] === 0).toBe(iFirst);
+  });
+});
+
+describe('Test_prioritySort_Sort (priority_sort_test.go, v1.9.1)', () => {
+  const weights: UpdatePriorityStrategy = {
+    weightPriority: [
+      { weight: 100, matchSelector: { matchLabels: { foo: 'bar' } } },
+      { weight: 90, matchSelector: { matchLabels: { hello: 'world' } } },
+    ],
+  };
+  const none: UpdatePriorityStrategy = {
+    weightPriority: [
+      { weight: 100, matchSelector: { matchLabels: { not: 'match' } } },
+      { weight: 90, matchSelector: { matchLabels: { not1: 'match1' } } },
+    ],
+  };
+  const four: Labels[] = [{ hello: 'world' }, {}, { foo: 'bar' }, {}];
+  it.each([
+    ['empty priority strategy', {}, [{}, {}, {}] as Labels[], [0, 1, 2]],
+    ['priority strategy, keep original order if not match any priority rule', weights, four, [2, 0, 1, 3]],
+    ['priority strategy, no Pods matched any priority rule, keep original order', none, four, [0, 1, 2, 3]],
+  ] as const)('%s', (_d, strategy, labels, expected) => {
+    const pods = labels.map((l, i) => pod({ ...l }, i)!);
+    expect(
+      prioritySort(
+        strategy,
+        pods,
+        pods.map((_, i) => i),
+      ),
+    ).toEqual(expected);
+  });
+
+  it('ties keep the order they came in, whatever the pod list positions (v1.8.3 put the later position first)', () => {
+    const pods = ([{ hello: 'world' }, {}, {}, { hello: 'world' }] as Labels[]).map((l, i) => pod(l, i)!);
+    expect(prioritySort(weights, pods, [0, 3, 1, 2])).toEqual([0, 3, 1, 2]);
+    expect(prioritySort(weights, pods, [2, 3, 1, 0])).toEqual([3, 0, 2, 1]);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Upstream OpenKruise v1.8.3's SidecarSet validating and defaulting webhook tests, ported as facts:
+ * Upstream OpenKruise v1.9.1's SidecarSet validating and defaulting webhook tests, ported as facts:
  * pkg/webhook/sidecarset/validating/sidecarset_validating_test.go and
  * pkg/webhook/sidecarset/mutating/sidecarset_mutating_test.go. Upstream counts field errors; this
  * runtime words them differently, so a case asserts rejection and the field named, or acceptance.
@@ -62,14 +62,29 @@ describe('TestValidateSidecarSet', () => {
       'spec.namespaceSelector',
     ],
     [
-      'wrong-namespace',
+      'wrong-volumeDevice-volumes',
       set({
-        selector: notIn('app-group', 'app-risk'),
-        namespace: 'ns-test',
-        namespaceSelector: { matchLabels: { a: 'b' } },
-        containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })],
+        updateStrategy: { type: 'NotUpdate' },
+        containers: [testSidecar({ volumeDevices: [{ name: 'disk0', devicePath: '/dev/nvme1' }] })],
       }),
-      'spec.namespace',
+      'spec.containers[0].volumeDevices',
+    ],
+    [
+      'volumeDevice-volumeMount-path-conflict',
+      set({
+        updateStrategy: { type: 'NotUpdate' },
+        containers: [
+          testSidecar({
+            volumeDevices: [{ name: 'disk0', devicePath: '/home/admin/log' }],
+            volumeMounts: [{ name: 'log', mountPath: '/home/admin/log' }],
+          }),
+        ],
+        volumes: [
+          { name: 'disk0', persistentVolumeClaim: { claimName: 'pvc-0' } },
+          { name: 'log', emptyDir: {} },
+        ],
+      }),
+      'spec.containers[0].volume',
     ],
     [
       'wrong-initContainer',
@@ -118,6 +133,28 @@ describe('TestValidateSidecarSet', () => {
     const errors = validateSidecarSet(s);
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.some((e) => e.startsWith(field))).toBe(true);
+  });
+
+  it.each<[string, SidecarSet]>([
+    // v1.9.1 has no spec.namespace (v1beta1) and no longer refuses it beside a namespaceSelector.
+    [
+      'wrong-namespace-selector',
+      set({
+        selector: notIn('app-group', 'app-risk'),
+        namespaceSelector: { matchLabels: { a: 'b' } },
+        containers: [testSidecar({ shareVolumePolicy: { type: 'enabled' } })],
+      }),
+    ],
+    [
+      'right-volumeDevice-volumes',
+      set({
+        updateStrategy: { type: 'NotUpdate' },
+        containers: [testSidecar({ volumeDevices: [{ name: 'disk0', devicePath: '/dev/nvme1' }] })],
+        volumes: [{ name: 'disk0', persistentVolumeClaim: { claimName: 'pvc-0' } }],
+      }),
+    ],
+  ])('%s: accepted', (_name, s) => {
+    expect(validateSidecarSet(s)).toEqual([]);
   });
 });
 

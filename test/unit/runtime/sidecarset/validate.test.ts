@@ -37,7 +37,6 @@ describe('validateSidecarSet', () => {
     expect(validateSidecarSet(bad)).toEqual([
       'metadata.name: is required',
       'spec.selector: is required; select the pods to inject, e.g. { matchLabels: { app: "web" } }; an empty selector selects no pod (upstream refuses it)',
-      'spec.namespace: cannot be combined with spec.namespaceSelector; set one',
       'spec.containers[0].name: "Proxy" is not a valid container name (DNS label)',
       'spec.containers[0].image: is required',
       'spec.containers[1].podInjectPolicy: "First" must be BeforeAppContainer or AfterAppContainer',
@@ -56,13 +55,40 @@ describe('validateSidecarSet', () => {
   it('rejects upstream-only features by name instead of dropping them', () => {
     const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     s.spec.containers[0].upgradeStrategy = { upgradeType: 'HotUpgrade' };
-    s.spec.namespaceSelector = { namespaces: ['apps'] };
     s.spec.containers[0].shareVolumeDevicePolicy = { type: 'enabled' };
     expect(validateSidecarSet(s)).toEqual([
-      'spec.namespaceSelector.namespaces: is not supported by this runtime (upstream-only feature); use spec.namespace or a label selector',
       'spec.containers[0].upgradeStrategy.upgradeType: HotUpgrade is not supported by this runtime; use ColdUpgrade or remove it',
       'spec.containers[0].shareVolumeDevicePolicy: is not supported by this runtime; remove it',
     ]);
+  });
+
+  it('reads namespace and namespaceSelector as upstream v1.9.1: a plain label selector, the namespace winning', () => {
+    const withSpec = (spec: object) => {
+      const s = valid() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      Object.assign(s.spec, spec);
+      return validateSidecarSet(s);
+    };
+    expect(withSpec({ namespaceSelector: { matchLabels: { team: 'a' } } })).toEqual([]);
+    expect(
+      withSpec({ namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] } }),
+    ).toEqual([]);
+    // No `namespaces` member in upstream's LabelSelector: what is left is empty, and refused as upstream refuses it.
+    const empty = [
+      'spec.namespaceSelector: is empty; upstream refuses an empty selector. Fix: remove it to inject in every namespace, or give it matchLabels',
+    ];
+    expect(withSpec({ namespaceSelector: { namespaces: ['apps'] } })).toEqual(empty);
+    expect(withSpec({ namespaceSelector: {} })).toEqual(empty);
+    expect(withSpec({ namespaceSelector: { matchLabels: { 'bad key!': 'a' } } })).toEqual([
+      expect.stringMatching(/^spec\.namespaceSelector\.matchLabels.*bad key!/),
+    ]);
+    // Both: v1.8.3 refused the pair; v1.9.1 converts `namespace` to a selector that replaces the other, unread.
+    expect(withSpec({ namespace: 'apps', namespaceSelector: {} })).toEqual([]);
+    expect(withSpec({ namespace: 'apps', namespaceSelector: { matchLabels: { 'bad key!': 'a' } } })).toEqual([]);
+    // The namespace becomes a label value, so it must be one.
+    expect(withSpec({ namespace: 'not a name' })).toEqual([
+      'spec.namespace: "not a name" is not a valid label value, which upstream requires of it (it matches the namespace by its kubernetes.io/metadata.name label); use the name of an existing namespace',
+    ]);
+    expect(withSpec({ namespace: '' })).toEqual([]);
   });
 
   it("accepts upstream's priority and scatter strategies, maxUnavailable 0, partitions above 100% and any history limit, and checks them as upstream", () => {

@@ -1,4 +1,4 @@
-// Upstream OpenKruise v1.8.3's TestSubsetPodDeletionCost (pkg/controller/workloadspread/
+// Upstream OpenKruise v1.9.1's TestSubsetPodDeletionCost (pkg/controller/workloadspread/
 // workloadspread_controller_test.go), its first four cases, ported against
 // lib/runtime/workloadspread/deletion-cost.ts. Upstream calls syncSubsetPodDeletionCost with a
 // subset index; here the pods are given to that subset (named s0, s1: upstream's are unnamed).
@@ -44,6 +44,15 @@ describe('TestSubsetPodDeletionCost', () => {
   it('pods number == maxReplicas, subsetsLen = 2, subsetIndex = 1, maxReplicas is 3, pods number is 4', () => {
     expect(new Map(deletionCostPatches(ws, { s1: pods(4) }, 6, false)).get('default/test-pods-0')).toBe('-200');
     expect(costs(1, 4).filter((v) => v === '100')).toHaveLength(3);
+  });
+  it("breaks a tie in restarts by the native sidecars' restarts (Kubernetes 1.32, upstream v1.9.1)", () => {
+    const p = pods(4);
+    p[2].spec.initContainers = [{ name: 'proxy', image: 'proxy:1', restartPolicy: 'Always' }];
+    p[2].status.initContainerStatuses = [{ name: 'proxy', restartCount: 3 }];
+    // An init container that is not a sidecar does not count.
+    p[1].spec.initContainers = [{ name: 'setup', image: 'setup:1' }];
+    p[1].status.initContainerStatuses = [{ name: 'setup', restartCount: 5 }];
+    expect(new Map(deletionCostPatches(ws, { s0: p }, 6, false)).get('default/test-pods-2')).toBe('-100');
   });
   it('an old version reverses the subset order, and a pod already at its cost is not patched', () => {
     expect(costs(0, 1)).toEqual(['200']);

@@ -59,7 +59,7 @@ const at = 'spec.subsets[0].patch';
 const DNS_LABEL =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
-describe('a subset patch merged into the pod template: upstream v1.8.3 ValidatePodSpec', () => {
+describe('a subset patch merged into the pod template: upstream v1.9.1 ValidatePodSpec', () => {
   // [label, patch, upstream's errors]
   const cases: Array<[string, Json, string[]]> = [
     ['labels only', { metadata: { labels: { x: 'y' } } }, []],
@@ -177,13 +177,31 @@ describe('a subset patch merged into the pod template: upstream v1.8.3 ValidateP
     expect(refused({ spec: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] } })).toHaveLength(1);
   });
 
-  it('checks nothing without the workload, nor for a StatefulSet (v1.8.3 never reads its template), nor a kind of another group', () => {
+  it('checks nothing without the workload, nor for a kind of another group', () => {
     const bad = { spec: { containers: [{ name: 'main', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }] } };
     expect(validateWorkloadSpread(spreadWith(bad))).toEqual([]);
-    expect(validateWorkloadSpread(spreadWith(bad, 'StatefulSet'), { workload: deployment })).toEqual([]);
-    expect(patchCheckTarget(spreadWith(bad, 'StatefulSet'))).toBeUndefined();
+    expect(validateWorkloadSpread(spreadWith(bad, 'StatefulSet'))).toEqual([]);
     expect(patchCheckTarget(spreadWith(bad, 'Deployment', 'extensions/v1beta1'))).toBeUndefined();
     expect(patchCheckTarget(spreadWith(bad))).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' });
+  });
+
+  it("checks a StatefulSet target's template, read as apps/v1 whatever its group (v1.9.1; v1.8.3 never read it)", () => {
+    const bad = { spec: { containers: [{ name: 'main', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }] } };
+    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'd' };
+    expect(patchCheckTarget(spreadWith(bad, 'StatefulSet'))).toEqual(sts);
+    expect(patchCheckTarget(spreadWith(bad, 'StatefulSet', 'apps.kruise.io/v1beta1'))).toEqual(sts);
+    expect(patchCheckTarget(spreadWith(bad, 'StatefulSet', 'apps.kruise.io/v1alpha1'))).toEqual(sts);
+    const statefulSet = {
+      ...deployment,
+      kind: 'StatefulSet',
+      spec: { ...deployment.spec, volumeClaimTemplates: [{ metadata: { name: 'vct' } }] },
+    };
+    expect(validateWorkloadSpread(spreadWith(bad, 'StatefulSet'), { workload: statefulSet })).toEqual([
+      `${at}.containers[0].volumeMounts[0].name: Not found: "nope"`,
+    ]);
+    // Its claims are volumes of the template: mounting one is valid.
+    const claim = { spec: { containers: [{ name: 'main', volumeMounts: [{ name: 'vct', mountPath: '/c' }] }] } };
+    expect(validateWorkloadSpread(spreadWith(claim, 'StatefulSet'), { workload: statefulSet })).toEqual([]);
   });
 
   it('the webhook reads the target and answers 400 naming the field', async () => {

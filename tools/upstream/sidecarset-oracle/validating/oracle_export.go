@@ -4,13 +4,14 @@
 package validating
 
 import (
-	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/openkruise/kruise/apis/apps/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // OracleValidateSidecarSet runs upstream's SidecarSet validation (validateSidecarSet) for a
-// CREATE (older nil) or UPDATE against cluster `c` (the other SidecarSets, the namespaces).
-func OracleValidateSidecarSet(c client.Client, obj, older *appsv1alpha1.SidecarSet) []string {
+// CREATE (older nil) or UPDATE against cluster `c` (the other SidecarSets, the namespaces). Upstream
+// validates v1beta1: a v1alpha1 request is converted (ConvertTo) first, as its Handle does.
+func OracleValidateSidecarSet(c client.Client, obj, older *appsv1beta1.SidecarSet) []string {
 	h := &SidecarSetCreateUpdateHandler{Client: c}
 	errs := h.validateSidecarSet(obj, older)
 	out := make([]string, 0, len(errs))
