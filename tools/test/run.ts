@@ -95,6 +95,9 @@ function integrationFiles(file: string): number {
   return records.filter((r) => r.kind === 'file' && r.project === 'integration').length;
 }
 
+/** How many clusters the e2e tier runs on side by side (see the e2e step in PLAN). */
+export const E2E_SHARDS = 1;
+
 export const ALONE = ['webhook-dos', 'manager-faults', 'manager-apiserver-restart'] as const;
 export const aloneFiles = `/test/integration/(${ALONE.join('|')})\\.test\\.ts$`;
 
@@ -158,14 +161,16 @@ export const PLAN: readonly Phase[] = [
       steps: [
         { name: 'node packages', command: 'bash test/setup/ensure-node-packages.sh' },
         { name: 'cluster:binaries', command: 'bash test/envtest/binaries/build.sh cluster >/dev/null' },
-        // Two shards, each a Jest with a cluster of its own (KRUISE_HA_CLUSTER_SLOT 0 and 1, test/cluster/paths.ts):
-        // the drills and most other files wait on leases, probes and grace periods, not on the cores, so the two
-        // flavours' drills wait side by side.
+        // One shard, on the cluster of slot 0. Two shards, each with a cluster of its own (E2E_SHARDS = 2, slots 0
+        // and 1), took the tier from about 2,400 s to 1,480 s, but the two clusters and their drills side by side
+        // load the 2 cores to 13-21, and at that load upstream's manager failed webhook calls while its pods were
+        // drained (the upstream drain drill: 1 and 4 failures in a full run, 2026-11-29). Until that drill holds
+        // there, the tier runs on one cluster.
         {
           name: 'e2e',
           command: `${JEST} --selectProjects e2e --runInBand`,
           jest: true,
-          shards: 2,
+          shards: E2E_SHARDS,
           shardEnv: 'KRUISE_HA_CLUSTER_SLOT',
         },
       ],

@@ -16,7 +16,16 @@ import { SHARD_DURATIONS_ENV } from '../../../tools/test/timings.js';
 import TimingsReporter from '../../support/timings-reporter.js';
 import { CLUSTER_SLOT_ENV } from '../../cluster/paths.js';
 import { alive } from '../../envtest/process.js';
-import { ALONE, aloneFiles, FAST_PLAN, PLAN, previousDurations, runPlan, type Phase } from '../../../tools/test/run.js';
+import {
+  ALONE,
+  aloneFiles,
+  E2E_SHARDS,
+  FAST_PLAN,
+  PLAN,
+  previousDurations,
+  runPlan,
+  type Phase,
+} from '../../../tools/test/run.js';
 import {
   DEFAULT_TIMINGS,
   parseTimings,
@@ -217,7 +226,7 @@ describe('sharded steps', () => {
 });
 
 describe('the e2e tier', () => {
-  it("runs as two shards side by side, even alone in its phase, each told its cluster's slot", async () => {
+  it("shards run side by side, even alone in their phase, each told its cluster's slot", async () => {
     // Each shard waits (5 s at most) for the other's start: one after another, the first would fail.
     const other = 'started-$((1 - SLOT))';
     const wait = `i=0; while [ ! -e ${other} ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; [ -e ${other} ]`;
@@ -244,7 +253,7 @@ describe('the e2e tier', () => {
     const e2e = PLAN.flat()
       .flatMap((lane) => lane.steps)
       .find((st) => st.command.includes('--selectProjects e2e'))!;
-    expect([e2e.shards, e2e.shardEnv]).toEqual([2, CLUSTER_SLOT_ENV]);
+    expect([e2e.shards, e2e.shardEnv]).toEqual([E2E_SHARDS, CLUSTER_SLOT_ENV]);
   });
 
   it("the baseline puts the two flavours' drills on different clusters and balances the tier within a tenth", () => {
